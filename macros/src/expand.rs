@@ -1,0 +1,304 @@
+//! Code generation for a checked tool: the argument struct, its `Tool`
+//! impl, the registration, and the original fn.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Path};
+
+use crate::ast::{Kind, Output, ToolFn};
+use crate::attr::Effect;
+use crate::valid::Spec;
+
+pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
+    let item = &tool.item;
+    let args = &spec.args;
+    let fn_ident = &tool.ident;
+
+    let args_struct = args_struct(tool, args, true);
+    let defaults = default_fns(tool, args);
+
+    let key = &spec.key;
+    let name = &spec.name;
+    let description = &spec.description;
+    let title = match &spec.title {
+        Some(title) => quote!(::core::option::Option::Some(#title)),
+        None => quote!(::core::option::Option::None),
+    };
+    let effect = match spec.effect {
+        Effect::Read => quote!(::toolwright::__private::Effect::Read),
+        Effect::Write => quote!(::toolwright::__private::Effect::Write),
+        Effect::Destructive => quote!(::toolwright::__private::Effect::Destructive),
+    };
+    let idempotent = spec.idempotent;
+    let open_world = spec.open_world;
+    let timeout = match spec.timeout_ms {
+        Some(ms) => {
+            quote!(::core::option::Option::Some(::toolwright::__private::Duration::from_millis(#ms)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let injects = tool.params.iter().any(|p| matches!(p.kind, Kind::Inject));
+
+    let output_ty = match &tool.output {
+        Output::Unit => quote!(()),
+        Output::Plain(ty) => quote_spanned!(ty.span()=> #ty),
+        Output::Fallible(ty) => {
+            quote_spanned!(ty.span()=> <#ty as ::toolwright::__private::Fallible>::Ok)
+        }
+    };
+
+    let requirements = tool.params.iter().filter(|p| matches!(p.kind, Kind::Inject)).map(|p| {
+        let ty = &p.ty;
+        quote_spanned! {ty.span()=>
+            <#ty as ::toolwright::__private::FromScope>::requirements(__out);
+        }
+    });
+
+    let authorize = hook_body(spec.authorize.as_ref(), quote!(Authorize));
+    let approve = match (spec.effect, &spec.approve) {
+        (Effect::Read, _) | (_, None) => hook_body(None, quote!(Approve)),
+        (_, Some(path)) => hook_body(Some(path), quote!(Approve)),
+    };
+
+    let run = run_body(tool, args);
+    let fn_span = fn_ident.span();
+    let location = quote_spanned! {fn_span=>
+        ::toolwright::__private::Location {
+            file: ::core::file!(),
+            line: ::core::line!(),
+            module_path: ::core::module_path!(),
+        }
+    };
+
+    quote! {
+        #item
+
+        #args_struct
+
+        #defaults
+
+        #[automatically_derived]
+        impl ::toolwright::Tool for #args {
+            const KEY: &'static str = #key;
+            const NAME: &'static str = #name;
+            const TITLE: ::core::option::Option<&'static str> = #title;
+            const DESCRIPTION: &'static str = #description;
+            const EFFECT: ::toolwright::__private::Effect = #effect;
+            const IDEMPOTENT: bool = #idempotent;
+            const OPEN_WORLD: bool = #open_world;
+            const TIMEOUT: ::core::option::Option<::toolwright::__private::Duration> = #timeout;
+            const LOCATION: ::toolwright::__private::Location = #location;
+            #[doc(hidden)]
+            const INJECTS: bool = #injects;
+
+            type Output = #output_ty;
+
+            fn __input_schema() -> ::toolwright::__private::serde_json::Value {
+                ::toolwright::__private::input_schema::<Self>()
+            }
+
+            fn __output_schema() -> ::core::option::Option<::toolwright::__private::serde_json::Value> {
+                #[allow(unused_imports)]
+                use ::toolwright::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
+                (&&::toolwright::__private::OutputProbe::<<Self as ::toolwright::Tool>::Output>(
+                    ::core::marker::PhantomData,
+                ))
+                    .output_schema()
+            }
+
+            fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
+                let _ = &__out;
+                #(#requirements)*
+            }
+
+            fn __authorize<'__a>(
+                __ctx: ::toolwright::__private::ErasedContext<'__a>,
+                __call: &'__a ::toolwright::Invocation<'__a, Self>,
+            ) -> ::toolwright::__private::BoxFuture<
+                '__a,
+                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
+            > {
+                #authorize
+            }
+
+            fn __approve<'__a>(
+                __ctx: ::toolwright::__private::ErasedContext<'__a>,
+                __call: &'__a ::toolwright::Invocation<'__a, Self>,
+            ) -> ::toolwright::__private::BoxFuture<
+                '__a,
+                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
+            > {
+                #approve
+            }
+
+            fn __run<'__a>(
+                self,
+                __ctx: ::toolwright::__private::ErasedContext<'__a>,
+                __scope: ::core::option::Option<&'__a ::toolwright::__private::Scope>,
+            ) -> ::toolwright::__private::BoxFuture<
+                '__a,
+                ::core::result::Result<Self::Output, ::toolwright::__private::CallError>,
+            > {
+                #run
+            }
+        }
+
+        ::toolwright::__private::inventory::submit! {
+            ::toolwright::__private::Registration::of::<#args>()
+        }
+    }
+}
+
+/// The generated argument struct. With `derives` off (the fallback), it is a
+/// plain struct so that hooks naming it still type-check.
+pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenStream {
+    let vis = &tool.vis;
+    let fn_name = tool.ident.to_string();
+    let doc = format!("The arguments of the [`{fn_name}`] tool.");
+    let fields = tool.params.iter().filter_map(|p| {
+        let Kind::Input(input) = &p.kind else {
+            return None;
+        };
+        let ident = &p.ident;
+        let ty = &p.ty;
+        let attrs = if derives { &input.field_attrs[..] } else { &[] };
+        let mut serde_attrs = Vec::new();
+        if derives {
+            if let Some(rename) = &input.rename {
+                serde_attrs.push(quote!(#[serde(rename = #rename)]));
+            }
+            if input.default.is_some() {
+                let path = format!("{args}::{}", default_fn(ident));
+                serde_attrs.push(quote!(#[serde(default = #path)]));
+            }
+        }
+        Some(quote! {
+            #(#attrs)*
+            #(#serde_attrs)*
+            #vis #ident: #ty,
+        })
+    });
+    let derive = derives.then(|| {
+        quote! {
+            #[derive(
+                ::toolwright::__private::serde::Serialize,
+                ::toolwright::__private::serde::Deserialize,
+                ::toolwright::__private::schemars::JsonSchema,
+            )]
+            #[serde(crate = "::toolwright::__private::serde", deny_unknown_fields)]
+            #[schemars(crate = "::toolwright::__private::schemars")]
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        #derive
+        #vis struct #args {
+            #(#fields)*
+        }
+    }
+}
+
+fn default_fn(ident: &Ident) -> Ident {
+    format_ident!("__toolwright_default_{}", crate::ast::unraw(ident))
+}
+
+/// The functions `#[serde(default = ...)]` calls.
+fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let fns: Vec<_> = tool
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            Kind::Input(input) => input.default.as_ref().map(|expr| {
+                let ty = &p.ty;
+                let name = default_fn(&p.ident);
+                quote_spanned! {expr.span()=>
+                    #[doc(hidden)]
+                    fn #name() -> #ty {
+                        #expr
+                    }
+                }
+            }),
+            _ => None,
+        })
+        .collect();
+    if fns.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        #[automatically_derived]
+        impl #args {
+            #(#fns)*
+        }
+    }
+}
+
+/// The body of `__authorize` / `__approve`: downcast the context to the
+/// type the hook takes (inferred from its signature) and call it.
+fn hook_body(path: Option<&Path>, kind: TokenStream) -> TokenStream {
+    let Some(path) = path else {
+        return quote! {
+            ::std::boxed::Box::pin(async {
+                ::core::result::Result::Ok(::toolwright::__private::Verdict::Allow)
+            })
+        };
+    };
+    let call = quote_spanned! {path.span()=> #path(__ctx, __call).await };
+    quote! {
+        ::std::boxed::Box::pin(async move {
+            let __ctx = __ctx.downcast(<Self as ::toolwright::Tool>::KEY)?;
+            ::toolwright::__private::verdict(
+                #call,
+                <Self as ::toolwright::Tool>::KEY,
+                ::toolwright::__private::HookKind::#kind,
+            )
+        })
+    }
+}
+
+/// The body of `__run`: take the inputs apart, resolve injected and context
+/// parameters, call the fn, map its result.
+fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let fn_ident = &tool.ident;
+    let inputs = tool
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Input(_)))
+        .map(|p| &p.ident);
+    let resolve = tool.params.iter().map(|p| {
+        let ident = &p.ident;
+        let ty = &p.ty;
+        match p.kind {
+            Kind::Input(_) => quote!(),
+            Kind::Inject => quote_spanned! {ty.span()=>
+                let #ident = ::toolwright::__private::inject::<#ty>(
+                    __scope,
+                    <Self as ::toolwright::Tool>::KEY,
+                )
+                .await?;
+            },
+            Kind::Context => quote_spanned! {ty.span()=>
+                let #ident = <#ty as ::toolwright::__private::FromContext>::from_context(
+                    __ctx,
+                    <Self as ::toolwright::Tool>::KEY,
+                )?;
+            },
+        }
+    });
+    let call_args = tool.params.iter().map(|p| &p.ident);
+    let call = quote!(#fn_ident(#(#call_args),*).await);
+    let result = match &tool.output {
+        Output::Fallible(ty) => quote_spanned! {ty.span()=>
+            ::toolwright::__private::fallible_output(#call, <Self as ::toolwright::Tool>::KEY)
+        },
+        _ => quote!(::core::result::Result::Ok(#call)),
+    };
+    quote! {
+        let #args { #(#inputs,)* } = self;
+        let _ = (&__ctx, &__scope);
+        ::std::boxed::Box::pin(async move {
+            #(#resolve)*
+            #result
+        })
+    }
+}

@@ -1,0 +1,225 @@
+//! The one error type of a call.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::invocation::ApprovalRequest;
+
+/// A boxed error that keeps its concrete type for `downcast_ref`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Which hook failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum HookKind {
+    /// The `authorize` hook.
+    Authorize,
+    /// The `approve` hook.
+    Approve,
+}
+
+impl fmt::Display for HookKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HookKind::Authorize => "authorize",
+            HookKind::Approve => "approve",
+        })
+    }
+}
+
+/// One way the arguments break the tool's advertised schema.
+///
+/// ```
+/// use toolwright::Violation;
+/// let v = Violation { path: "/quantity".into(), message: "0 is less than the minimum of 1".into() };
+/// assert_eq!(v.to_string(), "/quantity: 0 is less than the minimum of 1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// JSON pointer to the offending value (`""` is the whole argument object).
+    pub path: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "(root): {}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Every violation of one call's arguments, in the order the validator found them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Violations(pub Vec<Violation>);
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a call did not produce a result.
+///
+/// Tool, hook and provider errors keep their source, so an application can
+/// `downcast_ref` to its own error type:
+///
+/// ```
+/// use std::error::Error as _;
+/// use toolwright::CallError;
+///
+/// let err = CallError::Tool {
+///     tool: "orders.place",
+///     source: Box::new(std::io::Error::other("disk full")),
+/// };
+/// let io = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(io.to_string(), "disk full");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No tool of that name is in the executor's catalog.
+    #[error("unknown tool `{name}`")]
+    UnknownTool {
+        /// The name the caller asked for.
+        name: String,
+    },
+    /// The arguments break the tool's advertised schema; nothing ran.
+    #[error("invalid arguments for `{tool}`: {violations}")]
+    InvalidArguments {
+        /// The tool's key.
+        tool: &'static str,
+        /// Every violation found.
+        violations: Violations,
+    },
+    /// The caller passed a context of another type than the tool's hooks take.
+    #[error("tool `{tool}` takes a context of type `{expected}`, but the caller passed `{found}`")]
+    ContextMismatch {
+        /// The tool's key.
+        tool: &'static str,
+        /// The type the tool's hooks or parameters take.
+        expected: &'static str,
+        /// The type the caller passed.
+        found: &'static str,
+    },
+    /// The `authorize` hook refused; neither `approve` nor the body ran.
+    #[error("not authorized to call `{tool}`")]
+    Denied {
+        /// The tool's key.
+        tool: &'static str,
+    },
+    /// The `approve` hook refused; the body did not run.
+    #[error("the call to `{tool}` was not approved")]
+    NotApproved {
+        /// The tool's key.
+        tool: &'static str,
+    },
+    /// The `approve` hook answered [`crate::Verdict::Pending`]: a person must
+    /// approve this exact call (see [`ApprovalRequest::digest`]) before it runs.
+    #[error("the call to `{}` needs approval (digest {})", .0.key, .0.digest)]
+    ApprovalRequired(Box<ApprovalRequest>),
+    /// An injected type has no provider in the container.
+    #[error("tool `{tool}` needs `{type_name}`, which has no provider")]
+    DependencyMissing {
+        /// The tool's key.
+        tool: &'static str,
+        /// The type that could not be resolved.
+        type_name: &'static str,
+    },
+    /// A request provider failed to build its value.
+    #[error("building `{type_name}` for `{tool}` failed")]
+    Dependency {
+        /// The tool's key.
+        tool: &'static str,
+        /// The type whose provider failed.
+        type_name: &'static str,
+        /// The provider's error.
+        #[source]
+        source: BoxError,
+    },
+    /// A hook returned an error.
+    #[error("the {hook} hook of `{tool}` failed")]
+    Hook {
+        /// The tool's key.
+        tool: &'static str,
+        /// Which hook.
+        hook: HookKind,
+        /// The hook's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The tool body returned an error.
+    #[error("tool `{tool}` failed")]
+    Tool {
+        /// The tool's key.
+        tool: &'static str,
+        /// The tool's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The tool body panicked; the panic was caught.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool's key.
+        tool: &'static str,
+        /// The panic message, for logs only.
+        message: String,
+    },
+    /// The tool ran longer than its timeout and was cancelled.
+    #[error("tool `{tool}` timed out after {after:?}")]
+    Timeout {
+        /// The tool's key.
+        tool: &'static str,
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The tool's result could not be serialized.
+    #[error("the result of `{tool}` could not be serialized")]
+    Output {
+        /// The tool's key.
+        tool: &'static str,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl CallError {
+    /// The key of the tool the error concerns (`None` for an unknown tool).
+    ///
+    /// ```
+    /// use toolwright::CallError;
+    /// assert_eq!(CallError::Denied { tool: "orders.place" }.tool(), Some("orders.place"));
+    /// assert_eq!(CallError::UnknownTool { name: "nope".into() }.tool(), None);
+    /// ```
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            CallError::UnknownTool { .. } => None,
+            CallError::ApprovalRequired(request) => Some(&request.key),
+            CallError::InvalidArguments { tool, .. }
+            | CallError::ContextMismatch { tool, .. }
+            | CallError::Denied { tool }
+            | CallError::NotApproved { tool }
+            | CallError::DependencyMissing { tool, .. }
+            | CallError::Dependency { tool, .. }
+            | CallError::Hook { tool, .. }
+            | CallError::Tool { tool, .. }
+            | CallError::Panicked { tool, .. }
+            | CallError::Timeout { tool, .. }
+            | CallError::Output { tool, .. } => Some(tool),
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! The executor: the one pipeline every call goes through.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::catalog::Catalog;
+use crate::error::{CallError, Violation, Violations};
+use crate::invocation::Invocation;
+use crate::scope::{Container, Outcome, Requirement, ScopeGuard};
+use crate::tool::{BoxFuture, ErasedContext, Location, Tool, Verdict};
+
+/// The erased entry point a registration stores for its tool.
+pub(crate) type ErasedInvoke = for<'a> fn(
+    &'a ExecutorInner,
+    usize,
+    Value,
+    ErasedContext<'a>,
+) -> BoxFuture<'a, Result<Value, CallError>>;
+
+/// Runs tools: validate, authorize, approve, inject, run, close, serialize.
+///
+/// Cheap to clone (an `Arc` inside); every front end (direct calls, typed
+/// calls, MCP, model providers) goes through the same pipeline:
+///
+/// 1. find the tool by name;
+/// 2. validate the arguments against the schema the catalog advertises
+///    (every violation, with JSON-pointer paths), then deserialize;
+/// 3. `authorize` on the validated arguments: if it refuses, nothing else runs;
+/// 4. for `write` and `destructive` tools, `approve` the same arguments;
+/// 5. open the call's REQUEST scope and resolve injected parameters;
+/// 6. run the body under its timeout, catching panics;
+/// 7. close the scope with the outcome (finalizers, newest first);
+/// 8. serialize the result.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation};
+///
+/// struct Actor { admin: bool }
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = admins)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// async fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool { actor.admin }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+///
+/// let sum = executor.invoke("add", json!({"a": 2, "b": 3}), &Actor { admin: true }).await;
+/// assert_eq!(sum.unwrap(), json!(5));
+///
+/// let denied = executor.invoke("add", json!({"a": 2, "b": 3}), &Actor { admin: false }).await;
+/// assert!(matches!(denied, Err(CallError::Denied { .. })));
+///
+/// let typed = executor.call(AddArgs { a: 1, b: 1 }, &Actor { admin: true }).await;
+/// assert_eq!(typed.unwrap(), 2);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<ExecutorInner>,
+}
+
+pub(crate) struct ExecutorInner {
+    catalog: Catalog,
+    container: Container,
+    validators: Vec<jsonschema::Validator>,
+    default_timeout: Option<Duration>,
+}
+
+/// One reason the executor could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExecutorProblem {
+    /// A tool injects a type that no APP value or REQUEST provider gives.
+    MissingProvider {
+        /// The tool's key.
+        tool: &'static str,
+        /// Where the tool was declared.
+        location: Location,
+        /// The type nothing provides.
+        type_name: &'static str,
+    },
+    /// A tool's input schema does not compile (a bad `pattern`, say).
+    InvalidSchema {
+        /// The tool's key.
+        tool: &'static str,
+        /// Where the tool was declared.
+        location: Location,
+        /// The schema compiler's message.
+        message: String,
+    },
+}
+
+impl fmt::Display for ExecutorProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecutorProblem::MissingProvider {
+                tool,
+                location,
+                type_name,
+            } => write!(
+                f,
+                "tool `{tool}` at {location} injects `{type_name}`, but the container provides no `{type_name}`"
+            ),
+            ExecutorProblem::InvalidSchema {
+                tool,
+                location,
+                message,
+            } => write!(f, "the input schema of tool `{tool}` at {location} does not compile: {message}"),
+        }
+    }
+}
+
+/// The executor could not be built: every problem found, in catalog order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutorError {
+    /// Every problem.
+    pub problems: Vec<ExecutorProblem>,
+}
+
+impl fmt::Display for ExecutorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ExecutorError {}
+
+/// Builds an [`Executor`] with options.
+#[derive(Debug)]
+pub struct ExecutorBuilder {
+    catalog: Catalog,
+    container: Container,
+    default_timeout: Option<Duration>,
+}
+
+impl ExecutorBuilder {
+    /// The timeout of tools that declare none (default: none).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Checks every tool's injected types against the container and compiles
+    /// every input schema once; reports every problem found.
+    pub fn build(self) -> Result<Executor, ExecutorError> {
+        let mut problems = Vec::new();
+        let mut validators = Vec::with_capacity(self.catalog.len());
+        let mut requirements = Vec::new();
+        for entry in &self.catalog {
+            requirements.clear();
+            (entry.registration().requirements)(&mut requirements);
+            requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
+            for requirement in &requirements {
+                if !self.container.provides_id(requirement.type_id) {
+                    problems.push(ExecutorProblem::MissingProvider {
+                        tool: entry.key(),
+                        location: entry.location(),
+                        type_name: requirement.type_name,
+                    });
+                }
+            }
+            match jsonschema::draft202012::new(entry.input_schema()) {
+                Ok(validator) => validators.push(validator),
+                Err(error) => problems.push(ExecutorProblem::InvalidSchema {
+                    tool: entry.key(),
+                    location: entry.location(),
+                    message: error.to_string(),
+                }),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ExecutorError { problems });
+        }
+        Ok(Executor {
+            inner: Arc::new(ExecutorInner {
+                catalog: self.catalog,
+                container: self.container,
+                validators,
+                default_timeout: self.default_timeout,
+            }),
+        })
+    }
+}
+
+impl Executor {
+    /// An executor over `catalog`, drawing dependencies from `container`.
+    ///
+    /// Fails naming every tool whose injected type has no provider (tool,
+    /// location and type) and every schema that does not compile.
+    pub fn new(catalog: Catalog, container: Container) -> Result<Executor, ExecutorError> {
+        Self::builder(catalog, container).build()
+    }
+
+    /// An executor with options, such as a default timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+    ///     .default_timeout(Duration::from_secs(30))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(executor.catalog().is_empty());
+    /// ```
+    pub fn builder(catalog: Catalog, container: Container) -> ExecutorBuilder {
+        ExecutorBuilder {
+            catalog,
+            container,
+            default_timeout: None,
+        }
+    }
+
+    /// The catalog this executor runs.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// Calls the tool `name` with JSON arguments, as a model or client would.
+    ///
+    /// `ctx` is the caller's context (an actor, a session): hooks and
+    /// `Context<C>` parameters receive it. It is never part of the arguments.
+    pub async fn invoke<C: Any + Send + Sync>(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &C,
+    ) -> Result<Value, CallError> {
+        let Some(index) = self.inner.catalog.index_of(name) else {
+            return Err(CallError::UnknownTool {
+                name: name.to_owned(),
+            });
+        };
+        let invoke = self.inner.catalog.entry(index).registration().invoke;
+        invoke(&self.inner, index, arguments, ErasedContext::new(ctx)).await
+    }
+
+    /// Calls tool `A` with typed arguments through the same pipeline
+    /// (validation included) and returns the typed result.
+    pub async fn call<A: Tool, C: Any + Send + Sync>(
+        &self,
+        args: A,
+        ctx: &C,
+    ) -> Result<A::Output, CallError> {
+        let Some(index) = self.inner.catalog.index_of_type::<A>() else {
+            return Err(CallError::UnknownTool {
+                name: A::NAME.to_owned(),
+            });
+        };
+        let ctx = ErasedContext::new(ctx);
+        let inner = &self.inner;
+        traced::<A, _>(async move {
+            let value = serde_json::to_value(&args).map_err(|e| invalid::<A>("", e.to_string()))?;
+            inner.validate::<A>(index, &value)?;
+            inner.run(args, ctx).await
+        })
+        .await
+    }
+}
+
+impl fmt::Debug for Executor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Executor")
+            .field("tools", &self.inner.catalog.len())
+            .field("container", &self.inner.container)
+            .field("default_timeout", &self.inner.default_timeout)
+            .finish()
+    }
+}
+
+/// The entry point `Registration::of::<T>()` stores.
+pub(crate) fn invoke_erased<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    index: usize,
+    arguments: Value,
+    ctx: ErasedContext<'a>,
+) -> BoxFuture<'a, Result<Value, CallError>> {
+    Box::pin(traced::<T, _>(async move {
+        inner.validate::<T>(index, &arguments)?;
+        let args = deserialize::<T>(&arguments)?;
+        let output = inner.run(args, ctx).await?;
+        serde_json::to_value(output).map_err(|source| CallError::Output {
+            tool: T::KEY,
+            source,
+        })
+    }))
+}
+
+/// Runs one call inside its `tracing` span, catching any panic outside the
+/// body (a hook's, a serializer's), and records the outcome.
+async fn traced<T: Tool, R>(
+    pipeline: impl Future<Output = Result<R, CallError>> + Send,
+) -> Result<R, CallError> {
+    let span = tracing::info_span!(
+        "toolwright.call",
+        key = T::KEY,
+        name = T::NAME,
+        effect = T::EFFECT.as_str(),
+        outcome = tracing::field::Empty,
+    );
+    let result = CatchUnwind::new(Box::pin(pipeline))
+        .instrument(span.clone())
+        .await
+        .unwrap_or_else(|message| Err(CallError::Panicked { tool: T::KEY, message }));
+    span.record("outcome", outcome_label(&result));
+    result
+}
+
+fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
+    match result {
+        Ok(_) => "ok",
+        Err(CallError::InvalidArguments { .. }) => "invalid_arguments",
+        Err(CallError::Denied { .. }) => "denied",
+        Err(CallError::NotApproved { .. }) => "not_approved",
+        Err(CallError::ApprovalRequired(_)) => "approval_required",
+        Err(CallError::Panicked { .. }) => "panicked",
+        Err(CallError::Timeout { .. }) => "timeout",
+        Err(_) => "error",
+    }
+}
+
+fn invalid<T: Tool>(path: &str, message: String) -> CallError {
+    CallError::InvalidArguments {
+        tool: T::KEY,
+        violations: Violations(vec![Violation {
+            path: path.to_owned(),
+            message,
+        }]),
+    }
+}
+
+/// Deserializes validated arguments. JSON Schema counts `2.0` as an integer
+/// but serde does not, so a failure is retried once with integral floats
+/// written as integers, which changes no value's meaning.
+fn deserialize<T: Tool>(arguments: &Value) -> Result<T, CallError> {
+    match T::deserialize(arguments) {
+        Ok(args) => Ok(args),
+        Err(first) => {
+            let mut normalized = arguments.clone();
+            if integral_floats_to_integers(&mut normalized)
+                && let Ok(args) = T::deserialize(&normalized)
+            {
+                return Ok(args);
+            }
+            Err(invalid::<T>("", first.to_string()))
+        }
+    }
+}
+
+/// Rewrites every float with no fractional part that fits in 64 bits as an
+/// integer; returns whether anything changed.
+fn integral_floats_to_integers(value: &mut Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+                *value = Value::from(f as i64);
+                true
+            } else if f.fract() == 0.0 && f >= 0.0 && f < u64::MAX as f64 {
+                *value = Value::from(f as u64);
+                true
+            } else {
+                false
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        _ => false,
+    }
+}
+
+impl ExecutorInner {
+    fn validate<T: Tool>(&self, index: usize, arguments: &Value) -> Result<(), CallError> {
+        let validator = &self.validators[index];
+        if validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let violations = validator
+            .iter_errors(arguments)
+            .map(|error| Violation {
+                path: error.instance_path().to_string(),
+                message: error.to_string(),
+            })
+            .collect();
+        Err(CallError::InvalidArguments {
+            tool: T::KEY,
+            violations: Violations(violations),
+        })
+    }
+
+    /// Steps 3 to 7 of the pipeline, on validated arguments.
+    async fn run<T: Tool>(&self, args: T, ctx: ErasedContext<'_>) -> Result<T::Output, CallError> {
+        let call = Invocation::new(args);
+        match T::__authorize(ctx, &call).await? {
+            Verdict::Allow => {}
+            Verdict::Deny | Verdict::Pending => return Err(CallError::Denied { tool: T::KEY }),
+        }
+        if T::EFFECT.requires_approval() {
+            match T::__approve(ctx, &call).await? {
+                Verdict::Allow => {}
+                Verdict::Deny => return Err(CallError::NotApproved { tool: T::KEY }),
+                Verdict::Pending => {
+                    return Err(CallError::ApprovalRequired(Box::new(call.approval_request())));
+                }
+            }
+        }
+
+        let guard = T::INJECTS.then(|| ScopeGuard::open(&self.container));
+        let body = CatchUnwind::new(T::__run(
+            call.into_args(),
+            ctx,
+            guard.as_ref().map(ScopeGuard::scope),
+        ));
+        let timeout = T::TIMEOUT.or(self.default_timeout);
+        let (result, outcome) = match timeout {
+            Some(after) => match tokio::time::timeout(after, body).await {
+                Ok(finished) => settle::<T>(finished),
+                Err(_) => (
+                    Err(CallError::Timeout { tool: T::KEY, after }),
+                    Outcome::Cancelled,
+                ),
+            },
+            None => settle::<T>(body.await),
+        };
+        if let Some(guard) = guard {
+            guard.close(outcome).await;
+        }
+        result
+    }
+}
+
+fn settle<T: Tool>(
+    finished: Result<Result<T::Output, CallError>, String>,
+) -> (Result<T::Output, CallError>, Outcome) {
+    match finished {
+        Ok(Ok(output)) => (Ok(output), Outcome::Ok),
+        Ok(Err(error)) => (Err(error), Outcome::Error),
+        Err(message) => (
+            Err(CallError::Panicked {
+                tool: T::KEY,
+                message,
+            }),
+            Outcome::Panicked,
+        ),
+    }
+}
+
+/// A future that turns a panic while polling into `Err(message)`.
+pub(crate) struct CatchUnwind<F> {
+    future: F,
+}
+
+impl<F> CatchUnwind<F> {
+    pub(crate) fn new(future: F) -> Self {
+        CatchUnwind { future }
+    }
+}
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let future = &mut self.future;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(future).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(payload) => Poll::Ready(Err(panic_message(payload))),
+        }
+    }
+}
+
+fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}

@@ -1,0 +1,281 @@
+//! Typed `async fn`s as function tools for language models and MCP clients.
+//!
+//! Annotate an ordinary `async fn` with [`#[tool]`](macro@tool): the
+//! attribute generates the input struct, its JSON Schema and a link-time
+//! registration. [`Catalog::discover`] collects the registrations at
+//! start-up and [`Executor`] runs every call through one pipeline: validate
+//! the arguments against the advertised schema, authorize, approve the exact
+//! arguments of any write, open a per-call dependency scope, run the body,
+//! close the scope, return the result.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use toolwright::{tool, Catalog, Container, Executor, Inject, Invocation};
+//!
+//! struct Actor { tenant: u64 }
+//!
+//! trait Prices: Send + Sync { fn price(&self, sku: &str) -> Option<u64>; }
+//! struct Fixed;
+//! impl Prices for Fixed { fn price(&self, _: &str) -> Option<u64> { Some(250) } }
+//!
+//! /// Look up the price of a product, in cents.
+//! #[tool(key = "pricing.get", effect = read, authorize = same_tenant)]
+//! async fn get_price(
+//!     /// The product's stock-keeping unit.
+//!     sku: String,
+//!     tenant: u64,
+//!     prices: Inject<dyn Prices>,
+//! ) -> Option<u64> {
+//!     prices.price(&sku)
+//! }
+//!
+//! async fn same_tenant(actor: &Actor, call: &Invocation<'_, GetPriceArgs>) -> bool {
+//!     call.tenant == actor.tenant
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let catalog = Catalog::builder().register::<GetPriceArgs>().build().unwrap();
+//! let container = Container::builder().app::<dyn Prices>(Arc::new(Fixed)).build();
+//! let executor = Executor::new(catalog, container).unwrap();
+//! let price = executor
+//!     .invoke("get_price", json!({"sku": "A-1", "tenant": 7}), &Actor { tenant: 7 })
+//!     .await
+//!     .unwrap();
+//! assert_eq!(price, json!(250));
+//! # }
+//! ```
+//!
+//! # Linking
+//!
+//! Registrations are collected at link time with `inventory`. A crate of
+//! tools that nothing in the final binary references is not linked, so its
+//! tools are missing from [`Catalog::discover`]. Reference such a crate
+//! with `use my_tools as _;`.
+#![deny(missing_docs)]
+
+mod catalog;
+mod error;
+mod executor;
+mod invocation;
+mod scope;
+mod tool;
+
+pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
+pub use error::{BoxError, CallError, HookKind, Violation, Violations};
+pub use executor::{Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
+pub use invocation::{ApprovalRequest, Digest, Invocation, ParseDigestError};
+pub use scope::{
+    Container, ContainerBuilder, Context, FromScope, Inject, Outcome, RequestFactory, Requirement,
+    ResolveError, Scope,
+};
+pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Verdict};
+
+/// Turns an `async fn` into a tool.
+///
+/// ```
+/// use toolwright::{tool, Invocation};
+///
+/// # struct Actor;
+/// /// Read a product by its identifier.
+/// #[tool(key = "products.get", name = "get_product", effect = read, authorize = can_read)]
+/// async fn get_product(
+///     /// The product's identifier.
+///     product_id: u64,
+/// ) -> String {
+///     format!("product {product_id}")
+/// }
+///
+/// async fn can_read(_: &Actor, _: &Invocation<'_, GetProductArgs>) -> bool { true }
+/// ```
+///
+/// | key | required | meaning |
+/// |---|---|---|
+/// | `key = "products.get"` | yes | stable capability identity: dot-separated lowercase segments |
+/// | `name = "get_product"` | no (fn name) | caller-facing name, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` |
+/// | `title = "..."` | no | short human title |
+/// | `description = "..."` | no (doc comment) | what models read; the doc comment is the default, one must exist |
+/// | `effect = read \| write \| destructive` | yes | declared effect |
+/// | `authorize = path` | yes | `async fn(&C, &Invocation<'_, Args>) -> bool` (or `Verdict`, or `Result` of either); `authorize = public` opens the tool to every caller |
+/// | `approve = path` | for `write`, `destructive` | same shape; runs on the exact arguments; may answer [`Verdict::Pending`] |
+/// | `idempotent`, `open_world` | no | `= true` or `= false`; hints for clients |
+/// | `timeout = "30s"` | no | `ms`, `s`, `m` or `h` |
+/// | `args = TypeName` | no | name of the generated struct (default `<CamelName>Args`) |
+///
+/// Parameters: `Inject<T>` (or any [`FromScope`] type marked `#[inject]`)
+/// is resolved per call; `Context<C>` receives the caller's context; every
+/// other parameter is an input field. On inputs, doc comments become
+/// descriptions, `#[default = expr]` makes a field optional with that value,
+/// `#[rename = "..."]` renames it, and `#[schemars(...)]` adds schema
+/// constraints (`range`, `length`, `regex`, ...) that the executor enforces.
+pub use toolwright_macros::tool;
+
+/// What generated code names; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use inventory;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+
+    pub use crate::error::{BoxError, CallError, HookKind};
+    pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
+    pub use crate::tool::{BoxFuture, Effect, ErasedContext, Location, Registration, Verdict};
+    pub use core::time::Duration;
+
+    use serde_json::Value;
+
+    /// The canonical input schema of `T`: draft 2020-12, without the root
+    /// title and description (those are the generated struct's, not the tool's).
+    pub fn input_schema<T: schemars::JsonSchema>() -> Value {
+        let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<T>();
+        schema.remove("title");
+        schema.remove("description");
+        schema.to_value()
+    }
+
+    /// Picks the output schema when the output type has one.
+    pub struct OutputProbe<T>(pub core::marker::PhantomData<T>);
+
+    /// Chosen by autoref when `T: JsonSchema`.
+    pub trait OutputWithSchema {
+        /// The schema.
+        fn output_schema(&self) -> Option<Value>;
+    }
+
+    impl<T: schemars::JsonSchema> OutputWithSchema for &OutputProbe<T> {
+        fn output_schema(&self) -> Option<Value> {
+            Some(
+                schemars::generate::SchemaSettings::draft2020_12()
+                    .into_generator()
+                    .into_root_schema_for::<T>()
+                    .to_value(),
+            )
+        }
+    }
+
+    /// The fallback when `T` has no schema.
+    pub trait OutputWithoutSchema {
+        /// No schema.
+        fn output_schema(&self) -> Option<Value>;
+    }
+
+    impl<T> OutputWithoutSchema for OutputProbe<T> {
+        fn output_schema(&self) -> Option<Value> {
+            None
+        }
+    }
+
+    /// The answer of a hook, or the error it returned.
+    pub fn verdict<R: crate::IntoVerdict>(
+        answer: R,
+        tool: &'static str,
+        hook: HookKind,
+    ) -> Result<Verdict, CallError> {
+        answer
+            .into_verdict()
+            .map_err(|source| CallError::Hook { tool, hook, source })
+    }
+
+    /// A `Result` returned by a tool body.
+    #[diagnostic::on_unimplemented(
+        message = "a tool returning `{Self}` must return `Result<T, E>`",
+        note = "a return type named `Result` is read as `Result<T, E>` with `T: Serialize` and `E: std::error::Error + Send + Sync + 'static`"
+    )]
+    pub trait Fallible {
+        /// The success type.
+        type Ok;
+        /// The error type.
+        type Err;
+        /// Back to a `Result`.
+        fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    }
+
+    impl<T, E> Fallible for Result<T, E> {
+        type Ok = T;
+        type Err = E;
+        fn into_result(self) -> Result<T, E> {
+            self
+        }
+    }
+
+    /// An error a tool body may return.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool's error",
+        label = "the error type of this tool",
+        note = "a tool's error implements `std::error::Error + Send + Sync + 'static` (or converts into `Box<dyn Error + Send + Sync>`, as `anyhow::Error` does)"
+    )]
+    pub trait ToolError {
+        /// Boxes the error, keeping its type for `downcast_ref`.
+        fn into_box(self) -> BoxError;
+    }
+
+    impl<E: Into<BoxError>> ToolError for E {
+        fn into_box(self) -> BoxError {
+            self.into()
+        }
+    }
+
+    /// The result of a fallible tool body.
+    pub fn fallible_output<R>(returned: R, tool: &'static str) -> Result<R::Ok, CallError>
+    where
+        R: Fallible,
+        R::Err: ToolError,
+    {
+        returned.into_result().map_err(|error| CallError::Tool {
+            tool,
+            source: error.into_box(),
+        })
+    }
+
+    /// Resolves one injected parameter. The future's `Send` is declared, not
+    /// inferred, so the generated body's future is `Send` without relying on
+    /// auto-trait leakage through nested async fns.
+    pub fn inject<'a, T: FromScope + 'a>(
+        scope: Option<&'a Scope>,
+        tool: &'static str,
+    ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a {
+        async move {
+            let Some(scope) = scope else {
+                // Unreachable: `INJECTS` is true whenever a parameter is injected.
+                return Err(CallError::DependencyMissing {
+                    tool,
+                    type_name: core::any::type_name::<T>(),
+                });
+            };
+            T::from_scope(scope).await.map_err(|e| e.for_tool(tool))
+        }
+    }
+
+    /// Asserts at compile time that `T` is a valid tool input.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool input",
+        label = "inputs implement `Serialize`, `Deserialize` and `JsonSchema`",
+        note = "derive `serde::Serialize`, `serde::Deserialize` and `schemars::JsonSchema` for `{Self}`, or make it an injected parameter with `Inject<T>`"
+    )]
+    pub trait Input {}
+
+    impl<T: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema> Input for T {}
+
+    /// Used by generated code to check an input type.
+    pub const fn assert_input<T: Input + ?Sized>() {}
+
+    /// Asserts at compile time that `T` is a valid tool output.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool's result",
+        label = "results implement `Serialize`",
+        note = "derive `serde::Serialize` for `{Self}` (and `schemars::JsonSchema` to advertise an output schema)"
+    )]
+    pub trait Output: Send + 'static {}
+
+    impl<T: serde::Serialize + Send + 'static> Output for T {}
+
+    /// Used by generated code to check an output type.
+    pub const fn assert_output<T: Output>() {}
+
+    /// Used by generated code to check an injected type.
+    pub const fn assert_injectable<T: FromScope>() {}
+}
