@@ -1,0 +1,188 @@
+//! Link-time discovery: duplicates are refused naming both declarations,
+//! modules select their tools, and the order never changes.
+
+use serde_json::json;
+use toolwright::{Catalog, Conflict, Effect};
+
+mod shop {
+    pub(crate) mod products {
+        use toolwright::tool;
+
+        /// List products.
+        #[tool(key = "products.list", effect = read, authorize = public)]
+        pub(crate) async fn list_products() -> Vec<String> {
+            Vec::new()
+        }
+
+        /// Read one product.
+        #[tool(
+            key = "products.get",
+            title = "Get a product",
+            effect = read,
+            authorize = public,
+            timeout = "2s"
+        )]
+        pub(crate) async fn get_product(
+            /// The product's identifier.
+            id: u64,
+        ) -> Option<String> {
+            let _ = id;
+            None
+        }
+    }
+
+    pub(crate) mod productsx {
+        use toolwright::tool;
+
+        /// A module whose name only starts like `products`.
+        #[tool(key = "productsx.ping", effect = read, authorize = public)]
+        pub(crate) async fn ping() -> bool {
+            true
+        }
+    }
+
+    pub(crate) mod orders {
+        use toolwright::{Invocation, tool};
+
+        async fn nobody<A>(_: &(), _: &Invocation<'_, A>) -> bool {
+            false
+        }
+
+        /// Place an order.
+        #[tool(key = "orders.place", effect = write, authorize = public, approve = nobody, idempotent = false, open_world = true)]
+        pub(crate) async fn place_order(sku: String) -> u64 {
+            sku.len() as u64
+        }
+    }
+}
+
+mod legacy {
+    use toolwright::tool;
+
+    /// Same key as the new list tool.
+    #[tool(key = "products.list", name = "legacy_list_products", effect = read, authorize = public)]
+    pub(crate) async fn list_products() -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Same name as the new tool.
+    #[tool(key = "legacy.get", name = "get_product", effect = read, authorize = public)]
+    pub(crate) async fn get_product_v1(id: u64) -> u64 {
+        id
+    }
+}
+
+#[test]
+fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
+    let error = Catalog::discover().unwrap_err();
+    assert_eq!(error.conflicts.len(), 2, "{error}");
+    let key = error
+        .conflicts
+        .iter()
+        .find_map(|c| match c {
+            Conflict::Key { key, first, second } => Some((*key, *first, *second)),
+            _ => None,
+        })
+        .expect("a key conflict");
+    assert_eq!(key.0, "products.list");
+    let modules = [key.1.module_path, key.2.module_path];
+    assert!(modules.contains(&"catalog::shop::products"), "{modules:?}");
+    assert!(modules.contains(&"catalog::legacy"), "{modules:?}");
+    assert!(key.1.file.ends_with("catalog.rs") && key.1.line > 0);
+
+    let name = error
+        .conflicts
+        .iter()
+        .find_map(|c| match c {
+            Conflict::Name { name, first, second } => Some((*name, *first, *second)),
+            _ => None,
+        })
+        .expect("a name conflict");
+    assert_eq!(name.0, "get_product");
+    assert_ne!(name.1, name.2);
+
+    let message = error.to_string();
+    assert!(message.contains("duplicate tool key `products.list`"), "{message}");
+    assert!(message.contains("(catalog::legacy)"), "{message}");
+    assert!(message.contains("catalog.rs:"), "{message}");
+}
+
+#[test]
+fn discover_in_keeps_whole_modules_only() {
+    let catalog = Catalog::discover_in(["catalog::shop::products"]).unwrap();
+    let keys: Vec<&str> = catalog.iter().map(|t| t.key()).collect();
+    assert_eq!(keys, ["products.get", "products.list"]);
+
+    let catalog = Catalog::discover_in(["catalog::shop"]).unwrap();
+    let keys: Vec<&str> = catalog.iter().map(|t| t.key()).collect();
+    assert_eq!(
+        keys,
+        ["orders.place", "products.get", "products.list", "productsx.ping"]
+    );
+}
+
+#[test]
+fn catalog_order_is_stable_and_sorted_by_key() {
+    let first: Vec<_> = Catalog::discover_in(["catalog::shop"])
+        .unwrap()
+        .iter()
+        .map(|t| (t.key(), t.name()))
+        .collect();
+    for _ in 0..5 {
+        let again: Vec<_> = Catalog::discover_in(["catalog::shop"])
+            .unwrap()
+            .iter()
+            .map(|t| (t.key(), t.name()))
+            .collect();
+        assert_eq!(first, again);
+    }
+    let serialized_once = serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
+    let serialized_twice = serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
+    assert_eq!(serialized_once, serialized_twice, "same binary, same schemas");
+}
+
+#[test]
+fn lookup_by_name_and_by_key() {
+    let catalog = Catalog::discover_in(["catalog::shop"]).unwrap();
+    assert_eq!(catalog.get("get_product").unwrap().key(), "products.get");
+    assert_eq!(catalog.get_by_key("orders.place").unwrap().name(), "place_order");
+    assert!(catalog.get("nope").is_none());
+    assert!(catalog.get_by_key("nope").is_none());
+}
+
+#[test]
+fn descriptor_serializes_metadata_and_schemas() {
+    let catalog = Catalog::discover_in(["catalog::shop"]).unwrap();
+    let get = serde_json::to_value(catalog.get("get_product").unwrap()).unwrap();
+    assert_eq!(get["key"], json!("products.get"));
+    assert_eq!(get["name"], json!("get_product"));
+    assert_eq!(get["title"], json!("Get a product"));
+    assert_eq!(get["description"], json!("Read one product."));
+    assert_eq!(get["effect"], json!("read"));
+    assert_eq!(get["idempotent"], json!(true), "read tools are idempotent by default");
+    assert_eq!(get["input_schema"]["type"], json!("object"));
+    assert_eq!(
+        get["input_schema"]["properties"]["id"]["description"],
+        json!("The product's identifier.")
+    );
+    assert_eq!(get["output_schema"]["type"], json!(["string", "null"]));
+    assert_eq!(get["location"]["module_path"], json!("catalog::shop::products"));
+    assert!(get.get("title").is_some());
+
+    let place = catalog.get("place_order").unwrap();
+    assert_eq!(place.effect(), Effect::Write);
+    assert!(!place.idempotent());
+    assert!(place.open_world());
+    assert_eq!(catalog.get("get_product").unwrap().timeout(), Some(std::time::Duration::from_secs(2)));
+}
+
+#[test]
+fn builder_refuses_duplicates_too() {
+    use toolwright::Registration;
+    let error = Catalog::builder()
+        .add(Registration::of::<shop::products::ListProductsArgs>())
+        .add(Registration::of::<legacy::ListProductsArgs>())
+        .build()
+        .unwrap_err();
+    assert!(matches!(error.conflicts.as_slice(), [Conflict::Key { key: "products.list", .. }]));
+}

@@ -1,0 +1,405 @@
+//! The executor pipeline as a caller sees it: validation, authorization,
+//! approval, errors that keep their source, and the typed path.
+
+use std::error::Error as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use toolwright::{
+    CallError, Catalog, Container, Context, Digest, Executor, HookKind, Inject, Invocation, Verdict,
+    tool,
+};
+
+/// Who is calling, and what the test wants the hooks to answer.
+#[derive(Clone)]
+struct Actor {
+    may_call: bool,
+    approval: Verdict,
+}
+
+impl Actor {
+    fn allowed() -> Self {
+        Actor {
+            may_call: true,
+            approval: Verdict::Allow,
+        }
+    }
+}
+
+static AUTHORIZED: AtomicUsize = AtomicUsize::new(0);
+static APPROVED: AtomicUsize = AtomicUsize::new(0);
+static TRANSFERS: AtomicUsize = AtomicUsize::new(0);
+static ECHOES: AtomicUsize = AtomicUsize::new(0);
+
+async fn may_call<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
+    AUTHORIZED.fetch_add(1, Ordering::SeqCst);
+    actor.may_call
+}
+
+async fn per_actor<A>(actor: &Actor, _: &Invocation<'_, A>) -> Verdict {
+    APPROVED.fetch_add(1, Ordering::SeqCst);
+    actor.approval
+}
+
+/// A ledger the transfer tool writes to.
+trait Ledger: Send + Sync {
+    fn record(&self, from: &str, to: &str, cents: u64) -> u64;
+}
+
+struct CountingLedger;
+
+impl Ledger for CountingLedger {
+    fn record(&self, _: &str, _: &str, cents: u64) -> u64 {
+        cents
+    }
+}
+
+/// Move money between two accounts.
+#[tool(key = "bank.transfer", effect = write, authorize = may_call, approve = per_actor)]
+async fn transfer(
+    /// Account to take the money from.
+    from: String,
+    /// Account to put the money in.
+    to: String,
+    /// Amount in cents.
+    #[schemars(range(min = 1, max = 1_000_000))]
+    cents: u64,
+    /// A note for the statement.
+    #[default = String::from("transfer")]
+    memo: String,
+    ledger: Inject<dyn Ledger>,
+    actor: Context<Actor>,
+) -> u64 {
+    TRANSFERS.fetch_add(1, Ordering::SeqCst);
+    let _ = (&memo, &actor.may_call);
+    ledger.record(&from, &to, cents)
+}
+
+/// Repeat a word.
+#[tool(key = "demo.echo", effect = read, authorize = may_call)]
+async fn echo(
+    /// The word to repeat.
+    #[schemars(length(min = 1, max = 10))]
+    word: String,
+    /// How many times.
+    #[schemars(range(min = 1, max = 3))]
+    times: Option<u8>,
+) -> String {
+    ECHOES.fetch_add(1, Ordering::SeqCst);
+    word.repeat(usize::from(times.unwrap_or(1)))
+}
+
+/// An error of the application's own type.
+#[derive(Debug, PartialEq)]
+struct OutOfStock {
+    sku: String,
+}
+
+impl std::fmt::Display for OutOfStock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is out of stock", self.sku)
+    }
+}
+
+impl std::error::Error for OutOfStock {}
+
+/// Reserve one unit of a product.
+#[tool(key = "stock.reserve", effect = read, authorize = public)]
+async fn reserve(sku: String) -> Result<u32, OutOfStock> {
+    Err(OutOfStock { sku })
+}
+
+#[derive(Debug)]
+struct PolicyDown;
+
+impl std::fmt::Display for PolicyDown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the policy service is down")
+    }
+}
+
+impl std::error::Error for PolicyDown {}
+
+async fn failing_policy(_: &Actor, _: &Invocation<'_, AuditArgs>) -> Result<bool, PolicyDown> {
+    Err(PolicyDown)
+}
+
+/// Read the audit log.
+#[tool(key = "audit.read", effect = read, authorize = failing_policy)]
+async fn audit() -> Vec<String> {
+    Vec::new()
+}
+
+fn executor() -> Executor {
+    let catalog = Catalog::discover().expect("no duplicate tools in this test binary");
+    let container = Container::builder()
+        .app::<dyn Ledger>(Arc::new(CountingLedger))
+        .build();
+    Executor::new(catalog, container).expect("every injected type is provided")
+}
+
+fn transfer_args() -> Value {
+    json!({"from": "alice", "to": "bob", "cents": 500})
+}
+
+// The counters are shared by every test in this binary, so each test uses
+// differences over its own calls, and tests that count run under one lock.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test]
+async fn authorized_and_approved_write_runs_once() {
+    let _serial = SERIAL.lock().await;
+    let before = TRANSFERS.load(Ordering::SeqCst);
+    let result = executor()
+        .invoke("transfer", transfer_args(), &Actor::allowed())
+        .await;
+    assert_eq!(result.unwrap(), json!(500));
+    assert_eq!(TRANSFERS.load(Ordering::SeqCst), before + 1);
+}
+
+#[tokio::test]
+async fn denied_call_runs_neither_approve_nor_body() {
+    let _serial = SERIAL.lock().await;
+    let (approved, ran) = (APPROVED.load(Ordering::SeqCst), TRANSFERS.load(Ordering::SeqCst));
+    let actor = Actor {
+        may_call: false,
+        approval: Verdict::Allow,
+    };
+    let result = executor().invoke("transfer", transfer_args(), &actor).await;
+    assert!(matches!(result, Err(CallError::Denied { tool: "bank.transfer" })));
+    assert_eq!(APPROVED.load(Ordering::SeqCst), approved);
+    assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
+}
+
+#[tokio::test]
+async fn write_without_approval_never_runs() {
+    let _serial = SERIAL.lock().await;
+    let ran = TRANSFERS.load(Ordering::SeqCst);
+    let actor = Actor {
+        may_call: true,
+        approval: Verdict::Deny,
+    };
+    let result = executor().invoke("transfer", transfer_args(), &actor).await;
+    assert!(matches!(result, Err(CallError::NotApproved { tool: "bank.transfer" })));
+    assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
+}
+
+#[tokio::test]
+async fn pending_approval_returns_the_request_bound_to_the_arguments() {
+    let _serial = SERIAL.lock().await;
+    let ran = TRANSFERS.load(Ordering::SeqCst);
+    let actor = Actor {
+        may_call: true,
+        approval: Verdict::Pending,
+    };
+    let exec = executor();
+    let request = |args: Value| {
+        let exec = exec.clone();
+        let actor = actor.clone();
+        async move {
+            match exec.invoke("transfer", args, &actor).await {
+                Err(CallError::ApprovalRequired(request)) => request,
+                other => panic!("expected ApprovalRequired, got {other:?}"),
+            }
+        }
+    };
+    let first = request(json!({"from": "alice", "to": "bob", "cents": 500})).await;
+    let reordered = request(json!({"cents": 500, "to": "bob", "from": "alice"})).await;
+    let explicit_default =
+        request(json!({"cents": 500, "to": "bob", "from": "alice", "memo": "transfer"})).await;
+    let changed = request(json!({"from": "alice", "to": "bob", "cents": 501})).await;
+
+    assert_eq!(first.key, "bank.transfer");
+    assert_eq!(first.name, "transfer");
+    assert_eq!(
+        first.arguments,
+        json!({"from": "alice", "to": "bob", "cents": 500, "memo": "transfer"}),
+        "the canonical arguments have the default applied"
+    );
+    assert_eq!(first.digest, reordered.digest);
+    assert_eq!(first.digest, explicit_default.digest);
+    assert_ne!(first.digest, changed.digest);
+    assert_eq!(first.digest, Digest::of("bank.transfer", &first.arguments));
+    assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran, "a pending call never runs");
+}
+
+#[tokio::test]
+async fn injected_and_context_parameters_cannot_be_supplied() {
+    let _serial = SERIAL.lock().await;
+    let ran = TRANSFERS.load(Ordering::SeqCst);
+    let authorized = AUTHORIZED.load(Ordering::SeqCst);
+    for smuggled in ["ledger", "actor"] {
+        let mut args = transfer_args();
+        args[smuggled] = json!({"may_call": true});
+        let result = executor().invoke("transfer", args, &Actor::allowed()).await;
+        match result {
+            Err(CallError::InvalidArguments { violations, .. }) => {
+                assert!(
+                    violations.0.iter().any(|v| v.message.contains(smuggled)),
+                    "the violation names `{smuggled}`: {violations}"
+                );
+            }
+            other => panic!("expected InvalidArguments for `{smuggled}`, got {other:?}"),
+        }
+    }
+    assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized, "hooks never see invalid input");
+}
+
+#[tokio::test]
+async fn injected_and_context_parameters_are_absent_from_the_schema() {
+    let catalog = Catalog::discover().unwrap();
+    let schema = catalog.get("transfer").unwrap().input_schema();
+    let properties = schema["properties"].as_object().unwrap();
+    let mut names: Vec<&str> = properties.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["cents", "from", "memo", "to"]);
+    assert_eq!(schema["additionalProperties"], json!(false));
+    assert_eq!(schema["required"], json!(["from", "to", "cents"]));
+    assert_eq!(properties["cents"]["description"], json!("Amount in cents."));
+    assert_eq!(properties["memo"]["default"], json!("transfer"));
+}
+
+#[tokio::test]
+async fn every_violation_is_reported_with_its_path() {
+    let _serial = SERIAL.lock().await;
+    let ran = ECHOES.load(Ordering::SeqCst);
+    let result = executor()
+        .invoke(
+            "echo",
+            json!({"word": "far too long a word", "times": 9, "extra": 1}),
+            &Actor::allowed(),
+        )
+        .await;
+    let Err(CallError::InvalidArguments { tool, violations }) = result else {
+        panic!("expected InvalidArguments, got {result:?}");
+    };
+    assert_eq!(tool, "demo.echo");
+    let paths: Vec<&str> = violations.0.iter().map(|v| v.path.as_str()).collect();
+    assert!(paths.contains(&"/word"), "{violations}");
+    assert!(paths.contains(&"/times"), "{violations}");
+    assert!(paths.contains(&""), "the unknown field is reported at the root: {violations}");
+    assert_eq!(ECHOES.load(Ordering::SeqCst), ran);
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_invalid() {
+    for args in [json!(null), json!([1, 2]), json!("word"), json!(3)] {
+        let result = executor().invoke("echo", args.clone(), &Actor::allowed()).await;
+        assert!(
+            matches!(result, Err(CallError::InvalidArguments { .. })),
+            "{args} gave {result:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_integral_float_is_accepted_where_the_schema_says_integer() {
+    let _serial = SERIAL.lock().await;
+    let result = executor()
+        .invoke("echo", json!({"word": "ab", "times": 2.0}), &Actor::allowed())
+        .await;
+    assert_eq!(result.unwrap(), json!("abab"));
+}
+
+#[tokio::test]
+async fn unknown_tool_is_named() {
+    let result = executor().invoke("nope", json!({}), &Actor::allowed()).await;
+    match result {
+        Err(CallError::UnknownTool { name }) => assert_eq!(name, "nope"),
+        other => panic!("expected UnknownTool, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn tool_error_keeps_its_source() {
+    let result = executor()
+        .invoke("reserve", json!({"sku": "A-1"}), &Actor::allowed())
+        .await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, CallError::Tool { tool: "stock.reserve", .. }));
+    let source = error.source().unwrap().downcast_ref::<OutOfStock>().unwrap();
+    assert_eq!(source, &OutOfStock { sku: "A-1".into() });
+}
+
+#[tokio::test]
+async fn hook_error_keeps_its_source() {
+    let result = executor().invoke("audit", json!({}), &Actor::allowed()).await;
+    let error = result.unwrap_err();
+    assert!(matches!(
+        error,
+        CallError::Hook {
+            tool: "audit.read",
+            hook: HookKind::Authorize,
+            ..
+        }
+    ));
+    assert!(error.source().unwrap().downcast_ref::<PolicyDown>().is_some());
+}
+
+#[tokio::test]
+async fn a_context_of_the_wrong_type_is_a_clear_error() {
+    let _serial = SERIAL.lock().await;
+    let ran = ECHOES.load(Ordering::SeqCst);
+    let result = executor().invoke("echo", json!({"word": "hi"}), &"an actor?").await;
+    match result {
+        Err(error @ CallError::ContextMismatch { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains("pipeline::Actor"), "{message}");
+            assert!(message.contains("&str"), "{message}");
+        }
+        other => panic!("expected ContextMismatch, got {other:?}"),
+    }
+    assert_eq!(ECHOES.load(Ordering::SeqCst), ran);
+}
+
+#[tokio::test]
+async fn typed_call_runs_the_same_pipeline() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    let ok = exec
+        .call(
+            EchoArgs {
+                word: "ab".into(),
+                times: Some(3),
+            },
+            &Actor::allowed(),
+        )
+        .await;
+    assert_eq!(ok.unwrap(), "ababab");
+
+    // The schema's constraints hold for typed arguments too.
+    let too_many = exec
+        .call(
+            EchoArgs {
+                word: "ab".into(),
+                times: Some(9),
+            },
+            &Actor::allowed(),
+        )
+        .await;
+    assert!(matches!(too_many, Err(CallError::InvalidArguments { .. })));
+
+    let denied = exec
+        .call(
+            EchoArgs {
+                word: "ab".into(),
+                times: None,
+            },
+            &Actor {
+                may_call: false,
+                approval: Verdict::Allow,
+            },
+        )
+        .await;
+    assert!(matches!(denied, Err(CallError::Denied { .. })));
+}
+
+#[tokio::test]
+async fn typed_call_of_a_tool_outside_the_catalog_is_unknown() {
+    let catalog = Catalog::builder().register::<EchoArgs>().build().unwrap();
+    let exec = Executor::new(catalog, Container::default()).unwrap();
+    let result = exec.call(ReserveArgs { sku: "A".into() }, &()).await;
+    assert!(matches!(result, Err(CallError::UnknownTool { .. })));
+}

@@ -1,0 +1,263 @@
+//! REQUEST scopes: providers built lazily once per call, finalizers run
+//! exactly once with the call's outcome, whatever that outcome is.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use toolwright::{
+    CallError, Catalog, Container, Executor, ExecutorProblem, FromScope, Inject, Outcome,
+    Requirement, ResolveError, Scope, tool,
+};
+
+/// One unit of work per call: records how it was closed.
+struct Tx {
+    id: usize,
+}
+
+/// A second request value, built from the first.
+struct Audit {
+    tx_id: usize,
+}
+
+/// What the container saw: how many values were built, and every close.
+#[derive(Default)]
+struct Journal {
+    built: AtomicUsize,
+    closed: Mutex<Vec<(String, Outcome)>>,
+}
+
+impl Journal {
+    fn closes(&self) -> Vec<(String, Outcome)> {
+        self.closed.lock().unwrap().clone()
+    }
+}
+
+fn container(journal: &Arc<Journal>) -> Container {
+    let for_tx = journal.clone();
+    let for_audit = journal.clone();
+    Container::builder()
+        .request::<Tx>(move |scope: Scope| {
+            let journal = for_tx.clone();
+            async move {
+                let id = journal.built.fetch_add(1, Ordering::SeqCst);
+                // Give concurrent resolvers a chance to race.
+                tokio::task::yield_now().await;
+                let on_close = journal.clone();
+                scope.on_close(move |outcome| async move {
+                    on_close.closed.lock().unwrap().push(("tx".into(), outcome));
+                });
+                Ok::<_, ResolveError>(Tx { id })
+            }
+        })
+        .request::<Audit>(move |scope: Scope| {
+            let journal = for_audit.clone();
+            async move {
+                let tx = scope.resolve::<Tx>().await?;
+                journal.built.fetch_add(1, Ordering::SeqCst);
+                let on_close = journal.clone();
+                scope.on_close(move |outcome| async move {
+                    on_close.closed.lock().unwrap().push(("audit".into(), outcome));
+                });
+                Ok::<_, ResolveError>(Audit { tx_id: tx.id })
+            }
+        })
+        .build()
+}
+
+/// What the test asks the tool to do.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Copy, Debug)]
+#[serde(rename_all = "snake_case")]
+enum Behaviour {
+    Succeed,
+    Fail,
+    Panic,
+    Hang,
+}
+
+#[derive(Debug)]
+struct Refused;
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("refused")
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Do some work in a transaction.
+#[tool(key = "work.do", effect = read, authorize = public, timeout = "100ms")]
+async fn work(behaviour: Behaviour, tx: Inject<Tx>, again: Inject<Tx>) -> Result<usize, Refused> {
+    assert_eq!(tx.id, again.id, "one Tx per call");
+    match behaviour {
+        Behaviour::Succeed => Ok(tx.id),
+        Behaviour::Fail => Err(Refused),
+        Behaviour::Panic => panic!("the tool broke"),
+        Behaviour::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(tx.id)
+        }
+    }
+}
+
+/// Resolve two request values concurrently.
+#[tool(key = "work.audit", effect = read, authorize = public)]
+async fn audit(#[inject] both: Both) -> usize {
+    both.0.id + both.1.tx_id
+}
+
+/// Resolves `Tx` and `Audit` at the same time, so both race to build `Tx`.
+struct Both(Arc<Tx>, Arc<Audit>);
+
+impl FromScope for Both {
+    async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+        let (tx, audit) = tokio::join!(scope.resolve::<Tx>(), scope.resolve::<Audit>());
+        Ok(Both(tx?, audit?))
+    }
+
+    fn requirements(out: &mut Vec<Requirement>) {
+        out.push(Requirement::of::<Tx>());
+        out.push(Requirement::of::<Audit>());
+    }
+}
+
+/// A tool whose dependency nobody provides.
+#[tool(key = "work.orphan", effect = read, authorize = public)]
+async fn orphan(clock: Inject<dyn Fn() -> u64 + Send + Sync>) -> u64 {
+    clock()
+}
+
+fn executor(journal: &Arc<Journal>) -> Executor {
+    let catalog = Catalog::builder()
+        .register::<WorkArgs>()
+        .register::<AuditArgs>()
+        .build()
+        .unwrap();
+    Executor::new(catalog, container(journal)).unwrap()
+}
+
+async fn run(behaviour: &str) -> (Result<serde_json::Value, CallError>, Arc<Journal>) {
+    let journal = Arc::new(Journal::default());
+    let result = executor(&journal)
+        .invoke("work", json!({ "behaviour": behaviour }), &())
+        .await;
+    (result, journal)
+}
+
+#[tokio::test]
+async fn finalizer_sees_ok_after_success() {
+    let (result, journal) = run("succeed").await;
+    assert!(result.is_ok());
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Ok)]);
+}
+
+#[tokio::test]
+async fn finalizer_sees_error_after_a_tool_error() {
+    let (result, journal) = run("fail").await;
+    assert!(matches!(result, Err(CallError::Tool { .. })));
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Error)]);
+}
+
+#[tokio::test]
+async fn finalizer_sees_panicked_after_a_panic() {
+    let (result, journal) = run("panic").await;
+    match result {
+        Err(CallError::Panicked { message, .. }) => assert_eq!(message, "the tool broke"),
+        other => panic!("expected Panicked, got {other:?}"),
+    }
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Panicked)]);
+}
+
+#[tokio::test]
+async fn finalizer_runs_before_invoke_returns_on_timeout() {
+    let (result, journal) = run("hang").await;
+    assert!(matches!(result, Err(CallError::Timeout { after, .. }) if after == Duration::from_millis(100)));
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Cancelled)]);
+}
+
+#[tokio::test]
+async fn finalizer_runs_once_when_the_caller_drops_the_call() {
+    let journal = Arc::new(Journal::default());
+    let exec = executor(&journal);
+    let call = exec.invoke("work", json!({"behaviour": "hang"}), &());
+    // Poll long enough for the scope to open and the Tx to be built, then drop.
+    let dropped = tokio::time::timeout(Duration::from_millis(20), call).await;
+    assert!(dropped.is_err(), "the call was still running");
+    assert_eq!(journal.built.load(Ordering::SeqCst), 1);
+    // The finalizers were handed to the runtime; give it a moment.
+    for _ in 0..100 {
+        if !journal.closes().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Cancelled)]);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(journal.closes().len(), 1, "exactly once");
+}
+
+#[tokio::test]
+async fn a_provider_resolved_twice_in_one_call_is_built_once() {
+    let (result, journal) = run("succeed").await;
+    assert!(result.is_ok());
+    assert_eq!(journal.built.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn concurrent_resolution_builds_once_and_finalizers_run_newest_first() {
+    let journal = Arc::new(Journal::default());
+    let result = executor(&journal).invoke("audit", json!({}), &()).await;
+    assert_eq!(result.unwrap(), json!(0));
+    assert_eq!(journal.built.load(Ordering::SeqCst), 2, "one Tx and one Audit");
+    assert_eq!(
+        journal.closes(),
+        [("audit".to_owned(), Outcome::Ok), ("tx".to_owned(), Outcome::Ok)]
+    );
+}
+
+#[tokio::test]
+async fn each_call_gets_its_own_scope() {
+    let journal = Arc::new(Journal::default());
+    let exec = executor(&journal);
+    let first = exec.invoke("work", json!({"behaviour": "succeed"}), &()).await;
+    let second = exec.invoke("work", json!({"behaviour": "succeed"}), &()).await;
+    assert_eq!(first.unwrap(), json!(0));
+    assert_eq!(second.unwrap(), json!(1));
+    assert_eq!(journal.closes().len(), 2);
+}
+
+#[test]
+fn a_missing_provider_fails_executor_construction() {
+    let catalog = Catalog::builder().register::<OrphanArgs>().build().unwrap();
+    let error = Executor::new(catalog, Container::default()).unwrap_err();
+    match error.problems.as_slice() {
+        [ExecutorProblem::MissingProvider {
+            tool,
+            location,
+            type_name,
+        }] => {
+            assert_eq!(*tool, "work.orphan");
+            assert!(location.file.ends_with("scope.rs"), "{location}");
+            assert_eq!(location.module_path, "scope");
+            assert!(type_name.contains("Fn() -> u64"), "{type_name}");
+        }
+        other => panic!("expected one MissingProvider, got {other:?}"),
+    }
+    let message = error.to_string();
+    assert!(message.contains("work.orphan") && message.contains("scope.rs:"), "{message}");
+}
+
+#[test]
+fn every_missing_provider_is_reported_at_once() {
+    let catalog = Catalog::builder()
+        .register::<OrphanArgs>()
+        .register::<WorkArgs>()
+        .register::<AuditArgs>()
+        .build()
+        .unwrap();
+    let error = Executor::new(catalog, Container::default()).unwrap_err();
+    // audit needs Tx and Audit, orphan needs the clock, work needs Tx.
+    assert_eq!(error.problems.len(), 4, "{error}");
+}
