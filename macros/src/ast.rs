@@ -2,13 +2,14 @@
 //! (input, injected, context), with the original kept for spans and for
 //! re-emission.
 
-use darling::error::Accumulator;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, LitStr, Meta, Pat, PathArguments,
     ReturnType, Type, Visibility,
 };
+
+use crate::errors::Errors;
 
 pub(crate) struct ToolFn {
     /// The fn as it will be emitted: parameter attributes of ours removed.
@@ -19,6 +20,9 @@ pub(crate) struct ToolFn {
     pub docs: Option<(String, Span)>,
     pub params: Vec<Param>,
     pub output: Output,
+    /// Whether the fn takes `self`: it then sits in an `impl` block, where
+    /// no struct can be emitted beside it.
+    pub has_receiver: bool,
 }
 
 pub(crate) struct Param {
@@ -66,36 +70,36 @@ pub(crate) fn unraw(ident: &Ident) -> String {
 }
 
 impl ToolFn {
-    pub(crate) fn parse(mut item: ItemFn, errors: &mut Accumulator) -> ToolFn {
+    pub(crate) fn parse(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         let sig = &item.sig;
         if sig.asyncness.is_none() {
-            errors.push(
-                darling::Error::custom("a tool is an `async fn`; add `async` before `fn`")
-                    .with_span(&sig.fn_token),
+            errors.spanned(
+                sig.fn_token,
+                "a tool is an `async fn`; add `async` before `fn`",
             );
         }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            errors.push(
-                darling::Error::custom(
-                    "a tool cannot be generic: its schema is fixed at compile time; use concrete types",
-                )
-                .with_span(&sig.generics),
+            errors.spanned(
+                &sig.generics,
+                "a tool cannot be generic: its schema is fixed at compile time; use concrete types",
             );
         }
         if let Some(variadic) = &sig.variadic {
-            errors.push(darling::Error::custom("a tool cannot be variadic").with_span(variadic));
+            errors.spanned(variadic, "a tool cannot be variadic; take a `Vec<T>` input");
         }
 
         let docs = doc_text(&item.attrs);
         let mut params = Vec::new();
+        let mut has_receiver = false;
         for arg in item.sig.inputs.iter_mut() {
             match arg {
-                FnArg::Receiver(receiver) => errors.push(
-                    darling::Error::custom(
+                FnArg::Receiver(receiver) => {
+                    has_receiver = true;
+                    errors.spanned(
+                        &*receiver,
                         "a tool is a free `async fn`, not a method; take the service as `Inject<T>` instead of `self`",
-                    )
-                    .with_span(receiver),
-                ),
+                    );
+                }
                 FnArg::Typed(pat_type) => {
                     let attrs = std::mem::take(&mut pat_type.attrs);
                     let (kept, param) = classify(attrs, &pat_type.pat, &pat_type.ty, errors);
@@ -109,11 +113,9 @@ impl ToolFn {
             ReturnType::Default => Output::Unit,
             ReturnType::Type(_, ty) => {
                 if contains_impl_trait(ty) {
-                    errors.push(
-                        darling::Error::custom(
-                            "a tool's return type is named so its schema can be generated; replace `impl Trait` with a concrete type",
-                        )
-                        .with_span(ty),
+                    errors.spanned(
+                        ty,
+                        "a tool's return type is named so its schema can be generated; replace `impl Trait` with a concrete type",
                     );
                 }
                 if is_result(ty) {
@@ -130,6 +132,7 @@ impl ToolFn {
             docs,
             params,
             output,
+            has_receiver,
             item,
         }
     }
@@ -141,30 +144,31 @@ fn classify(
     attrs: Vec<Attribute>,
     pat: &Pat,
     ty: &Type,
-    errors: &mut Accumulator,
+    errors: &mut Errors,
 ) -> (Vec<Attribute>, Option<Param>) {
     let mut kept = Vec::new();
     let mut input = Input::default();
     let mut marked_inject = None;
+    // `#[default]`, `#[rename]` and `#[schemars]`: wrong on a non-input.
+    let mut input_only = Vec::new();
     for attr in attrs {
         let path = attr.path();
-        if path.is_ident("doc") || path.is_ident("schemars") {
+        if path.is_ident("doc") {
+            input.field_attrs.push(attr);
+        } else if path.is_ident("schemars") {
+            input_only.push(attr.clone());
             input.field_attrs.push(attr);
         } else if path.is_ident("inject") {
             match &attr.meta {
-                Meta::Path(_) => marked_inject = Some(attr.span()),
-                _ => errors.push(
-                    darling::Error::custom("`#[inject]` takes no arguments").with_span(&attr),
-                ),
+                Meta::Path(_) => marked_inject = Some(attr),
+                _ => errors.spanned(&attr, "`#[inject]` takes no arguments; write `#[inject]`"),
             }
         } else if path.is_ident("default") {
             match &attr.meta {
                 Meta::NameValue(nv) => input.default = Some(nv.value.clone()),
-                _ => errors.push(
-                    darling::Error::custom("write `#[default = expr]`, e.g. `#[default = 10]`")
-                        .with_span(&attr),
-                ),
+                _ => errors.spanned(&attr, "write `#[default = expr]`, e.g. `#[default = 10]`"),
             }
+            input_only.push(attr);
         } else if path.is_ident("rename") {
             match &attr.meta {
                 Meta::NameValue(syn::MetaNameValue {
@@ -175,16 +179,13 @@ fn classify(
                         }),
                     ..
                 }) => input.rename = Some(name.clone()),
-                _ => errors.push(
-                    darling::Error::custom("write `#[rename = \"fieldName\"]`").with_span(&attr),
-                ),
+                _ => errors.spanned(&attr, "write `#[rename = \"fieldName\"]`"),
             }
+            input_only.push(attr);
         } else if path.is_ident("serde") {
-            errors.push(
-                darling::Error::custom(
-                    "`#[serde]` is not supported on tool parameters; use `#[rename = \"...\"]` or `#[default = ...]`, which keep the schema and the parser in agreement",
-                )
-                .with_span(&attr),
+            errors.spanned(
+                &attr,
+                "`#[serde(...)]` is not supported on tool parameters; use `#[rename = \"...\"]` or `#[default = expr]`, which keep the schema and the parser in agreement",
             );
         } else if ["allow", "warn", "deny", "expect", "cfg_attr"]
             .iter()
@@ -192,11 +193,17 @@ fn classify(
         {
             kept.push(attr);
         } else {
-            errors.push(
-                darling::Error::custom(
-                    "unsupported attribute; tool parameters take doc comments, `#[inject]`, `#[default = ...]`, `#[rename = \"...\"]` and `#[schemars(...)]`",
-                )
-                .with_span(&attr),
+            let name = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            errors.spanned(
+                &attr,
+                format!(
+                    "`#[{name}]` is not supported on tool parameters; they take doc comments, `#[inject]`, `#[default = expr]`, `#[rename = \"...\"]` and `#[schemars(...)]`"
+                ),
             );
         }
     }
@@ -204,11 +211,9 @@ fn classify(
     let ident = match pat {
         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
         _ => {
-            errors.push(
-                darling::Error::custom(
-                    "a tool parameter is a plain name (its field name in the schema); destructure it inside the body",
-                )
-                .with_span(pat),
+            errors.spanned(
+                pat,
+                "a tool parameter is a plain name (its field name in the schema); destructure it inside the body",
             );
             return (kept, None);
         }
@@ -216,22 +221,27 @@ fn classify(
 
     let injected = marked_inject.is_some() || last_segment_is(ty, "Inject");
     let context = !injected && last_segment_is(ty, "Context");
-    if let Some(span) = marked_inject.filter(|_| last_segment_is(ty, "Context")) {
-        errors.push(
-            darling::Error::custom("a `Context<C>` parameter is not injected; remove `#[inject]`")
-                .with_span(&span),
+    if let Some(attr) = marked_inject
+        .as_ref()
+        .filter(|_| last_segment_is(ty, "Context"))
+    {
+        errors.spanned(
+            attr,
+            "a `Context<C>` parameter receives the caller's context and is not injected; remove `#[inject]`",
         );
     }
     if injected || context {
-        let input_only = input.default.is_some()
-            || input.rename.is_some()
-            || input.field_attrs.iter().any(|a| a.path().is_ident("schemars"));
-        if input_only {
-            errors.push(
-                darling::Error::custom(
-                    "`#[default]`, `#[rename]` and `#[schemars]` describe input fields; this parameter is not an input",
-                )
-                .with_span(pat),
+        let what = if injected {
+            "injected"
+        } else {
+            "the caller's context"
+        };
+        for attr in &input_only {
+            errors.spanned(
+                attr,
+                format!(
+                    "`{ident}` is {what}, not an input; `#[default]`, `#[rename]` and `#[schemars]` describe input fields, so remove this attribute"
+                ),
             );
         }
     }
@@ -245,24 +255,23 @@ fn classify(
 
     let mut valid = true;
     if contains_impl_trait(ty) {
-        errors.push(
-            darling::Error::custom(
-                "a tool parameter has a concrete type so its schema can be generated; replace `impl Trait`",
-            )
-            .with_span(ty),
+        errors.spanned(
+            ty,
+            "a tool parameter has a concrete type so its schema can be generated; replace `impl Trait` with a concrete type",
         );
         valid = false;
     } else if let Type::Reference(reference) = ty {
-        let message = if is_str(&reference.elem) {
-            "inputs are owned; use String".to_owned()
-        } else {
-            "inputs are owned: take the value, not a reference (remove the `&`)".to_owned()
+        let message = match (&kind, &*reference.elem) {
+            (Kind::Input(_), elem) if is_str(elem) => "inputs are owned; use String",
+            (Kind::Input(_), Type::Slice(_)) => "inputs are owned; use `Vec<T>` instead of a slice",
+            (Kind::Input(_), _) => {
+                "inputs are owned; remove the `&` and take the value, which is deserialized for each call"
+            }
+            _ => {
+                "injected and context parameters are owned; use `Inject<T>` or `Context<C>` without `&`"
+            }
         };
-        let message = match kind {
-            Kind::Input(_) => message,
-            _ => "injected and context parameters are owned; use `Inject<T>` or `Context<C>` without `&`".to_owned(),
-        };
-        errors.push(darling::Error::custom(message).with_span(ty));
+        errors.spanned(ty, message);
         valid = false;
     }
     let param = valid.then(|| Param {
@@ -275,11 +284,9 @@ fn classify(
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {
     match ty {
-        Type::Path(p) if p.qself.is_none() => p
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == name && matches!(s.arguments, PathArguments::AngleBracketed(_))),
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| {
+            s.ident == name && matches!(s.arguments, PathArguments::AngleBracketed(_))
+        }),
         _ => false,
     }
 }

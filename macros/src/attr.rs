@@ -1,12 +1,13 @@
 //! Parsing `#[tool(...)]`: every key/value, each mistake recorded and the
 //! parse carried on so that all of them are reported in one build.
 
-use darling::error::Accumulator;
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Meta, Path, Token};
+
+use crate::errors::{Errors, did_you_mean};
 
 /// The keys `#[tool]` understands, for did-you-mean suggestions.
 pub(crate) const KEYS: &[&str] = &[
@@ -30,6 +31,16 @@ pub(crate) enum Effect {
     Destructive,
 }
 
+impl Effect {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Destructive => "destructive",
+        }
+    }
+}
+
 pub(crate) enum Authorize {
     Public,
     Hook(Path),
@@ -38,6 +49,13 @@ pub(crate) enum Authorize {
 /// The attribute's values, each with the span of what the user wrote.
 #[derive(Default)]
 pub(crate) struct ToolAttr {
+    /// Every key the user wrote, valid or not, and the keys that unknown
+    /// ones most likely meant, so that a misspelt or malformed key is not
+    /// also reported as missing.
+    pub written: Vec<String>,
+    pub meant: Vec<&'static str>,
+    /// The attribute's arguments, where a missing key is reported.
+    pub tokens: TokenStream,
     pub key: Option<LitStr>,
     pub name: Option<LitStr>,
     pub title: Option<LitStr>,
@@ -52,36 +70,50 @@ pub(crate) struct ToolAttr {
 }
 
 impl ToolAttr {
-    pub(crate) fn parse(tokens: TokenStream, errors: &mut Accumulator) -> ToolAttr {
-        let mut attr = ToolAttr::default();
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
+        let mut attr = ToolAttr {
+            tokens: tokens.clone(),
+            ..ToolAttr::default()
+        };
         let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
             Ok(metas) => metas,
             Err(error) => {
-                errors.push(error.into());
+                errors.push(error);
+                // Nothing can be read, so nothing is reported as missing.
+                attr.written = KEYS.iter().map(|k| (*k).to_owned()).collect();
                 return attr;
             }
         };
-        let mut seen: Vec<String> = Vec::new();
         for meta in metas {
             let path = meta.path();
             let Some(ident) = path.get_ident() else {
-                errors.push(
-                    darling::Error::custom("expected a key such as `key`, `effect` or `authorize`")
-                        .with_span(path),
+                errors.spanned(
+                    path,
+                    "expected a key such as `key`, `effect` or `authorize`, not a path",
                 );
                 continue;
             };
             let key = ident.to_string();
-            if seen.contains(&key) {
-                errors.push(
-                    darling::Error::custom(format!("`{key}` is given twice; keep one"))
-                        .with_span(ident),
-                );
+            if attr.written.contains(&key) {
+                errors.spanned(ident, format!("`{key}` is given twice; keep one"));
                 continue;
             }
-            seen.push(key.clone());
+            attr.written.push(key.clone());
             if !KEYS.contains(&key.as_str()) {
-                errors.push(darling::Error::unknown_field_with_alts(&key, KEYS).with_span(ident));
+                let message = match did_you_mean(&key, KEYS) {
+                    Some(meant) => {
+                        attr.meant.push(meant);
+                        format!("unknown key `{key}`; did you mean `{meant}`?")
+                    }
+                    None => format!(
+                        "unknown key `{key}`; `#[tool]` takes {}",
+                        KEYS.iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                errors.spanned(ident, message);
                 continue;
             }
             let value = match &meta {
@@ -92,20 +124,18 @@ impl ToolAttr {
                     continue;
                 }
                 _ => {
-                    errors.push(
-                        darling::Error::custom(format!("write `{key} = ...`")).with_span(&meta),
-                    );
+                    errors.spanned(&meta, format!("write `{key} = ...`"));
                     continue;
                 }
             };
             match key.as_str() {
-                "key" => attr.key = errors.handle(string(value, &key)),
-                "name" => attr.name = errors.handle(string(value, &key)),
-                "title" => attr.title = errors.handle(string(value, &key)),
-                "description" => attr.description = errors.handle(string(value, &key)),
-                "effect" => attr.effect = errors.handle(effect(value)),
+                "key" => attr.key = handle(errors, string(value, &key)),
+                "name" => attr.name = handle(errors, string(value, &key)),
+                "title" => attr.title = handle(errors, string(value, &key)),
+                "description" => attr.description = handle(errors, string(value, &key)),
+                "effect" => attr.effect = handle(errors, effect(value)),
                 "authorize" => {
-                    attr.authorize = errors.handle(path_value(value, &key)).map(|p| {
+                    attr.authorize = handle(errors, path_value(value, &key)).map(|p| {
                         if p.is_ident("public") {
                             Authorize::Public
                         } else {
@@ -113,25 +143,45 @@ impl ToolAttr {
                         }
                     })
                 }
-                "approve" => attr.approve = errors.handle(path_value(value, &key)),
+                "approve" => attr.approve = handle(errors, path_value(value, &key)),
                 "idempotent" | "open_world" => {
-                    if let Some(flag) = errors.handle(boolean(value, &key)) {
+                    if let Some(flag) = handle(errors, boolean(value, &key)) {
                         attr.set_flag(&key, flag);
                     }
                 }
-                "timeout" => attr.timeout = errors.handle(timeout(value)),
+                "timeout" => attr.timeout = handle(errors, timeout(value)),
                 "args" => {
-                    attr.args = errors.handle(path_value(value, &key).and_then(|p| {
-                        p.get_ident().cloned().ok_or_else(|| {
-                            darling::Error::custom("`args` is a type name such as `FindArgs`")
-                                .with_span(&p)
-                        })
-                    }))
+                    attr.args = handle(
+                        errors,
+                        path_value(value, &key).and_then(|p| {
+                            p.get_ident().cloned().ok_or_else(|| {
+                                syn::Error::new_spanned(
+                                    &p,
+                                    "`args` is a type name such as `FindArgs`",
+                                )
+                            })
+                        }),
+                    )
                 }
                 _ => unreachable!("every key in KEYS is matched"),
             }
         }
         attr
+    }
+
+    /// Whether the user wrote `key`, even if its value was rejected.
+    pub(crate) fn wrote(&self, key: &str) -> bool {
+        self.written.iter().any(|k| k == key) || self.meant.contains(&key)
+    }
+
+    /// Where a missing key is reported: the attribute's arguments, or the
+    /// whole attribute when it has none.
+    pub(crate) fn missing(&self, errors: &mut Errors, message: &str) {
+        if self.tokens.is_empty() {
+            errors.at(Span::call_site(), message);
+        } else {
+            errors.spanned(&self.tokens, message);
+        }
     }
 
     fn set_flag(&mut self, key: &str, flag: LitBool) {
@@ -143,42 +193,54 @@ impl ToolAttr {
     }
 }
 
-fn string(value: &Expr, key: &str) -> darling::Result<LitStr> {
+fn handle<T>(errors: &mut Errors, result: syn::Result<T>) -> Option<T> {
+    result.map_err(|error| errors.push(error)).ok()
+}
+
+fn string(value: &Expr, key: &str) -> syn::Result<LitStr> {
     match value {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Ok(s.clone()),
-        _ => Err(darling::Error::custom(format!("`{key}` takes a string: `{key} = \"...\"`"))
-            .with_span(value)),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` takes a string: `{key} = \"...\"`"),
+        )),
     }
 }
 
-fn boolean(value: &Expr, key: &str) -> darling::Result<LitBool> {
+fn boolean(value: &Expr, key: &str) -> syn::Result<LitBool> {
     match value {
         Expr::Lit(ExprLit {
             lit: Lit::Bool(b), ..
         }) => Ok(b.clone()),
-        _ => Err(
-            darling::Error::custom(format!("`{key}` takes `true` or `false`")).with_span(value),
-        ),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` takes `true` or `false`"),
+        )),
     }
 }
 
-fn path_value(value: &Expr, key: &str) -> darling::Result<Path> {
+fn path_value(value: &Expr, key: &str) -> syn::Result<Path> {
     match value {
         Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        }) => Err(darling::Error::custom(format!(
-            "`{key}` takes a path, not a string: write `{key} = {}`",
-            s.value()
-        ))
-        .with_span(value)),
-        _ => Err(darling::Error::custom(format!("`{key}` takes a path")).with_span(value)),
+        }) => Err(syn::Error::new_spanned(
+            value,
+            format!(
+                "`{key}` takes a path, not a string: write `{key} = {}`",
+                s.value()
+            ),
+        )),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` takes a path, such as `{key} = my_hook`"),
+        )),
     }
 }
 
-fn effect(value: &Expr) -> darling::Result<(Effect, Span)> {
+fn effect(value: &Expr) -> syn::Result<(Effect, Span)> {
     let word = match value {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
         _ => None,
@@ -188,25 +250,35 @@ fn effect(value: &Expr) -> darling::Result<(Effect, Span)> {
         Some("write") => Effect::Write,
         Some("destructive") => Effect::Destructive,
         _ => {
-            return Err(darling::Error::custom(
-                "`effect` is one of the bare words `read`, `write` or `destructive`",
-            )
-            .with_span(value));
+            const EFFECTS: &[&str] = &["read", "write", "destructive"];
+            let message = "`effect` is one of the bare words `read`, `write` or `destructive`";
+            let message = match value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) if EFFECTS.contains(&s.value().as_str()) => {
+                    format!("{message}; remove the quotes: `effect = {}`", s.value())
+                }
+                _ => match word.as_deref().and_then(|w| did_you_mean(w, EFFECTS)) {
+                    Some(meant) => format!("{message}; did you mean `{meant}`?"),
+                    None => message.to_owned(),
+                },
+            };
+            return Err(syn::Error::new_spanned(value, message));
         }
     };
     Ok((effect, value.span()))
 }
 
-fn timeout(value: &Expr) -> darling::Result<(u64, Span)> {
+fn timeout(value: &Expr) -> syn::Result<(u64, Span)> {
     let text = string(value, "timeout")?;
     parse_duration_ms(&text.value())
         .filter(|&ms| ms > 0)
         .map(|ms| (ms, text.span()))
         .ok_or_else(|| {
-            darling::Error::custom(
+            syn::Error::new_spanned(
+                &text,
                 "`timeout` is a positive whole number with a unit: \"500ms\", \"30s\", \"5m\" or \"1h\"",
             )
-            .with_span(&text)
         })
 }
 

@@ -1,10 +1,10 @@
 //! Code generation for a checked tool: the argument struct, its `Tool`
 //! impl, the registration, and the original fn.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, Path};
+use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
 use crate::ast::{Kind, Output, ToolFn};
 use crate::attr::Effect;
@@ -48,10 +48,23 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     };
 
-    let requirements = tool.params.iter().filter(|p| matches!(p.kind, Kind::Inject)).map(|p| {
-        let ty = &p.ty;
+    let injected: Vec<_> = tool
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Inject))
+        .map(|p| &p.ty)
+        .collect();
+    // The one check of each injected type, on the type; the other uses go
+    // through `Injector`, which falls back silently instead of repeating it.
+    let injectable = injected.iter().map(|ty| {
         quote_spanned! {ty.span()=>
-            <#ty as ::toolwright::__private::FromScope>::requirements(__out);
+            const _: () = ::toolwright::__private::assert_injectable::<#ty>();
+        }
+    });
+    let requirements = injected.iter().map(|ty| {
+        quote! {
+            (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
+                .requirements(__out);
         }
     });
 
@@ -108,6 +121,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
             }
 
             fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
+                #[allow(unused_imports)]
+                use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
                 let _ = &__out;
                 #(#requirements)*
             }
@@ -144,6 +159,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
             }
         }
 
+        #(#injectable)*
+
         ::toolwright::__private::inventory::submit! {
             ::toolwright::__private::Registration::of::<#args>()
         }
@@ -173,8 +190,13 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
                 serde_attrs.push(quote!(#[serde(default = #path)]));
             }
         }
+        // A field is documented by its parameter's doc comment, which is
+        // also its schema description; an undocumented one stays so.
+        let undocumented = (!input.field_attrs.iter().any(|a| a.path().is_ident("doc")))
+            .then(|| quote!(#[allow(missing_docs)]));
         Some(quote! {
             #(#attrs)*
+            #undocumented
             #(#serde_attrs)*
             #vis #ident: #ty,
         })
@@ -243,16 +265,16 @@ fn hook_body(path: Option<&Path>, kind: TokenStream) -> TokenStream {
             })
         };
     };
-    let call = quote_spanned! {path.span()=> #path(__ctx, __call).await };
-    quote! {
-        ::std::boxed::Box::pin(async move {
-            let __ctx = __ctx.downcast(<Self as ::toolwright::Tool>::KEY)?;
-            ::toolwright::__private::verdict(
-                #call,
-                <Self as ::toolwright::Tool>::KEY,
-                ::toolwright::__private::HookKind::#kind,
-            )
-        })
+    // Everything on the hook's path, so that a hook of the wrong shape is
+    // reported there, with the signature rustc expected.
+    quote_spanned! {path.span()=>
+        ::toolwright::__private::call_hook::<_, Self, _, _>(
+            __ctx,
+            __call,
+            #path,
+            <Self as ::toolwright::Tool>::KEY,
+            ::toolwright::__private::HookKind::#kind,
+        )
     }
 }
 
@@ -271,11 +293,9 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         match p.kind {
             Kind::Input(_) => quote!(),
             Kind::Inject => quote_spanned! {ty.span()=>
-                let #ident = ::toolwright::__private::inject::<#ty>(
-                    __scope,
-                    <Self as ::toolwright::Tool>::KEY,
-                )
-                .await?;
+                let #ident = (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
+                    .resolve(__scope, <Self as ::toolwright::Tool>::KEY)
+                    .await?;
             },
             Kind::Context => quote_spanned! {ty.span()=>
                 let #ident = <#ty as ::toolwright::__private::FromContext>::from_context(
@@ -288,17 +308,61 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
     let call_args = tool.params.iter().map(|p| &p.ident);
     let call = quote!(#fn_ident(#(#call_args),*).await);
     let result = match &tool.output {
-        Output::Fallible(ty) => quote_spanned! {ty.span()=>
-            ::toolwright::__private::fallible_output(#call, <Self as ::toolwright::Tool>::KEY)
-        },
+        Output::Fallible(ty) => {
+            // A bad error type is reported on the `E` of `Result<T, E>`
+            // (or on the whole type when it is an alias such as `io::Result<T>`).
+            let error_ty = result_error_type(ty).unwrap_or(ty);
+            let returned = over_tokens(quote!(__returned), error_ty);
+            quote_spanned! {error_ty.span()=>
+                let __returned = #call;
+                ::toolwright::__private::fallible_output(#returned, <Self as ::toolwright::Tool>::KEY)
+            }
+        }
         _ => quote!(::core::result::Result::Ok(#call)),
     };
-    quote! {
-        let #args { #(#inputs,)* } = self;
-        let _ = (&__ctx, &__scope);
+    // On the fn's name: a body whose future is not `Send` is reported
+    // there, not on the whole attribute.
+    let boxed = quote_spanned! {fn_ident.span()=>
         ::std::boxed::Box::pin(async move {
             #(#resolve)*
             #result
         })
+    };
+    quote! {
+        let #args { #(#inputs,)* } = self;
+        let _ = (&__ctx, &__scope);
+        #[allow(unused_imports)]
+        use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
+        #boxed
     }
+}
+
+/// `E` in a return type written `...Result<T, E>`.
+fn result_error_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let _ok = types.next()?;
+    types.next()
+}
+
+/// `expr` as an expression whose span runs over every token of `over`, so
+/// that rustc underlines all of `over` when it reports a bound on `expr`.
+fn over_tokens(expr: TokenStream, over: &impl ToTokens) -> TokenStream {
+    let tokens: Vec<TokenTree> = over.to_token_stream().into_iter().collect();
+    let (Some(first), Some(last)) = (tokens.first(), tokens.last()) else {
+        return expr;
+    };
+    let mut group = Group::new(Delimiter::Parenthesis, expr);
+    group.set_span(last.span());
+    let mut out = quote_spanned!(first.span()=> ::core::convert::identity);
+    out.extend([TokenTree::Group(group)]);
+    out
 }

@@ -1,11 +1,10 @@
 //! Semantic checks on the attribute and the fn together, resolving defaults.
 
-use darling::error::Accumulator;
-use proc_macro2::Span;
 use syn::{Ident, LitBool, Path};
 
 use crate::ast::{Kind, ToolFn, unraw};
 use crate::attr::{Authorize, Effect, ToolAttr};
+use crate::errors::Errors;
 
 /// Everything expansion needs, checked.
 pub(crate) struct Spec {
@@ -44,40 +43,47 @@ pub(crate) fn check(
     attr: ToolAttr,
     tool: &ToolFn,
     args: Ident,
-    errors: &mut Accumulator,
+    errors: &mut Errors,
 ) -> Option<Spec> {
-    let call_site = Span::call_site();
-
     let key = match &attr.key {
         Some(key) if !is_valid_key(&key.value()) => {
-            errors.push(
-                darling::Error::custom(
-                    "a tool key is dot-separated lowercase segments, such as \"products.get\" (letters, digits and `_`, each segment starting with a letter)",
-                )
-                .with_span(key),
-            );
+            let message = "a tool key is dot-separated lowercase segments (letters, digits and `_`, each starting with a letter)";
+            match key_suggestion(&key.value()) {
+                Some(meant) => errors.spanned(key, format!("{message}; write \"{meant}\"")),
+                None => errors.spanned(key, format!("{message}, such as \"products.get\"")),
+            }
             None
         }
         Some(key) => Some(key.value()),
         None => {
-            errors.push(
-                darling::Error::custom(
+            if !attr.wrote("key") {
+                attr.missing(
+                    errors,
                     "missing `key`: add a stable capability key such as `key = \"products.get\"`",
-                )
-                .with_span(&call_site),
-            );
+                );
+            }
             None
         }
     };
 
     let name = match &attr.name {
         Some(name) if !is_valid_name(&name.value()) => {
-            errors.push(
-                darling::Error::custom(
-                    "a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ (every model provider's rule)",
-                )
-                .with_span(name),
-            );
+            let value = name.value();
+            let length = value.chars().count();
+            if length > 64 {
+                errors.spanned(
+                    name,
+                    format!("a tool name has at most 64 characters (every model provider's rule); this one has {length}, shorten it"),
+                );
+            } else {
+                errors.spanned(
+                    name,
+                    format!(
+                        "a tool name has only letters, digits, `_` and `-`, and starts with a letter or `_` (every model provider's rule); write \"{}\"",
+                        name_suggestion(&value)
+                    ),
+                );
+            }
             None
         }
         Some(name) => Some(name.value()),
@@ -86,27 +92,19 @@ pub(crate) fn check(
 
     let description = match (&attr.description, &tool.docs) {
         (Some(text), _) if text.value().trim().is_empty() => {
-            errors.push(
-                darling::Error::custom("the description is empty; say what the tool does")
-                    .with_span(text),
-            );
+            errors.spanned(text, "the description is empty; say what the tool does");
             None
         }
         (Some(text), _) => Some(text.value().trim().to_owned()),
         (None, Some((docs, span))) if docs.is_empty() => {
-            errors.push(
-                darling::Error::custom("the doc comment is empty; say what the tool does")
-                    .with_span(span),
-            );
+            errors.at(*span, "the doc comment is empty; say what the tool does");
             None
         }
         (None, Some((docs, _))) => Some(docs.clone()),
         (None, None) => {
-            errors.push(
-                darling::Error::custom(
-                    "missing description: add a doc comment (`/// ...`) or `description = \"...\"`; models read it to choose the tool",
-                )
-                .with_span(&tool.ident),
+            errors.spanned(
+                &tool.ident,
+                "missing description: add a doc comment (`/// ...`) or `description = \"...\"`; models read it to choose the tool",
             );
             None
         }
@@ -115,12 +113,12 @@ pub(crate) fn check(
     let effect = match attr.effect {
         Some((effect, _)) => Some(effect),
         None => {
-            errors.push(
-                darling::Error::custom(
+            if !attr.wrote("effect") {
+                attr.missing(
+                    errors,
                     "missing `effect`: declare `effect = read`, `effect = write` or `effect = destructive`",
-                )
-                .with_span(&call_site),
-            );
+                );
+            }
             None
         }
     };
@@ -129,29 +127,28 @@ pub(crate) fn check(
         Some(Authorize::Public) => Some(None),
         Some(Authorize::Hook(path)) => Some(Some(path)),
         None => {
-            errors.push(
-                darling::Error::custom(
+            if !attr.wrote("authorize") {
+                attr.missing(
+                    errors,
                     "missing `authorize`: name a hook such as `authorize = can_read`, or write `authorize = public` for a tool open to every caller",
-                )
-                .with_span(&call_site),
-            );
+                );
+            }
             None
         }
     };
 
     if let Some((effect, span)) = attr.effect {
         match (effect, &attr.approve) {
-            (Effect::Write | Effect::Destructive, None) => errors.push(
-                darling::Error::custom(
-                    "a `write` or `destructive` tool needs `approve = hook`: an async fn that approves the exact arguments",
-                )
-                .with_span(&span),
+            (Effect::Write | Effect::Destructive, None) => errors.at(
+                span,
+                format!(
+                    "a `{}` tool needs `approve = hook`: an async fn that approves the exact arguments before every call",
+                    effect.as_str()
+                ),
             ),
-            (Effect::Read, Some(path)) => errors.push(
-                darling::Error::custom(
-                    "`approve` is only called for `write` and `destructive` tools; remove it or change the effect",
-                )
-                .with_span(path),
+            (Effect::Read, Some(path)) => errors.spanned(
+                path,
+                "`approve` is only called for `write` and `destructive` tools; remove it or change the effect",
             ),
             _ => {}
         }
@@ -162,7 +159,7 @@ pub(crate) fn check(
     if let Some(title) = &attr.title
         && title.value().trim().is_empty()
     {
-        errors.push(darling::Error::custom("the title is empty; remove it or fill it in").with_span(title));
+        errors.spanned(title, "the title is empty; remove it or fill it in");
     }
 
     Some(Spec {
@@ -185,47 +182,50 @@ fn flag(value: Option<LitBool>) -> Option<bool> {
 }
 
 /// Two inputs with one field name, or an input renamed to the name of an
-/// injected or context parameter, would make the schema lie.
-fn check_field_names(tool: &ToolFn, errors: &mut Accumulator) {
+/// injected or context parameter, would make the schema lie. The error is
+/// on the later of the two, at its `#[rename]` if it has one.
+fn check_field_names(tool: &ToolFn, errors: &mut Errors) {
     for (i, param) in tool.params.iter().enumerate() {
-        let Kind::Input(input) = &param.kind else {
+        let name = param.wire_name();
+        let Some(other) = tool.params[..i].iter().find(|other| {
+            other.wire_name() == name
+                && (matches!(param.kind, Kind::Input(_)) || matches!(other.kind, Kind::Input(_)))
+        }) else {
             continue;
         };
-        let name = param.wire_name();
-        for other in &tool.params[..i] {
-            if other.wire_name() != name {
+        let (input, not_input) = match (&param.kind, &other.kind) {
+            (Kind::Input(_), Kind::Input(_)) => {
+                errors.at(
+                    field_name_span(param),
+                    format!("two inputs are named `{name}`; rename one with `#[rename = \"...\"]`"),
+                );
                 continue;
             }
-            let span = input
-                .rename
-                .as_ref()
-                .map(|r| r.span())
-                .unwrap_or_else(|| param.ident.span());
-            let message = match other.kind {
-                Kind::Input(_) => format!(
-                    "two inputs are named `{name}`; rename one with `#[rename = \"...\"]`"
-                ),
-                Kind::Inject | Kind::Context => format!(
-                    "the input `{name}` collides with the injected parameter `{name}`, which callers can never supply; rename one of them"
-                ),
-            };
-            errors.push(darling::Error::custom(message).with_span(&span));
-        }
-        for other in &tool.params[i + 1..] {
-            if matches!(other.kind, Kind::Inject | Kind::Context) && other.wire_name() == name {
-                let span = input
-                    .rename
-                    .as_ref()
-                    .map(|r| r.span())
-                    .unwrap_or_else(|| param.ident.span());
-                errors.push(
-                    darling::Error::custom(format!(
-                        "the input `{name}` collides with the injected parameter `{name}`, which callers can never supply; rename one of them"
-                    ))
-                    .with_span(&span),
-                );
-            }
-        }
+            (Kind::Input(_), _) => (param, other),
+            _ => (other, param),
+        };
+        let what = match not_input.kind {
+            Kind::Context => "context",
+            _ => "injected",
+        };
+        errors.at(
+            field_name_span(input),
+            format!(
+                "the input `{name}` has the name of the {what} parameter `{}`, which callers never supply; rename the input with `#[rename = \"...\"]`",
+                unraw(&not_input.ident)
+            ),
+        );
+    }
+}
+
+/// Where a field's name was written: its `#[rename]` value, or the parameter.
+fn field_name_span(param: &crate::ast::Param) -> proc_macro2::Span {
+    match &param.kind {
+        Kind::Input(crate::ast::Input {
+            rename: Some(rename),
+            ..
+        }) => rename.span(),
+        _ => param.ident.span(),
     }
 }
 
@@ -247,4 +247,40 @@ fn is_valid_name(name: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A valid key close to an invalid one: lowercased, empty segments dropped.
+fn key_suggestion(key: &str) -> Option<String> {
+    let meant = key
+        .split('.')
+        .filter(|segment| !segment.is_empty())
+        .map(|segment| {
+            segment
+                .chars()
+                .map(|c| match c.to_ascii_lowercase() {
+                    c @ ('a'..='z' | '0'..='9' | '_') => c,
+                    _ => '_',
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(".");
+    is_valid_key(&meant).then_some(meant)
+}
+
+/// A valid name close to an invalid one of at most 64 characters.
+fn name_suggestion(name: &str) -> String {
+    let mut meant: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect();
+    if !meant.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        meant.insert(0, '_');
+    }
+    meant.truncate(64);
+    meant
 }

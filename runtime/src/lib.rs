@@ -231,22 +231,128 @@ pub mod __private {
         })
     }
 
-    /// Resolves one injected parameter. The future's `Send` is declared, not
-    /// inferred, so the generated body's future is `Send` without relying on
-    /// auto-trait leakage through nested async fns.
-    pub fn inject<'a, T: FromScope + 'a>(
-        scope: Option<&'a Scope>,
+    /// Calls an `authorize` or `approve` hook: downcasts the caller's
+    /// context to the type the hook takes and converts its answer.
+    ///
+    /// Generated code passes the hook as a value, after the invocation that
+    /// fixes `A`, so that a hook of the wrong shape fails one bound, on the
+    /// hook's path, showing the signature that was expected.
+    pub fn call_hook<'a, C, A, H, F>(
+        ctx: ErasedContext<'a>,
+        call: &'a crate::Invocation<'a, A>,
+        hook: H,
         tool: &'static str,
-    ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a {
-        async move {
-            let Some(scope) = scope else {
-                // Unreachable: `INJECTS` is true whenever a parameter is injected.
-                return Err(CallError::DependencyMissing {
+        kind: HookKind,
+    ) -> BoxFuture<'a, Result<Verdict, CallError>>
+    where
+        C: core::any::Any + Sync,
+        crate::Invocation<'a, A>: Sync,
+        H: FnOnce(&'a C, &'a crate::Invocation<'a, A>) -> F + Send + 'a,
+        F: HookFuture + Send + 'a,
+        F::Output: crate::IntoVerdict,
+    {
+        Box::pin(async move {
+            let ctx = ctx.downcast::<C>(tool)?;
+            verdict(hook(ctx, call).await, tool, kind)
+        })
+    }
+
+    /// What a hook returns: a future, because a hook is an `async fn`.
+    #[diagnostic::on_unimplemented(
+        message = "a toolwright hook is an `async fn`; this one returns `{Self}`",
+        label = "this hook is not `async`",
+        note = "write the hook as `async fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> bool`"
+    )]
+    pub trait HookFuture: core::future::Future {}
+
+    #[diagnostic::do_not_recommend]
+    impl<F: core::future::Future> HookFuture for F {}
+
+    /// Resolves an injected parameter of type `T`.
+    ///
+    /// Generated code calls it as `(&&Injector::<T>(PhantomData)).resolve(..)`:
+    /// when `T` is not [`FromScope`] the call falls back to
+    /// [`InjectorFallback`] instead of failing, so that the one error the
+    /// user sees is `assert_injectable`'s, on the parameter's type.
+    pub struct Injector<T>(pub core::marker::PhantomData<T>);
+
+    /// Chosen by autoref when `T: FromScope`.
+    pub trait InjectorResolve<T> {
+        /// `T::requirements`.
+        fn requirements(&self, out: &mut Vec<Requirement>);
+        /// Resolves `T`. The future's `Send` is declared, not inferred, so
+        /// the generated body's future is `Send` without relying on
+        /// auto-trait leakage through nested async fns.
+        fn resolve<'a>(
+            &self,
+            scope: Option<&'a Scope>,
+            tool: &'static str,
+        ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a
+        where
+            T: 'a;
+    }
+
+    impl<T: FromScope> InjectorResolve<T> for &Injector<T> {
+        fn requirements(&self, out: &mut Vec<Requirement>) {
+            T::requirements(out);
+        }
+
+        // Not an `async fn`: that would capture the lifetime of `&self`.
+        #[allow(clippy::manual_async_fn)]
+        fn resolve<'a>(
+            &self,
+            scope: Option<&'a Scope>,
+            tool: &'static str,
+        ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a
+        where
+            T: 'a,
+        {
+            async move {
+                let Some(scope) = scope else {
+                    // Unreachable: `INJECTS` is true whenever a parameter is injected.
+                    return Err(CallError::DependencyMissing {
+                        tool,
+                        type_name: core::any::type_name::<T>(),
+                    });
+                };
+                T::from_scope(scope).await.map_err(|e| e.for_tool(tool))
+            }
+        }
+    }
+
+    /// The fallback when `T` is not [`FromScope`]; only ever compiled next to
+    /// the `assert_injectable` error.
+    pub trait InjectorFallback<T> {
+        /// Nothing.
+        fn requirements(&self, out: &mut Vec<Requirement>);
+        /// Never resolves.
+        fn resolve<'a>(
+            &self,
+            scope: Option<&'a Scope>,
+            tool: &'static str,
+        ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a
+        where
+            T: 'a;
+    }
+
+    impl<T> InjectorFallback<T> for Injector<T> {
+        fn requirements(&self, _: &mut Vec<Requirement>) {}
+
+        #[allow(clippy::manual_async_fn)]
+        fn resolve<'a>(
+            &self,
+            _: Option<&'a Scope>,
+            tool: &'static str,
+        ) -> impl core::future::Future<Output = Result<T, CallError>> + Send + 'a
+        where
+            T: 'a,
+        {
+            async move {
+                Err(CallError::DependencyMissing {
                     tool,
                     type_name: core::any::type_name::<T>(),
-                });
-            };
-            T::from_scope(scope).await.map_err(|e| e.for_tool(tool))
+                })
+            }
         }
     }
 

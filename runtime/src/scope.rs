@@ -501,6 +501,10 @@ pub trait FromScope: Sized + Send {
     }
 }
 
+// Not recommended, so that `Inject<Rc<u8>>` is reported as "cannot be
+// injected" with the note saying what `T` needs, not as two bare
+// "cannot be sent/shared between threads" errors.
+#[diagnostic::do_not_recommend]
 impl<T: ?Sized + Send + Sync + 'static> FromScope for Inject<T> {
     async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
         scope.resolve::<T>().await.map(Inject)

@@ -1,0 +1,10 @@
+// A key has no empty segments: "products..get" is rejected.
+use toolwright::tool;
+
+/// Read a product.
+#[tool(key = "products..get", effect = read, authorize = public)]
+async fn get_product(id: u64) -> u64 {
+    id
+}
+
+fn main() {}
