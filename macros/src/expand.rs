@@ -39,6 +39,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let injects = tool.params.iter().any(|p| matches!(p.kind, Kind::Inject));
+    let public = spec.authorize.is_none();
 
     let output_ty = match &tool.output {
         Output::Unit => quote!(()),
@@ -104,6 +105,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
             const LOCATION: ::toolwright::__private::Location = #location;
             #[doc(hidden)]
             const INJECTS: bool = #injects;
+            #[doc(hidden)]
+            const PUBLIC: bool = #public;
 
             type Output = #output_ty;
 

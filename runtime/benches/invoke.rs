@@ -1,1 +1,152 @@
-fn main(){}
+//! What a call costs: `Executor::invoke` and the typed `call` of a trivial
+//! tool against the floor (deserialize the arguments, call the fn directly,
+//! serialize the result).
+//!
+//! `cargo bench -p toolwright --bench invoke` prints criterion's estimates,
+//! then the interleaved ratios recorded in BENCHMARKS.md: on shared machines
+//! sequential runs drift, so each round runs a batch of every variant in
+//! rotating order and the report is the median of the per-round ratios.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use serde_json::{Value, json};
+use toolwright::{Catalog, Container, Executor, tool};
+
+/// Add two integers.
+#[tool(key = "math.add", effect = read, authorize = public)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// The floor: what any tool layer must do at least.
+fn floor(arguments: &Value) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Direct {
+        a: i64,
+        b: i64,
+    }
+    let args: Direct = serde_json::from_value(arguments.clone()).unwrap();
+    let sum = add_direct(args.a, args.b);
+    serde_json::to_value(sum).unwrap()
+}
+
+fn add_direct(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+struct Bench {
+    runtime: tokio::runtime::Runtime,
+    executor: Executor,
+    arguments: Value,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+        Bench {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            executor: Executor::new(catalog, Container::default()).unwrap(),
+            arguments: json!({"a": 2, "b": 3}),
+        }
+    }
+
+    fn floor(&self, iters: u64) -> Duration {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(floor(black_box(&self.arguments)));
+        }
+        start.elapsed()
+    }
+
+    // The arguments are cloned per call, as the floor clones them, so both
+    // pay for owning the input.
+    fn invoke(&self, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let args = black_box(&self.arguments).clone();
+                black_box(self.executor.invoke("add", args, &()).await.unwrap());
+            }
+            start.elapsed()
+        })
+    }
+
+    fn call(&self, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let args = black_box(AddArgs { a: 2, b: 3 });
+                black_box(self.executor.call(args, &()).await.unwrap());
+            }
+            start.elapsed()
+        })
+    }
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    let bench = Bench::new();
+    let mut group = c.benchmark_group("add");
+    group.bench_function("floor", |b| b.iter_custom(|n| bench.floor(n)));
+    group.bench_function("invoke", |b| b.iter_custom(|n| bench.invoke(n)));
+    group.bench_function("call", |b| b.iter_custom(|n| bench.call(n)));
+    group.finish();
+}
+
+criterion_group!(benches, criterion_benches);
+
+/// Median of per-round ratios, variants interleaved in rotating order.
+fn interleaved_ratios(rounds: usize, batch: u64) {
+    let bench = Bench::new();
+    type Variant<'a> = (&'a str, Box<dyn Fn(u64) -> Duration + 'a>);
+    let variants: Vec<Variant<'_>> = vec![
+        ("floor", Box::new(|n| bench.floor(n))),
+        ("invoke", Box::new(|n| bench.invoke(n))),
+        ("call", Box::new(|n| bench.call(n))),
+    ];
+    // Warm up every variant.
+    for (_, run) in &variants {
+        run(batch);
+    }
+    let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    for round in 0..rounds {
+        for k in 0..variants.len() {
+            let i = (round + k) % variants.len();
+            let elapsed = (variants[i].1)(batch);
+            per_call[i].push(elapsed.as_nanos() as f64 / batch as f64);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() / 10], v[v.len() * 9 / 10])
+    };
+    println!("\ninterleaved: {rounds} rounds of {batch} calls per variant");
+    for (i, (name, _)) in variants.iter().enumerate() {
+        let ratios: Vec<f64> = per_call[i]
+            .iter()
+            .zip(&per_call[0])
+            .map(|(v, f)| v / f)
+            .collect();
+        let (ns, low, high) = median(per_call[i].clone());
+        let (ratio, r_low, r_high) = median(ratios);
+        println!(
+            "{name:>8}: median {ns:7.0} ns/call (p10 {low:.0}, p90 {high:.0}); \
+             ratio to floor {ratio:.2}x (p10 {r_low:.2}, p90 {r_high:.2})"
+        );
+    }
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo test --benches` runs this binary without `--bench`: keep it short there.
+    if !std::env::args().any(|a| a == "--bench") {
+        interleaved_ratios(5, 1_000);
+    } else {
+        interleaved_ratios(41, 20_000);
+    }
+}

@@ -4,6 +4,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,8 +44,8 @@ pub struct Catalog {
 
 struct CatalogInner {
     entries: Vec<ToolEntry>,
-    by_name: HashMap<&'static str, usize>,
-    by_type: HashMap<TypeId, usize>,
+    by_name: HashMap<&'static str, usize, BuildHasherDefault<FnvHasher>>,
+    by_type: HashMap<TypeId, usize, BuildHasherDefault<FnvHasher>>,
 }
 
 /// One tool of a [`Catalog`]: its metadata and schemas, built once.
@@ -200,10 +201,20 @@ impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Conflict::Key { key, first, second } => {
-                write!(f, "duplicate tool key `{key}`: declared at {first} and at {second}")
+                write!(
+                    f,
+                    "duplicate tool key `{key}`: declared at {first} and at {second}"
+                )
             }
-            Conflict::Name { name, first, second } => {
-                write!(f, "duplicate tool name `{name}`: declared at {first} and at {second}")
+            Conflict::Name {
+                name,
+                first,
+                second,
+            } => {
+                write!(
+                    f,
+                    "duplicate tool name `{name}`: declared at {first} and at {second}"
+                )
             }
         }
     }
@@ -292,8 +303,9 @@ impl Catalog {
 
         let mut conflicts = Vec::new();
         let mut by_key: HashMap<&'static str, Location> = HashMap::new();
-        let mut by_name: HashMap<&'static str, usize> = HashMap::new();
-        let mut by_type = HashMap::new();
+        let mut by_name: HashMap<&'static str, usize, BuildHasherDefault<FnvHasher>> =
+            HashMap::default();
+        let mut by_type: HashMap<TypeId, usize, BuildHasherDefault<FnvHasher>> = HashMap::default();
         for (index, r) in registrations.iter().enumerate() {
             if let Some(first) = by_key.insert(r.key, r.location) {
                 conflicts.push(Conflict::Key {
@@ -391,6 +403,31 @@ impl Serialize for Catalog {
 
 impl std::error::Error for CatalogError {}
 
+/// FNV-1a for the per-call lookups: the keys (tool names and type ids) are
+/// few and chosen by the application, and a caller only ever looks one up,
+/// so SipHash's flood resistance buys nothing here.
+#[derive(Default)]
+struct FnvHasher(u64);
+
+impl Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &byte in bytes {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Whether `module` is `prefix` or one of its submodules.
 fn in_module(module: &str, prefix: &str) -> bool {
     match module.strip_prefix(prefix) {
@@ -413,7 +450,7 @@ impl CatalogBuilder {
     }
 
     /// Adds a registration.
-    pub fn add(mut self, registration: Registration) -> Self {
+    pub fn add_registration(mut self, registration: Registration) -> Self {
         self.registrations.push(registration);
         self
     }

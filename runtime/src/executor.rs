@@ -76,8 +76,16 @@ pub struct Executor {
 pub(crate) struct ExecutorInner {
     catalog: Catalog,
     container: Container,
-    validators: Vec<jsonschema::Validator>,
+    validators: Vec<Validation>,
     default_timeout: Option<Duration>,
+}
+
+/// How a tool's arguments are checked against its schema.
+struct Validation {
+    validator: jsonschema::Validator,
+    /// The schema says nothing deserializing does not already enforce, so a
+    /// successful deserialization needs no validator pass.
+    by_deserializing: bool,
 }
 
 /// One reason the executor could not be built.
@@ -119,7 +127,10 @@ impl fmt::Display for ExecutorProblem {
                 tool,
                 location,
                 message,
-            } => write!(f, "the input schema of tool `{tool}` at {location} does not compile: {message}"),
+            } => write!(
+                f,
+                "the input schema of tool `{tool}` at {location} does not compile: {message}"
+            ),
         }
     }
 }
@@ -180,7 +191,10 @@ impl ExecutorBuilder {
                 }
             }
             match jsonschema::draft202012::new(entry.input_schema()) {
-                Ok(validator) => validators.push(validator),
+                Ok(validator) => validators.push(Validation {
+                    validator,
+                    by_deserializing: crate::schema::deserialization_enforces(entry.input_schema()),
+                }),
                 Err(error) => problems.push(ExecutorProblem::InvalidSchema {
                     tool: entry.key(),
                     location: entry.location(),
@@ -270,8 +284,13 @@ impl Executor {
         let ctx = ErasedContext::new(ctx);
         let inner = &self.inner;
         traced::<A, _>(async move {
-            let value = serde_json::to_value(&args).map_err(|e| invalid::<A>("", e.to_string()))?;
-            inner.validate::<A>(index, &value)?;
+            // Typed arguments satisfy every structural rule; only a schema
+            // with constraints (ranges, lengths, patterns) needs a check.
+            if !inner.validators[index].by_deserializing {
+                let value =
+                    serde_json::to_value(&args).map_err(|e| invalid::<A>("", e.to_string()))?;
+                inner.validate::<A>(index, &value)?;
+            }
             inner.run(args, ctx).await
         })
         .await
@@ -296,8 +315,7 @@ pub(crate) fn invoke_erased<'a, T: Tool>(
     ctx: ErasedContext<'a>,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
     Box::pin(traced::<T, _>(async move {
-        inner.validate::<T>(index, &arguments)?;
-        let args = deserialize::<T>(&arguments)?;
+        let args = inner.check::<T>(index, &arguments)?;
         let output = inner.run(args, ctx).await?;
         serde_json::to_value(output).map_err(|source| CallError::Output {
             tool: T::KEY,
@@ -318,10 +336,15 @@ async fn traced<T: Tool, R>(
         effect = T::EFFECT.as_str(),
         outcome = tracing::field::Empty,
     );
-    let result = CatchUnwind::new(Box::pin(pipeline))
+    let result = CatchUnwind::new(pipeline)
         .instrument(span.clone())
         .await
-        .unwrap_or_else(|message| Err(CallError::Panicked { tool: T::KEY, message }));
+        .unwrap_or_else(|message| {
+            Err(CallError::Panicked {
+                tool: T::KEY,
+                message,
+            })
+        });
     span.record("outcome", outcome_label(&result));
     result
 }
@@ -349,22 +372,19 @@ fn invalid<T: Tool>(path: &str, message: String) -> CallError {
     }
 }
 
-/// Deserializes validated arguments. JSON Schema counts `2.0` as an integer
-/// but serde does not, so a failure is retried once with integral floats
-/// written as integers, which changes no value's meaning.
-fn deserialize<T: Tool>(arguments: &Value) -> Result<T, CallError> {
-    match T::deserialize(arguments) {
-        Ok(args) => Ok(args),
-        Err(first) => {
-            let mut normalized = arguments.clone();
-            if integral_floats_to_integers(&mut normalized)
-                && let Ok(args) = T::deserialize(&normalized)
-            {
-                return Ok(args);
-            }
-            Err(invalid::<T>("", first.to_string()))
+/// Deserializes arguments the validator accepted. JSON Schema counts `2.0`
+/// as an integer but serde does not, so a failure is retried once with
+/// integral floats written as integers, which changes no value's meaning.
+fn deserialize_valid<T: Tool>(arguments: &Value) -> Result<T, CallError> {
+    T::deserialize(arguments).or_else(|first| {
+        let mut normalized = arguments.clone();
+        if integral_floats_to_integers(&mut normalized)
+            && let Ok(args) = T::deserialize(&normalized)
+        {
+            return Ok(args);
         }
-    }
+        Err(invalid::<T>("", first.to_string()))
+    })
 }
 
 /// Rewrites every float with no fractional part that fits in 64 bits as an
@@ -394,8 +414,19 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 }
 
 impl ExecutorInner {
+    /// Step 2: validate against the advertised schema and deserialize.
+    fn check<T: Tool>(&self, index: usize, arguments: &Value) -> Result<T, CallError> {
+        if self.validators[index].by_deserializing
+            && let Ok(args) = T::deserialize(arguments)
+        {
+            return Ok(args);
+        }
+        self.validate::<T>(index, arguments)?;
+        deserialize_valid::<T>(arguments)
+    }
+
     fn validate<T: Tool>(&self, index: usize, arguments: &Value) -> Result<(), CallError> {
-        let validator = &self.validators[index];
+        let validator = &self.validators[index].validator;
         if validator.is_valid(arguments) {
             return Ok(());
         }
@@ -415,16 +446,20 @@ impl ExecutorInner {
     /// Steps 3 to 7 of the pipeline, on validated arguments.
     async fn run<T: Tool>(&self, args: T, ctx: ErasedContext<'_>) -> Result<T::Output, CallError> {
         let call = Invocation::new(args);
-        match T::__authorize(ctx, &call).await? {
-            Verdict::Allow => {}
-            Verdict::Deny | Verdict::Pending => return Err(CallError::Denied { tool: T::KEY }),
+        if !T::PUBLIC {
+            match T::__authorize(ctx, &call).await? {
+                Verdict::Allow => {}
+                Verdict::Deny | Verdict::Pending => return Err(CallError::Denied { tool: T::KEY }),
+            }
         }
         if T::EFFECT.requires_approval() {
             match T::__approve(ctx, &call).await? {
                 Verdict::Allow => {}
                 Verdict::Deny => return Err(CallError::NotApproved { tool: T::KEY }),
                 Verdict::Pending => {
-                    return Err(CallError::ApprovalRequired(Box::new(call.approval_request())));
+                    return Err(CallError::ApprovalRequired(Box::new(
+                        call.approval_request(),
+                    )));
                 }
             }
         }
@@ -440,7 +475,10 @@ impl ExecutorInner {
             Some(after) => match tokio::time::timeout(after, body).await {
                 Ok(finished) => settle::<T>(finished),
                 Err(_) => (
-                    Err(CallError::Timeout { tool: T::KEY, after }),
+                    Err(CallError::Timeout {
+                        tool: T::KEY,
+                        after,
+                    }),
                     Outcome::Cancelled,
                 ),
             },
@@ -469,9 +507,12 @@ fn settle<T: Tool>(
     }
 }
 
-/// A future that turns a panic while polling into `Err(message)`.
-pub(crate) struct CatchUnwind<F> {
-    future: F,
+pin_project_lite::pin_project! {
+    /// A future that turns a panic while polling into `Err(message)`.
+    pub(crate) struct CatchUnwind<F> {
+        #[pin]
+        future: F,
+    }
 }
 
 impl<F> CatchUnwind<F> {
@@ -480,12 +521,12 @@ impl<F> CatchUnwind<F> {
     }
 }
 
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
+impl<F: Future> Future for CatchUnwind<F> {
     type Output = Result<F::Output, String>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let future = &mut self.future;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(future).poll(cx))) {
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let future = self.project().future;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Err(payload) => Poll::Ready(Err(panic_message(payload))),

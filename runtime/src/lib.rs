@@ -59,6 +59,7 @@ mod catalog;
 mod error;
 mod executor;
 mod invocation;
+mod schema;
 mod scope;
 mod tool;
 
@@ -126,15 +127,9 @@ pub mod __private {
 
     use serde_json::Value;
 
-    /// The canonical input schema of `T`: draft 2020-12, without the root
-    /// title and description (those are the generated struct's, not the tool's).
+    /// The canonical input schema of `T`.
     pub fn input_schema<T: schemars::JsonSchema>() -> Value {
-        let mut schema = schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<T>();
-        schema.remove("title");
-        schema.remove("description");
-        schema.to_value()
+        crate::schema::input_schema::<T>()
     }
 
     /// Picks the output schema when the output type has one.

@@ -194,6 +194,9 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// Whether the tool has injected parameters (and so needs a scope).
     #[doc(hidden)]
     const INJECTS: bool;
+    /// Whether the tool is open to every caller (`authorize = public`).
+    #[doc(hidden)]
+    const PUBLIC: bool;
 
     /// The successful result of the tool.
     type Output: Serialize + Send + 'static;

@@ -1,0 +1,181 @@
+//! The canonical input schema of a tool, and what it takes to enforce it.
+
+use serde_json::{Map, Value};
+
+/// The canonical input schema of `T`: JSON Schema draft 2020-12, without the
+/// root title and description (the generated struct's, not the tool's), and
+/// with every integer bounded by its Rust type, so the schema accepts
+/// exactly the numbers the deserializer accepts.
+pub(crate) fn input_schema<T: schemars::JsonSchema>() -> Value {
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    schema.remove("title");
+    schema.remove("description");
+    let mut value = schema.to_value();
+    bound_integers(&mut value);
+    value
+}
+
+/// The bounds of the integer formats schemars writes.
+fn format_bounds(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (u8::MIN.into(), u8::MAX.into()),
+        "uint16" => (u16::MIN.into(), u16::MAX.into()),
+        "uint32" => (u32::MIN.into(), u32::MAX.into()),
+        "uint64" | "uint" => (u64::MIN.into(), u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+fn is_integer_type(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+        _ => false,
+    }
+}
+
+/// Adds the type's own `minimum`/`maximum` where the schema has none.
+fn bound_integers(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if is_integer_type(map)
+                && let Some((min, max)) = map
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .and_then(format_bounds)
+            {
+                map.entry("minimum").or_insert(min);
+                map.entry("maximum").or_insert(max);
+            }
+            map.values_mut().for_each(bound_integers);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
+}
+
+/// Keywords that only restate what the deserializer of a schemars-described
+/// type already checks (types, fields, required and unknown fields, enum
+/// variants) or that describe without constraining.
+const STRUCTURAL: &[&str] = &[
+    "$schema",
+    "$defs",
+    "$ref",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "enum",
+    "const",
+    "oneOf",
+    "anyOf",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "format",
+    "minimum",
+    "maximum",
+];
+
+/// Whether deserializing already enforces everything `schema` says, so the
+/// executor may skip the validator when deserialization succeeds.
+///
+/// True when every keyword is structural and every `minimum`/`maximum` is
+/// exactly the bound of the integer's own format. Anything else (a length,
+/// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
+/// validator. This is only an optimisation: a `false` is always safe.
+pub(crate) fn deserialization_enforces(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(_) => true,
+        Value::Object(map) => {
+            let bounds = map
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(format_bounds)
+                .filter(|_| is_integer_type(map));
+            for (keyword, value) in map {
+                if !STRUCTURAL.contains(&keyword.as_str()) {
+                    return false;
+                }
+                let subschemas_ok = match keyword.as_str() {
+                    "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
+                    "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
+                    "properties" | "$defs" => value
+                        .as_object()
+                        .is_some_and(|m| m.values().all(deserialization_enforces)),
+                    "items" | "additionalProperties" => deserialization_enforces(value),
+                    "prefixItems" | "oneOf" | "anyOf" => value
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(deserialization_enforces)),
+                    _ => true,
+                };
+                if !subschemas_ok {
+                    return false;
+                }
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn plain_types_need_no_validator() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
+                "b": {"type": ["string", "null"]},
+                "c": {"$ref": "#/$defs/Size"},
+                "d": {"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}}
+            },
+            "required": ["a"],
+            "additionalProperties": false,
+            "$defs": {"Size": {"type": "string", "enum": ["s", "m"]}}
+        });
+        assert!(deserialization_enforces(&schema));
+    }
+
+    #[test]
+    fn constraints_need_the_validator() {
+        for constrained in [
+            json!({"type": "integer", "format": "uint8", "minimum": 1, "maximum": 255}),
+            json!({"type": "string", "maxLength": 3}),
+            json!({"type": "string", "pattern": "^a$"}),
+            json!({"type": "array", "uniqueItems": true}),
+            json!({"type": "number", "minimum": 0}),
+            json!({"type": "object", "properties": {"x": {"type": "string", "minLength": 1}}}),
+        ] {
+            assert!(!deserialization_enforces(&constrained), "{constrained}");
+        }
+    }
+
+    #[test]
+    fn integers_get_their_type_bounds() {
+        let mut schema = json!({"properties": {
+            "n": {"type": "integer", "format": "uint32", "minimum": 0},
+            "m": {"type": ["integer", "null"], "format": "int32", "maximum": 10}
+        }});
+        bound_integers(&mut schema);
+        assert_eq!(schema["properties"]["n"]["maximum"], json!(u32::MAX));
+        assert_eq!(schema["properties"]["m"]["minimum"], json!(i32::MIN));
+        assert_eq!(schema["properties"]["m"]["maximum"], json!(10));
+    }
+}
