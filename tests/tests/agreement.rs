@@ -67,6 +67,60 @@ async fn check_order(
     }
 }
 
+static PLAIN_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// A tool whose schema says nothing its types do not: the executor may
+/// trust deserialization alone, and must still agree with the schema.
+#[tool(key = "orders.plain", effect = read, authorize = public)]
+async fn plain_order(
+    quantity: u32,
+    small: u8,
+    size: Size,
+    note: Option<String>,
+    tags: Vec<String>,
+) -> Value {
+    PLAIN_RUNS.fetch_add(1, Ordering::SeqCst);
+    json!({"quantity": quantity, "small": small, "size": size, "note": note, "tags": tags})
+}
+
+fn plain_arguments() -> impl Strategy<Value = Value> {
+    (
+        field(integers_within(0, 5_000), numbers()),
+        field(
+            integers_within(0, 255),
+            prop_oneof![Just(json!(256)), Just(json!(-1)), numbers()],
+        ),
+        field(
+            prop_oneof![Just(json!("small")), Just(json!("large"))],
+            Just(json!("huge")),
+        ),
+        field(
+            prop_oneof!["[a-z]{0,8}".prop_map(Value::from), Just(Value::Null)],
+            Just(json!(3)),
+        ),
+        field(
+            proptest::collection::vec("[a-z]{0,5}".prop_map(Value::from), 0..4)
+                .prop_map(Value::from),
+            proptest::collection::vec(anything(), 1..3).prop_map(Value::from),
+        ),
+    )
+        .prop_map(|(quantity, small, size, note, tags)| {
+            let mut map = Map::new();
+            for (name, value) in [
+                ("quantity", quantity),
+                ("small", small),
+                ("size", size),
+                ("note", note),
+                ("tags", tags),
+            ] {
+                if let Some(value) = value {
+                    map.insert(name.into(), value);
+                }
+            }
+            Value::Object(map)
+        })
+}
+
 fn numbers() -> impl Strategy<Value = Value> {
     prop_oneof![
         (-5i64..120).prop_map(Value::from),
@@ -148,13 +202,18 @@ fn arguments() -> impl Strategy<Value = Value> {
             "[a-z]{9,12}".prop_map(Value::from),
         ),
         field(
-            prop_oneof![Just(json!("small")), Just(json!("medium")), Just(json!("large"))],
+            prop_oneof![
+                Just(json!("small")),
+                Just(json!("medium")),
+                Just(json!("large"))
+            ],
             prop_oneof![Just(json!("huge")), Just(json!("Small"))],
         ),
         field(address(), Just(json!("Paris"))),
         field(integers_within(1, 5), numbers()),
         field(
-            proptest::collection::vec("[a-z]{0,5}".prop_map(Value::from), 0..=3).prop_map(Value::from),
+            proptest::collection::vec("[a-z]{0,5}".prop_map(Value::from), 0..=3)
+                .prop_map(Value::from),
             proptest::collection::vec(anything(), 0..6).prop_map(Value::from),
         ),
         proptest::bool::weighted(0.03),
@@ -203,12 +262,14 @@ struct Fixture {
     runtime: tokio::runtime::Runtime,
     executor: Executor,
     validator: jsonschema::Validator,
+    plain_validator: jsonschema::Validator,
 }
 
 fn fixture() -> Fixture {
     let catalog = Catalog::discover().unwrap();
     // A client's view: the advertised schema, compiled by a standard validator.
     let advertised = catalog.get("check_order").unwrap().input_schema().clone();
+    let plain = catalog.get("plain_order").unwrap().input_schema().clone();
     Fixture {
         runtime: tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -216,6 +277,7 @@ fn fixture() -> Fixture {
             .unwrap(),
         executor: Executor::new(catalog, Container::default()).unwrap(),
         validator: jsonschema::validator_for(&advertised).unwrap(),
+        plain_validator: jsonschema::validator_for(&plain).unwrap(),
     }
 }
 
@@ -256,8 +318,33 @@ proptest! {
             Ok(())
         })?;
     }
-}
 
+    #[test]
+    fn schema_and_executor_agree_when_types_say_everything(args in plain_arguments()) {
+        thread_local!(static FIXTURE: Fixture = fixture());
+        FIXTURE.with(|f| {
+            let accepted_by_schema = f.plain_validator.is_valid(&args);
+            let runs_before = PLAIN_RUNS.load(Ordering::SeqCst);
+            let result = f.runtime.block_on(f.executor.invoke("plain_order", args.clone(), &()));
+            let ran = PLAIN_RUNS.load(Ordering::SeqCst) - runs_before;
+            match result {
+                Ok(received) => {
+                    prop_assert!(accepted_by_schema, "executor accepted what the schema rejects: {args}");
+                    prop_assert_eq!(ran, 1);
+                    for (name, value) in args.as_object().unwrap() {
+                        prop_assert!(same_meaning(value, &received[name]), "{name}: sent {value}, received {}", received[name]);
+                    }
+                }
+                Err(CallError::InvalidArguments { .. }) => {
+                    prop_assert!(!accepted_by_schema, "executor rejected what the schema accepts: {args}");
+                    prop_assert_eq!(ran, 0);
+                }
+                Err(other) => prop_assert!(false, "unexpected error {other:?} for {args}"),
+            }
+            Ok(())
+        })?;
+    }
+}
 
 #[test]
 fn the_generator_exercises_both_sides() {
@@ -274,5 +361,8 @@ fn the_generator_exercises_both_sides() {
             invalid += 1;
         }
     }
-    assert!(valid >= 50 && invalid >= 50, "valid {valid}, invalid {invalid}");
+    assert!(
+        valid >= 50 && invalid >= 50,
+        "valid {valid}, invalid {invalid}"
+    );
 }

@@ -94,7 +94,11 @@ fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
         .conflicts
         .iter()
         .find_map(|c| match c {
-            Conflict::Name { name, first, second } => Some((*name, *first, *second)),
+            Conflict::Name {
+                name,
+                first,
+                second,
+            } => Some((*name, *first, *second)),
             _ => None,
         })
         .expect("a name conflict");
@@ -102,7 +106,10 @@ fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
     assert_ne!(name.1, name.2);
 
     let message = error.to_string();
-    assert!(message.contains("duplicate tool key `products.list`"), "{message}");
+    assert!(
+        message.contains("duplicate tool key `products.list`"),
+        "{message}"
+    );
     assert!(message.contains("(catalog::legacy)"), "{message}");
     assert!(message.contains("catalog.rs:"), "{message}");
 }
@@ -117,7 +124,12 @@ fn discover_in_keeps_whole_modules_only() {
     let keys: Vec<&str> = catalog.iter().map(|t| t.key()).collect();
     assert_eq!(
         keys,
-        ["orders.place", "products.get", "products.list", "productsx.ping"]
+        [
+            "orders.place",
+            "products.get",
+            "products.list",
+            "productsx.ping"
+        ]
     );
 }
 
@@ -136,16 +148,24 @@ fn catalog_order_is_stable_and_sorted_by_key() {
             .collect();
         assert_eq!(first, again);
     }
-    let serialized_once = serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
-    let serialized_twice = serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
-    assert_eq!(serialized_once, serialized_twice, "same binary, same schemas");
+    let serialized_once =
+        serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
+    let serialized_twice =
+        serde_json::to_string(&Catalog::discover_in(["catalog::shop"]).unwrap()).unwrap();
+    assert_eq!(
+        serialized_once, serialized_twice,
+        "same binary, same schemas"
+    );
 }
 
 #[test]
 fn lookup_by_name_and_by_key() {
     let catalog = Catalog::discover_in(["catalog::shop"]).unwrap();
     assert_eq!(catalog.get("get_product").unwrap().key(), "products.get");
-    assert_eq!(catalog.get_by_key("orders.place").unwrap().name(), "place_order");
+    assert_eq!(
+        catalog.get_by_key("orders.place").unwrap().name(),
+        "place_order"
+    );
     assert!(catalog.get("nope").is_none());
     assert!(catalog.get_by_key("nope").is_none());
 }
@@ -159,30 +179,46 @@ fn descriptor_serializes_metadata_and_schemas() {
     assert_eq!(get["title"], json!("Get a product"));
     assert_eq!(get["description"], json!("Read one product."));
     assert_eq!(get["effect"], json!("read"));
-    assert_eq!(get["idempotent"], json!(true), "read tools are idempotent by default");
+    assert_eq!(
+        get["idempotent"],
+        json!(true),
+        "read tools are idempotent by default"
+    );
     assert_eq!(get["input_schema"]["type"], json!("object"));
     assert_eq!(
         get["input_schema"]["properties"]["id"]["description"],
         json!("The product's identifier.")
     );
     assert_eq!(get["output_schema"]["type"], json!(["string", "null"]));
-    assert_eq!(get["location"]["module_path"], json!("catalog::shop::products"));
+    assert_eq!(
+        get["location"]["module_path"],
+        json!("catalog::shop::products")
+    );
     assert!(get.get("title").is_some());
 
     let place = catalog.get("place_order").unwrap();
     assert_eq!(place.effect(), Effect::Write);
     assert!(!place.idempotent());
     assert!(place.open_world());
-    assert_eq!(catalog.get("get_product").unwrap().timeout(), Some(std::time::Duration::from_secs(2)));
+    assert_eq!(
+        catalog.get("get_product").unwrap().timeout(),
+        Some(std::time::Duration::from_secs(2))
+    );
 }
 
 #[test]
 fn builder_refuses_duplicates_too() {
     use toolwright::Registration;
     let error = Catalog::builder()
-        .add(Registration::of::<shop::products::ListProductsArgs>())
-        .add(Registration::of::<legacy::ListProductsArgs>())
+        .add_registration(Registration::of::<shop::products::ListProductsArgs>())
+        .add_registration(Registration::of::<legacy::ListProductsArgs>())
         .build()
         .unwrap_err();
-    assert!(matches!(error.conflicts.as_slice(), [Conflict::Key { key: "products.list", .. }]));
+    assert!(matches!(
+        error.conflicts.as_slice(),
+        [Conflict::Key {
+            key: "products.list",
+            ..
+        }]
+    ));
 }

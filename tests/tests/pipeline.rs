@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use toolwright::{
-    CallError, Catalog, Container, Context, Digest, Executor, HookKind, Inject, Invocation, Verdict,
-    tool,
+    CallError, Catalog, Container, Context, Digest, Executor, HookKind, Inject, Invocation,
+    Verdict, tool,
 };
 
 /// Who is calling, and what the test wants the hooks to answer.
@@ -161,13 +161,21 @@ async fn authorized_and_approved_write_runs_once() {
 #[tokio::test]
 async fn denied_call_runs_neither_approve_nor_body() {
     let _serial = SERIAL.lock().await;
-    let (approved, ran) = (APPROVED.load(Ordering::SeqCst), TRANSFERS.load(Ordering::SeqCst));
+    let (approved, ran) = (
+        APPROVED.load(Ordering::SeqCst),
+        TRANSFERS.load(Ordering::SeqCst),
+    );
     let actor = Actor {
         may_call: false,
         approval: Verdict::Allow,
     };
     let result = executor().invoke("transfer", transfer_args(), &actor).await;
-    assert!(matches!(result, Err(CallError::Denied { tool: "bank.transfer" })));
+    assert!(matches!(
+        result,
+        Err(CallError::Denied {
+            tool: "bank.transfer"
+        })
+    ));
     assert_eq!(APPROVED.load(Ordering::SeqCst), approved);
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
 }
@@ -181,7 +189,12 @@ async fn write_without_approval_never_runs() {
         approval: Verdict::Deny,
     };
     let result = executor().invoke("transfer", transfer_args(), &actor).await;
-    assert!(matches!(result, Err(CallError::NotApproved { tool: "bank.transfer" })));
+    assert!(matches!(
+        result,
+        Err(CallError::NotApproved {
+            tool: "bank.transfer"
+        })
+    ));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
 }
 
@@ -221,7 +234,11 @@ async fn pending_approval_returns_the_request_bound_to_the_arguments() {
     assert_eq!(first.digest, explicit_default.digest);
     assert_ne!(first.digest, changed.digest);
     assert_eq!(first.digest, Digest::of("bank.transfer", &first.arguments));
-    assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran, "a pending call never runs");
+    assert_eq!(
+        TRANSFERS.load(Ordering::SeqCst),
+        ran,
+        "a pending call never runs"
+    );
 }
 
 #[tokio::test]
@@ -244,7 +261,11 @@ async fn injected_and_context_parameters_cannot_be_supplied() {
         }
     }
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
-    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized, "hooks never see invalid input");
+    assert_eq!(
+        AUTHORIZED.load(Ordering::SeqCst),
+        authorized,
+        "hooks never see invalid input"
+    );
 }
 
 #[tokio::test]
@@ -257,7 +278,10 @@ async fn injected_and_context_parameters_are_absent_from_the_schema() {
     assert_eq!(names, ["cents", "from", "memo", "to"]);
     assert_eq!(schema["additionalProperties"], json!(false));
     assert_eq!(schema["required"], json!(["from", "to", "cents"]));
-    assert_eq!(properties["cents"]["description"], json!("Amount in cents."));
+    assert_eq!(
+        properties["cents"]["description"],
+        json!("Amount in cents.")
+    );
     assert_eq!(properties["memo"]["default"], json!("transfer"));
 }
 
@@ -279,14 +303,19 @@ async fn every_violation_is_reported_with_its_path() {
     let paths: Vec<&str> = violations.0.iter().map(|v| v.path.as_str()).collect();
     assert!(paths.contains(&"/word"), "{violations}");
     assert!(paths.contains(&"/times"), "{violations}");
-    assert!(paths.contains(&""), "the unknown field is reported at the root: {violations}");
+    assert!(
+        paths.contains(&""),
+        "the unknown field is reported at the root: {violations}"
+    );
     assert_eq!(ECHOES.load(Ordering::SeqCst), ran);
 }
 
 #[tokio::test]
 async fn arguments_that_are_not_an_object_are_invalid() {
     for args in [json!(null), json!([1, 2]), json!("word"), json!(3)] {
-        let result = executor().invoke("echo", args.clone(), &Actor::allowed()).await;
+        let result = executor()
+            .invoke("echo", args.clone(), &Actor::allowed())
+            .await;
         assert!(
             matches!(result, Err(CallError::InvalidArguments { .. })),
             "{args} gave {result:?}"
@@ -298,14 +327,20 @@ async fn arguments_that_are_not_an_object_are_invalid() {
 async fn an_integral_float_is_accepted_where_the_schema_says_integer() {
     let _serial = SERIAL.lock().await;
     let result = executor()
-        .invoke("echo", json!({"word": "ab", "times": 2.0}), &Actor::allowed())
+        .invoke(
+            "echo",
+            json!({"word": "ab", "times": 2.0}),
+            &Actor::allowed(),
+        )
         .await;
     assert_eq!(result.unwrap(), json!("abab"));
 }
 
 #[tokio::test]
 async fn unknown_tool_is_named() {
-    let result = executor().invoke("nope", json!({}), &Actor::allowed()).await;
+    let result = executor()
+        .invoke("nope", json!({}), &Actor::allowed())
+        .await;
     match result {
         Err(CallError::UnknownTool { name }) => assert_eq!(name, "nope"),
         other => panic!("expected UnknownTool, got {other:?}"),
@@ -318,14 +353,26 @@ async fn tool_error_keeps_its_source() {
         .invoke("reserve", json!({"sku": "A-1"}), &Actor::allowed())
         .await;
     let error = result.unwrap_err();
-    assert!(matches!(error, CallError::Tool { tool: "stock.reserve", .. }));
-    let source = error.source().unwrap().downcast_ref::<OutOfStock>().unwrap();
+    assert!(matches!(
+        error,
+        CallError::Tool {
+            tool: "stock.reserve",
+            ..
+        }
+    ));
+    let source = error
+        .source()
+        .unwrap()
+        .downcast_ref::<OutOfStock>()
+        .unwrap();
     assert_eq!(source, &OutOfStock { sku: "A-1".into() });
 }
 
 #[tokio::test]
 async fn hook_error_keeps_its_source() {
-    let result = executor().invoke("audit", json!({}), &Actor::allowed()).await;
+    let result = executor()
+        .invoke("audit", json!({}), &Actor::allowed())
+        .await;
     let error = result.unwrap_err();
     assert!(matches!(
         error,
@@ -335,14 +382,22 @@ async fn hook_error_keeps_its_source() {
             ..
         }
     ));
-    assert!(error.source().unwrap().downcast_ref::<PolicyDown>().is_some());
+    assert!(
+        error
+            .source()
+            .unwrap()
+            .downcast_ref::<PolicyDown>()
+            .is_some()
+    );
 }
 
 #[tokio::test]
 async fn a_context_of_the_wrong_type_is_a_clear_error() {
     let _serial = SERIAL.lock().await;
     let ran = ECHOES.load(Ordering::SeqCst);
-    let result = executor().invoke("echo", json!({"word": "hi"}), &"an actor?").await;
+    let result = executor()
+        .invoke("echo", json!({"word": "hi"}), &"an actor?")
+        .await;
     match result {
         Err(error @ CallError::ContextMismatch { .. }) => {
             let message = error.to_string();

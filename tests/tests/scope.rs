@@ -58,7 +58,11 @@ fn container(journal: &Arc<Journal>) -> Container {
                 journal.built.fetch_add(1, Ordering::SeqCst);
                 let on_close = journal.clone();
                 scope.on_close(move |outcome| async move {
-                    on_close.closed.lock().unwrap().push(("audit".into(), outcome));
+                    on_close
+                        .closed
+                        .lock()
+                        .unwrap()
+                        .push(("audit".into(), outcome));
                 });
                 Ok::<_, ResolveError>(Audit { tx_id: tx.id })
             }
@@ -173,7 +177,9 @@ async fn finalizer_sees_panicked_after_a_panic() {
 #[tokio::test]
 async fn finalizer_runs_before_invoke_returns_on_timeout() {
     let (result, journal) = run("hang").await;
-    assert!(matches!(result, Err(CallError::Timeout { after, .. }) if after == Duration::from_millis(100)));
+    assert!(
+        matches!(result, Err(CallError::Timeout { after, .. }) if after == Duration::from_millis(100))
+    );
     assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Cancelled)]);
 }
 
@@ -210,10 +216,17 @@ async fn concurrent_resolution_builds_once_and_finalizers_run_newest_first() {
     let journal = Arc::new(Journal::default());
     let result = executor(&journal).invoke("audit", json!({}), &()).await;
     assert_eq!(result.unwrap(), json!(0));
-    assert_eq!(journal.built.load(Ordering::SeqCst), 2, "one Tx and one Audit");
+    assert_eq!(
+        journal.built.load(Ordering::SeqCst),
+        2,
+        "one Tx and one Audit"
+    );
     assert_eq!(
         journal.closes(),
-        [("audit".to_owned(), Outcome::Ok), ("tx".to_owned(), Outcome::Ok)]
+        [
+            ("audit".to_owned(), Outcome::Ok),
+            ("tx".to_owned(), Outcome::Ok)
+        ]
     );
 }
 
@@ -221,8 +234,12 @@ async fn concurrent_resolution_builds_once_and_finalizers_run_newest_first() {
 async fn each_call_gets_its_own_scope() {
     let journal = Arc::new(Journal::default());
     let exec = executor(&journal);
-    let first = exec.invoke("work", json!({"behaviour": "succeed"}), &()).await;
-    let second = exec.invoke("work", json!({"behaviour": "succeed"}), &()).await;
+    let first = exec
+        .invoke("work", json!({"behaviour": "succeed"}), &())
+        .await;
+    let second = exec
+        .invoke("work", json!({"behaviour": "succeed"}), &())
+        .await;
     assert_eq!(first.unwrap(), json!(0));
     assert_eq!(second.unwrap(), json!(1));
     assert_eq!(journal.closes().len(), 2);
@@ -233,11 +250,13 @@ fn a_missing_provider_fails_executor_construction() {
     let catalog = Catalog::builder().register::<OrphanArgs>().build().unwrap();
     let error = Executor::new(catalog, Container::default()).unwrap_err();
     match error.problems.as_slice() {
-        [ExecutorProblem::MissingProvider {
-            tool,
-            location,
-            type_name,
-        }] => {
+        [
+            ExecutorProblem::MissingProvider {
+                tool,
+                location,
+                type_name,
+            },
+        ] => {
             assert_eq!(*tool, "work.orphan");
             assert!(location.file.ends_with("scope.rs"), "{location}");
             assert_eq!(location.module_path, "scope");
@@ -246,7 +265,10 @@ fn a_missing_provider_fails_executor_construction() {
         other => panic!("expected one MissingProvider, got {other:?}"),
     }
     let message = error.to_string();
-    assert!(message.contains("work.orphan") && message.contains("scope.rs:"), "{message}");
+    assert!(
+        message.contains("work.orphan") && message.contains("scope.rs:"),
+        "{message}"
+    );
 }
 
 #[test]
