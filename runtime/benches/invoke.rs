@@ -143,6 +143,10 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
+    // `--profile-time` runs one benchmark under a profiler: nothing else.
+    if std::env::args().any(|a| a == "--profile-time") {
+        return;
+    }
     // `cargo test --benches` runs this binary without `--bench`: keep it short there.
     if !std::env::args().any(|a| a == "--bench") {
         interleaved_ratios(5, 1_000);

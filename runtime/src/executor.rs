@@ -472,7 +472,9 @@ impl ExecutorInner {
         ));
         let timeout = T::TIMEOUT.or(self.default_timeout);
         let (result, outcome) = match timeout {
-            Some(after) => match tokio::time::timeout(after, body).await {
+            // Boxed: a timer is large, and calls without a timeout should
+            // not carry (and copy) its space in their future.
+            Some(after) => match Box::pin(tokio::time::timeout(after, body)).await {
                 Ok(finished) => settle::<T>(finished),
                 Err(_) => (
                     Err(CallError::Timeout {

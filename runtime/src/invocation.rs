@@ -41,7 +41,7 @@ pub struct Invocation<'a, A> {
     name: &'a str,
     effect: Effect,
     to_json: fn(&A) -> serde_json::Result<Value>,
-    canonical: OnceLock<Canonical>,
+    canonical: OnceLock<Box<Canonical>>,
 }
 
 struct Canonical {
@@ -121,7 +121,7 @@ impl<A> Invocation<'_, A> {
             // approval of real arguments can match.
             let arguments = (self.to_json)(&self.args).unwrap_or(Value::Null);
             let digest = Digest::of(self.key, &arguments);
-            Canonical { arguments, digest }
+            Box::new(Canonical { arguments, digest })
         })
     }
 }

@@ -106,6 +106,13 @@ async fn work(behaviour: Behaviour, tx: Inject<Tx>, again: Inject<Tx>) -> Result
     }
 }
 
+/// Wait forever in a transaction (no timeout: only the caller can stop it).
+#[tool(key = "work.linger", effect = read, authorize = public)]
+async fn linger(tx: Inject<Tx>) -> usize {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    tx.id
+}
+
 /// Resolve two request values concurrently.
 #[tool(key = "work.audit", effect = read, authorize = public)]
 async fn audit(#[inject] both: Both) -> usize {
@@ -137,6 +144,7 @@ fn executor(journal: &Arc<Journal>) -> Executor {
     let catalog = Catalog::builder()
         .register::<WorkArgs>()
         .register::<AuditArgs>()
+        .register::<LingerArgs>()
         .build()
         .unwrap();
     Executor::new(catalog, container(journal)).unwrap()
@@ -187,7 +195,7 @@ async fn finalizer_runs_before_invoke_returns_on_timeout() {
 async fn finalizer_runs_once_when_the_caller_drops_the_call() {
     let journal = Arc::new(Journal::default());
     let exec = executor(&journal);
-    let call = exec.invoke("work", json!({"behaviour": "hang"}), &());
+    let call = exec.invoke("linger", json!({}), &());
     // Poll long enough for the scope to open and the Tx to be built, then drop.
     let dropped = tokio::time::timeout(Duration::from_millis(20), call).await;
     assert!(dropped.is_err(), "the call was still running");
@@ -282,4 +290,16 @@ fn every_missing_provider_is_reported_at_once() {
     let error = Executor::new(catalog, Container::default()).unwrap_err();
     // audit needs Tx and Audit, orphan needs the clock, work needs Tx.
     assert_eq!(error.problems.len(), 4, "{error}");
+    let tools: Vec<_> = error
+        .problems
+        .iter()
+        .map(|p| match p {
+            ExecutorProblem::MissingProvider { tool, .. } => *tool,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        ["work.audit", "work.audit", "work.do", "work.orphan"]
+    );
 }

@@ -223,7 +223,10 @@ fn container(store: Arc<MemoryStore>) -> Container {
                         println!("    unit of work: commit {} change(s)", changes.len());
                         changes.into_iter().for_each(|c| store.apply(c));
                     } else {
-                        println!("    unit of work: roll back {} change(s) ({outcome:?})", changes.len());
+                        println!(
+                            "    unit of work: roll back {} change(s) ({outcome:?})",
+                            changes.len()
+                        );
                     }
                 });
                 Ok::<_, ResolveError>(work)
@@ -233,7 +236,10 @@ fn container(store: Arc<MemoryStore>) -> Container {
 }
 
 fn print_catalog(catalog: &Catalog) {
-    println!("{:<12} {:<14} {:<12} {:<24} description", "name", "key", "effect", "inputs");
+    println!(
+        "{:<12} {:<14} {:<12} {:<24} description",
+        "name", "key", "effect", "inputs"
+    );
     println!("{}", "-".repeat(96));
     for tool in catalog {
         let inputs = tool.input_schema()["properties"]
@@ -298,7 +304,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n== A write waits for a person, then runs once");
     let add = json!({"title": "water the plants"});
     if let Some(digest) = show(&executor, &bob, "add_task", add.clone()).await {
-        println!("  (a person approves digest {}…)", &digest.to_string()[..12]);
+        println!(
+            "  (a person approves digest {}…)",
+            &digest.to_string()[..12]
+        );
         approvals.grant(digest);
     }
     show(&executor, &bob, "add_task", add.clone()).await;

@@ -1,0 +1,129 @@
+//! Each call is a `tracing` span with the tool and its outcome.
+//!
+//! Alone in its test binary: `tracing` caches callsite interest globally, so
+//! a scoped subscriber is only reliable when no other thread registers the
+//! callsite at the same time.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use toolwright::{Catalog, Container, Executor, Invocation, tool};
+
+async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {
+    true
+}
+
+/// Double a number.
+#[tool(key = "math.double", effect = read, authorize = anyone)]
+async fn double(#[schemars(range(max = 10))] n: u32) -> u32 {
+    n * 2
+}
+
+/// A span as the subscriber saw it: its name and every field recorded.
+#[derive(Debug, Default, Clone)]
+struct SeenSpan {
+    name: &'static str,
+    fields: Vec<(String, String)>,
+}
+
+/// A minimal subscriber that keeps every span it is shown.
+#[derive(Default, Clone)]
+struct Recorder {
+    spans: Arc<Mutex<Vec<SeenSpan>>>,
+}
+
+struct FieldWriter<'a>(&'a mut Vec<(String, String)>);
+
+impl tracing::field::Visit for FieldWriter<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut seen = SeenSpan {
+            name: span.metadata().name(),
+            fields: Vec::new(),
+        };
+        span.record(&mut FieldWriter(&mut seen.fields));
+        let mut spans = self.spans.lock().unwrap();
+        spans.push(seen);
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut spans = self.spans.lock().unwrap();
+        let seen = &mut spans[span.into_u64() as usize - 1];
+        values.record(&mut FieldWriter(&mut seen.fields));
+    }
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, _: &tracing::Event<'_>) {}
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+fn field<'a>(span: &'a SeenSpan, name: &str) -> Option<&'a str> {
+    span.fields
+        .iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn each_call_is_a_span_with_tool_and_outcome() {
+    let recorder = Recorder::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || {
+        let catalog = Catalog::builder().register::<DoubleArgs>().build().unwrap();
+        let executor = Executor::new(catalog, Container::default()).unwrap();
+        runtime.block_on(async {
+            executor
+                .invoke("double", json!({"n": 2}), &())
+                .await
+                .unwrap();
+            executor
+                .invoke("double", json!({"n": 99}), &())
+                .await
+                .unwrap_err();
+            executor
+                .invoke("double", json!({"n": 2}), &"not a unit")
+                .await
+                .unwrap_err();
+        });
+    });
+    let spans: Vec<SeenSpan> = recorder
+        .spans
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.name == "toolwright.call")
+        .cloned()
+        .collect();
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    for span in &spans {
+        assert_eq!(field(span, "key"), Some("math.double"));
+        assert_eq!(field(span, "name"), Some("double"));
+        assert_eq!(field(span, "effect"), Some("read"));
+    }
+    let outcomes: Vec<_> = spans.iter().map(|s| field(s, "outcome")).collect();
+    assert_eq!(
+        outcomes,
+        [Some("ok"), Some("invalid_arguments"), Some("error")]
+    );
+}
