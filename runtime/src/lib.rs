@@ -59,6 +59,8 @@ mod catalog;
 mod error;
 mod executor;
 mod invocation;
+#[cfg(feature = "providers")]
+pub mod providers;
 mod schema;
 mod scope;
 mod tool;

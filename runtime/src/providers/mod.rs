@@ -1,0 +1,715 @@
+//! One catalog, four model APIs: tool lists, tool calls and tool results for
+//! OpenAI (Chat Completions and Responses), Anthropic Messages and Gemini.
+//!
+//! The round trip, with no glue in the application:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolwright::providers::{self, Format};
+//! use toolwright::{tool, Catalog, Container, Executor};
+//!
+//! /// Add two numbers.
+//! #[tool(key = "math.add", effect = read, authorize = public)]
+//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+//! let executor = Executor::new(catalog.clone(), Container::default()).unwrap();
+//!
+//! // 1. The `tools` field of the request.
+//! let tools = providers::export(&catalog, Format::OpenAiChat { strict: true }).unwrap();
+//! assert_eq!(tools[0]["function"]["name"], "add");
+//!
+//! // 2. The model's answer, parsed into calls.
+//! let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+//!     {"id": "call_1", "type": "function",
+//!      "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}
+//! ]}}]});
+//! let calls = providers::parse_calls(&response, Format::OpenAiChat { strict: true }).unwrap();
+//!
+//! // 3. Every call through the executor's one pipeline, in order.
+//! let outcomes = executor.run_calls(calls, &()).await;
+//!
+//! // 4. The messages to send back.
+//! let messages = providers::result_messages(&outcomes, Format::OpenAiChat { strict: true });
+//! assert_eq!(messages[0], json!({"role": "tool", "tool_call_id": "call_1", "content": "5"}));
+//! # }
+//! ```
+
+mod schema;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Catalog, ToolEntry};
+use crate::error::CallError;
+use crate::executor::Executor;
+
+pub(crate) use schema::strip_absent_nulls;
+
+/// A model API's wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// OpenAI Chat Completions: `{"type": "function", "function": {...}}`.
+    /// With `strict`, schemas follow Structured Outputs' rules.
+    OpenAiChat {
+        /// Export for `strict: true`.
+        strict: bool,
+    },
+    /// OpenAI Responses: `{"type": "function", "name", ...}`.
+    OpenAiResponses {
+        /// Export for `strict: true`.
+        strict: bool,
+    },
+    /// Anthropic Messages: `{"name", "description", "input_schema"}`.
+    Anthropic,
+    /// Gemini `functionDeclarations` with `parameters` (OpenAPI 3.0 subset).
+    Gemini,
+    /// Gemini `functionDeclarations` with `parametersJsonSchema` (JSON Schema).
+    GeminiJsonSchema,
+}
+
+impl Format {
+    /// Every format, for listings and tests.
+    pub const ALL: [Format; 7] = [
+        Format::OpenAiChat { strict: false },
+        Format::OpenAiChat { strict: true },
+        Format::OpenAiResponses { strict: false },
+        Format::OpenAiResponses { strict: true },
+        Format::Anthropic,
+        Format::Gemini,
+        Format::GeminiJsonSchema,
+    ];
+
+    fn is_openai(self) -> bool {
+        matches!(
+            self,
+            Format::OpenAiChat { .. } | Format::OpenAiResponses { .. }
+        )
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::OpenAiChat { strict: false } => "openai",
+            Format::OpenAiChat { strict: true } => "openai-strict",
+            Format::OpenAiResponses { strict: false } => "openai-responses",
+            Format::OpenAiResponses { strict: true } => "openai-responses-strict",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::GeminiJsonSchema => "gemini-json-schema",
+        })
+    }
+}
+
+/// The name is not one of [`Format`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown format `{0}`; use openai, openai-strict, openai-responses, openai-responses-strict, anthropic, gemini or gemini-json-schema"
+)]
+pub struct UnknownFormat(pub String);
+
+impl std::str::FromStr for Format {
+    type Err = UnknownFormat;
+
+    /// Parses the names [`Format`] displays as.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.to_string() == s)
+            .ok_or_else(|| UnknownFormat(s.to_owned()))
+    }
+}
+
+/// A tool's schema uses a construct the provider cannot express.
+///
+/// Exporting fails instead of sending a schema the provider would reject, or
+/// one that would let the model send what the executor refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}` cannot be exported for {provider}: {path} is {construct}")]
+pub struct ExportError {
+    /// The tool's name.
+    pub tool: String,
+    /// The provider's dialect.
+    pub provider: &'static str,
+    /// The field, as a path into the arguments (`/address/zip`).
+    pub path: String,
+    /// What cannot be expressed.
+    pub construct: String,
+}
+
+impl ExportError {
+    fn root(tool: &str, provider: &'static str) -> Self {
+        ExportError {
+            tool: tool.to_owned(),
+            provider,
+            path: "(arguments)".into(),
+            construct: "not a JSON object schema".into(),
+        }
+    }
+}
+
+/// The provider's schema for one tool's arguments.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Search.
+/// #[tool(key = "docs.search", effect = read, authorize = public)]
+/// async fn search(query: String, limit: Option<u8>) -> Vec<String> { vec![] }
+///
+/// let catalog = Catalog::builder().register::<SearchArgs>().build().unwrap();
+/// let strict = providers::schema_for(catalog.get("search").unwrap(), Format::OpenAiChat { strict: true }).unwrap();
+/// assert_eq!(strict["required"], serde_json::json!(["limit", "query"]));
+/// assert_eq!(strict["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
+/// ```
+pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
+    let canonical = tool.input_schema();
+    match format {
+        Format::OpenAiChat { strict: true } | Format::OpenAiResponses { strict: true } => {
+            schema::openai_strict(tool.name(), canonical)
+        }
+        Format::Gemini => schema::gemini(tool.name(), canonical),
+        _ => Ok(schema::standard(canonical)),
+    }
+}
+
+/// One tool's definition in `format`.
+pub fn tool_definition(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
+    let parameters = schema_for(tool, format)?;
+    let description = match tool.title() {
+        Some(title) if !tool.description().starts_with(title) => {
+            format!("{title}. {}", tool.description())
+        }
+        _ => tool.description().to_owned(),
+    };
+    Ok(match format {
+        Format::OpenAiChat { strict } => json!({
+            "type": "function",
+            "function": {
+                "name": tool.name(),
+                "description": description,
+                "parameters": parameters,
+                "strict": strict,
+            }
+        }),
+        Format::OpenAiResponses { strict } => json!({
+            "type": "function",
+            "name": tool.name(),
+            "description": description,
+            "parameters": parameters,
+            "strict": strict,
+        }),
+        Format::Anthropic => json!({
+            "name": tool.name(),
+            "description": description,
+            "input_schema": parameters,
+        }),
+        Format::Gemini => json!({
+            "name": tool.name(),
+            "description": description,
+            "parameters": parameters,
+        }),
+        Format::GeminiJsonSchema => json!({
+            "name": tool.name(),
+            "description": description,
+            "parametersJsonSchema": parameters,
+        }),
+    })
+}
+
+/// The request's `tools` field for `tools` (a whole catalog, or any subset
+/// of its entries), in catalog order.
+///
+/// OpenAI and Anthropic get one definition per tool; Gemini gets one `Tool`
+/// holding every `functionDeclaration`.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog, Effect};
+///
+/// /// Read.
+/// #[tool(key = "notes.read", effect = read, authorize = public)]
+/// async fn read_note(id: u64) -> String { String::new() }
+///
+/// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+/// let reads = catalog.iter().filter(|t| t.effect() == Effect::Read);
+/// let tools = providers::export(reads, Format::Gemini).unwrap();
+/// assert_eq!(tools[0]["functionDeclarations"][0]["name"], "read_note");
+/// ```
+pub fn export<'a>(
+    tools: impl IntoIterator<Item = &'a ToolEntry>,
+    format: Format,
+) -> Result<Value, ExportError> {
+    let definitions = tools
+        .into_iter()
+        .map(|tool| tool_definition(tool, format))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(match format {
+        Format::Gemini | Format::GeminiJsonSchema => {
+            json!([{ "functionDeclarations": definitions }])
+        }
+        _ => Value::Array(definitions),
+    })
+}
+
+/// The named tools of `catalog`, in the order given, for [`export`].
+///
+/// ```
+/// use toolwright::{tool, Catalog};
+/// use toolwright::providers::select;
+///
+/// /// Ping.
+/// #[tool(key = "net.ping", effect = read, authorize = public)]
+/// async fn ping() -> bool { true }
+///
+/// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
+/// assert_eq!(select(&catalog, ["ping"]).unwrap().len(), 1);
+/// assert_eq!(select(&catalog, ["pong"]).unwrap_err(), "pong");
+/// ```
+pub fn select<I, S>(catalog: &Catalog, names: I) -> Result<Vec<&ToolEntry>, String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    names
+        .into_iter()
+        .map(|name| {
+            catalog
+                .get(name.as_ref())
+                .ok_or_else(|| name.as_ref().to_owned())
+        })
+        .collect()
+}
+
+/// The arguments of a tool call were not a JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the arguments are not a JSON object: {0}")]
+pub struct MalformedArguments(pub String);
+
+/// One tool call of a model turn, whatever the provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call (synthesized, stably, where the
+    /// provider gives none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, or why they could not be read.
+    pub arguments: Result<Value, MalformedArguments>,
+    /// Where the call came from: OpenAI strict mode sends `null` for absent.
+    format: Option<Format>,
+}
+
+impl ToolCall {
+    /// A call with JSON arguments, as an application builds one by hand.
+    ///
+    /// ```
+    /// use toolwright::providers::ToolCall;
+    /// let call = ToolCall::new("call_1", "add", serde_json::json!({"a": 1, "b": 2}));
+    /// assert_eq!(call.name, "add");
+    /// ```
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Ok(arguments),
+            format: None,
+        }
+    }
+
+    fn parsed(
+        format: Format,
+        id: String,
+        name: String,
+        arguments: Result<Value, MalformedArguments>,
+    ) -> Self {
+        ToolCall {
+            id,
+            name,
+            arguments: arguments.and_then(|a| {
+                if a.is_object() {
+                    Ok(a)
+                } else {
+                    Err(MalformedArguments(format!("got {}", kind(&a))))
+                }
+            }),
+            format: Some(format),
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The model's response does not have the provider's shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a {format} response: {reason}")]
+pub struct ParseError {
+    /// The format that was expected.
+    pub format: Format,
+    /// What was missing or wrong.
+    pub reason: String,
+}
+
+/// Every tool call in a model's response, in order.
+///
+/// Accepts the whole response body (or, for OpenAI Chat, a single message;
+/// for Anthropic, the `content` array). Arguments that are not valid JSON or
+/// not an object make that one call's [`ToolCall::arguments`] an error; the
+/// other calls are unaffected.
+pub fn parse_calls(response: &Value, format: Format) -> Result<Vec<ToolCall>, ParseError> {
+    let fail = |reason: &str| ParseError {
+        format,
+        reason: reason.to_owned(),
+    };
+    match format {
+        Format::OpenAiChat { .. } => {
+            let messages: Vec<&Value> = match response.get("choices").and_then(Value::as_array) {
+                Some(choices) => choices.iter().filter_map(|c| c.get("message")).collect(),
+                None if response.get("role").is_some() => vec![response],
+                None => return Err(fail("no `choices`")),
+            };
+            let mut calls = Vec::new();
+            for message in messages {
+                for call in message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let function = call
+                        .get("function")
+                        .ok_or_else(|| fail("a tool call without `function`"))?;
+                    calls.push(ToolCall::parsed(
+                        format,
+                        string_field(call, "id").ok_or_else(|| fail("a tool call without `id`"))?,
+                        string_field(function, "name")
+                            .ok_or_else(|| fail("a function without `name`"))?,
+                        json_string_arguments(function.get("arguments")),
+                    ));
+                }
+            }
+            Ok(calls)
+        }
+        Format::OpenAiResponses { .. } => {
+            let output = response
+                .get("output")
+                .and_then(Value::as_array)
+                .ok_or_else(|| fail("no `output`"))?;
+            output
+                .iter()
+                .filter(|item| item.get("type") == Some(&json!("function_call")))
+                .map(|item| {
+                    Ok(ToolCall::parsed(
+                        format,
+                        string_field(item, "call_id")
+                            .ok_or_else(|| fail("a function call without `call_id`"))?,
+                        string_field(item, "name")
+                            .ok_or_else(|| fail("a function call without `name`"))?,
+                        json_string_arguments(item.get("arguments")),
+                    ))
+                })
+                .collect()
+        }
+        Format::Anthropic => {
+            let content = match response {
+                Value::Array(_) => response,
+                _ => response
+                    .get("content")
+                    .ok_or_else(|| fail("no `content`"))?,
+            };
+            content
+                .as_array()
+                .ok_or_else(|| fail("`content` is not an array"))?
+                .iter()
+                .filter(|block| block.get("type") == Some(&json!("tool_use")))
+                .map(|block| {
+                    Ok(ToolCall::parsed(
+                        format,
+                        string_field(block, "id")
+                            .ok_or_else(|| fail("a tool_use block without `id`"))?,
+                        string_field(block, "name")
+                            .ok_or_else(|| fail("a tool_use block without `name`"))?,
+                        Ok(block.get("input").cloned().unwrap_or_else(|| json!({}))),
+                    ))
+                })
+                .collect()
+        }
+        Format::Gemini | Format::GeminiJsonSchema => {
+            let candidates = response
+                .get("candidates")
+                .and_then(Value::as_array)
+                .ok_or_else(|| fail("no `candidates`"))?;
+            let mut calls = Vec::new();
+            for (c, candidate) in candidates.iter().enumerate() {
+                let parts = candidate
+                    .pointer("/content/parts")
+                    .and_then(Value::as_array);
+                for (p, part) in parts.into_iter().flatten().enumerate() {
+                    let Some(call) = part.get("functionCall") else {
+                        continue;
+                    };
+                    let name = string_field(call, "name")
+                        .ok_or_else(|| fail("a functionCall without `name`"))?;
+                    // Gemini ids are optional; a synthesized one is stable for
+                    // the same response.
+                    let id = string_field(call, "id")
+                        .unwrap_or_else(|| format!("gemini-{c}-{p}-{name}"));
+                    calls.push(ToolCall::parsed(
+                        format,
+                        id,
+                        name,
+                        Ok(call.get("args").cloned().unwrap_or_else(|| json!({}))),
+                    ));
+                }
+            }
+            Ok(calls)
+        }
+    }
+}
+
+fn string_field(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// OpenAI sends arguments as a JSON *string*.
+fn json_string_arguments(arguments: Option<&Value>) -> Result<Value, MalformedArguments> {
+    match arguments {
+        Some(Value::String(text)) if text.trim().is_empty() => Ok(json!({})),
+        Some(Value::String(text)) => serde_json::from_str(text)
+            .map_err(|e| MalformedArguments(format!("invalid JSON ({e})"))),
+        Some(other) => Ok(other.clone()),
+        None => Ok(json!({})),
+    }
+}
+
+/// One call of a batch and how it ended.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The result, with the full error for the application.
+    pub result: Result<Value, CallError>,
+}
+
+impl CallOutcome {
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.result.is_err()
+    }
+
+    /// What the model may read: the result as JSON text, or a safe message
+    /// (see [`model_message`]).
+    pub fn model_text(&self) -> String {
+        match &self.result {
+            Ok(Value::String(text)) => text.clone(),
+            Ok(value) => value.to_string(),
+            Err(error) => model_message(error),
+        }
+    }
+}
+
+/// What the model is told about a failed call: enough to correct itself
+/// (violations with their paths) or to tell the user (denied, needs
+/// approval), and never an internal: no panic message, no error source, no
+/// injected value, no type name.
+///
+/// ```
+/// use toolwright::CallError;
+/// use toolwright::providers::model_message;
+///
+/// let panicked = CallError::Panicked { tool: "orders.place", message: "index out of bounds".into() };
+/// assert_eq!(model_message(&panicked), "The tool failed.");
+/// ```
+pub fn model_message(error: &CallError) -> String {
+    match error {
+        CallError::UnknownTool { name } => format!("There is no tool named `{name}`."),
+        CallError::InvalidArguments { violations, .. } => {
+            format!("Invalid arguments: {violations}. Correct them and call the tool again.")
+        }
+        CallError::Denied { .. } => "You are not allowed to call this tool.".into(),
+        CallError::NotApproved { .. } => "The call was not approved.".into(),
+        CallError::ApprovalRequired(request) => format!(
+            "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
+            request.digest
+        ),
+        CallError::Timeout { .. } => "The tool did not finish in time.".into(),
+        _ => "The tool failed.".into(),
+    }
+}
+
+/// The messages that return `outcomes` to the model, in order.
+///
+/// - OpenAI Chat: one `{"role": "tool", ...}` message per call.
+/// - OpenAI Responses: one `function_call_output` input item per call.
+/// - Anthropic: one `tool_result` block per call; send them together as the
+///   `content` of a single `user` message.
+/// - Gemini: one `functionResponse` part per call; send them together as the
+///   `parts` of a single `user` content.
+pub fn result_messages(outcomes: &[CallOutcome], format: Format) -> Vec<Value> {
+    outcomes.iter().map(|o| result_message(o, format)).collect()
+}
+
+/// The message that returns one outcome to the model.
+pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
+    let text = outcome.model_text();
+    match format {
+        Format::OpenAiChat { .. } => json!({
+            "role": "tool",
+            "tool_call_id": outcome.id,
+            "content": text,
+        }),
+        Format::OpenAiResponses { .. } => json!({
+            "type": "function_call_output",
+            "call_id": outcome.id,
+            "output": text,
+        }),
+        Format::Anthropic => {
+            let mut block = json!({
+                "type": "tool_result",
+                "tool_use_id": outcome.id,
+                "content": text,
+            });
+            if outcome.is_error() {
+                block["is_error"] = Value::Bool(true);
+            }
+            block
+        }
+        Format::Gemini | Format::GeminiJsonSchema => {
+            let response = match &outcome.result {
+                Ok(value) => json!({ "result": value }),
+                Err(_) => json!({ "error": text }),
+            };
+            let mut function_response = Map::new();
+            if !outcome.id.starts_with("gemini-") {
+                function_response.insert("id".into(), Value::String(outcome.id.clone()));
+            }
+            function_response.insert("name".into(), Value::String(outcome.name.clone()));
+            function_response.insert("response".into(), response);
+            json!({ "functionResponse": function_response })
+        }
+    }
+}
+
+/// How many calls of one batch run at once, unless told otherwise.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+impl Executor {
+    /// Runs the calls of one model turn through the pipeline, at most
+    /// [`DEFAULT_CONCURRENCY`] at a time, and returns their outcomes in the
+    /// calls' order. One call failing (even panicking) never cancels another.
+    pub async fn run_calls<C: std::any::Any + Send + Sync>(
+        &self,
+        calls: Vec<ToolCall>,
+        ctx: &C,
+    ) -> Vec<CallOutcome> {
+        self.run_calls_with_limit(calls, ctx, DEFAULT_CONCURRENCY)
+            .await
+    }
+
+    /// [`Executor::run_calls`] with another concurrency limit (at least 1).
+    pub async fn run_calls_with_limit<C: std::any::Any + Send + Sync>(
+        &self,
+        calls: Vec<ToolCall>,
+        ctx: &C,
+        limit: usize,
+    ) -> Vec<CallOutcome> {
+        let futures: Vec<_> = calls
+            .into_iter()
+            .map(|call| Box::pin(self.run_call(call, ctx)))
+            .collect();
+        bounded_join(futures, limit.max(1)).await
+    }
+
+    async fn run_call<C: std::any::Any + Send + Sync>(
+        &self,
+        call: ToolCall,
+        ctx: &C,
+    ) -> CallOutcome {
+        let result = match call.arguments {
+            Ok(mut arguments) => {
+                if call.format.is_some_and(Format::is_openai)
+                    && let Some(tool) = self.catalog().get(&call.name)
+                {
+                    strip_absent_nulls(tool.input_schema(), &mut arguments);
+                }
+                self.invoke(&call.name, arguments, ctx).await
+            }
+            Err(malformed) => Err(match self.catalog().get(&call.name) {
+                Some(tool) => CallError::InvalidArguments {
+                    tool: tool.key(),
+                    violations: crate::error::Violations(vec![crate::error::Violation {
+                        path: String::new(),
+                        message: malformed.to_string(),
+                    }]),
+                },
+                None => CallError::UnknownTool {
+                    name: call.name.clone(),
+                },
+            }),
+        };
+        CallOutcome {
+            id: call.id,
+            name: call.name,
+            result,
+        }
+    }
+}
+
+/// Polls `futures` with at most `limit` in flight; outputs in input order.
+async fn bounded_join<F: Future + Unpin>(futures: Vec<F>, limit: usize) -> Vec<F::Output> {
+    let mut pending: Vec<Option<F>> = futures.into_iter().map(Some).collect();
+    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    let mut next = 0;
+    let mut active: Vec<usize> = Vec::new();
+    std::future::poll_fn(|cx| {
+        while active.len() < limit && next < pending.len() {
+            active.push(next);
+            next += 1;
+        }
+        active.retain(|&i| {
+            let future = pending[i].as_mut().expect("active futures are pending");
+            match Pin::new(future).poll(cx) {
+                Poll::Ready(output) => {
+                    outputs[i] = Some(output);
+                    pending[i] = None;
+                    false
+                }
+                Poll::Pending => true,
+            }
+        });
+        if active.is_empty() && next == pending.len() {
+            Poll::Ready(())
+        } else if active.len() < limit && next < pending.len() {
+            // A slot freed up: start the next call without waiting for a wake.
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    outputs
+        .into_iter()
+        .map(|o| o.expect("every future finished"))
+        .collect()
+}

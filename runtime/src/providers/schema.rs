@@ -1,0 +1,557 @@
+//! Each provider's dialect of JSON Schema, derived from the canonical one.
+//!
+//! The rule for every transform: change spelling, never meaning. Where a
+//! provider cannot express a construct, the export fails naming the tool,
+//! the field path and the construct. The one deliberate change of meaning,
+//! OpenAI strict mode's "every property required, optional ones nullable",
+//! is mapped back when calls come in (see [`strip_absent_nulls`]).
+
+use serde_json::{Map, Value, json};
+
+use super::ExportError;
+
+/// Where in the arguments a schema node applies, for error messages:
+/// `/address/zip`, `/tags/items`.
+#[derive(Clone, Default)]
+struct FieldPath(String);
+
+impl FieldPath {
+    fn push(&self, segment: &str) -> FieldPath {
+        FieldPath(format!("{}/{segment}", self.0))
+    }
+
+    fn render(&self) -> String {
+        if self.0.is_empty() {
+            "(arguments)".to_owned()
+        } else {
+            self.0.clone()
+        }
+    }
+}
+
+struct Context<'a> {
+    tool: &'a str,
+    provider: &'static str,
+    defs: Option<&'a Map<String, Value>>,
+}
+
+impl Context<'_> {
+    fn error(&self, path: &FieldPath, construct: impl Into<String>) -> ExportError {
+        ExportError {
+            tool: self.tool.to_owned(),
+            provider: self.provider,
+            path: path.render(),
+            construct: construct.into(),
+        }
+    }
+
+    /// The schema a local `$ref` points to.
+    fn resolve<'s>(&'s self, reference: &str, path: &FieldPath) -> Result<&'s Value, ExportError> {
+        reference
+            .strip_prefix("#/$defs/")
+            .and_then(|name| self.defs?.get(name))
+            .ok_or_else(|| self.error(path, format!("a `$ref` to `{reference}` outside `$defs`")))
+    }
+}
+
+/// Annotations every dialect may drop: they do not constrain values.
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Standard JSON Schema without `$schema` (Anthropic, OpenAI non-strict,
+/// Gemini `parametersJsonSchema`).
+pub(super) fn standard(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    if let Value::Object(map) = &mut out {
+        map.remove("$schema");
+    }
+    out
+}
+
+// ------------------------------------------------------------ OpenAI strict
+
+const STRICT_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+const STRICT_MAX_DEPTH: usize = 10;
+
+/// OpenAI Structured Outputs (`strict: true`): every object closed, every
+/// property required (optional ones nullable), only supported keywords.
+///
+/// The result accepts a subset of what the executor accepts, never more.
+pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportError> {
+    let root = schema
+        .as_object()
+        .ok_or_else(|| ExportError::root(tool, "OpenAI strict"))?;
+    let defs = root.get("$defs").and_then(Value::as_object);
+    let cx = Context {
+        tool,
+        provider: "OpenAI strict",
+        defs,
+    };
+    let mut out = strict_node(&cx, schema, &FieldPath::default())?;
+    if out.get("type") != Some(&json!("object")) {
+        return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
+    }
+    if let Some(defs) = defs {
+        let mut converted = Map::new();
+        for (name, def) in defs {
+            let path = FieldPath(format!("$defs/{name}"));
+            converted.insert(name.clone(), strict_node(&cx, def, &path)?);
+        }
+        out.as_object_mut()
+            .expect("checked above")
+            .insert("$defs".into(), Value::Object(converted));
+    }
+    let depth = object_depth(&out, defs, &mut Vec::new());
+    if depth > STRICT_MAX_DEPTH {
+        return Err(cx.error(
+            &FieldPath::default(),
+            format!("{depth} levels of nested objects (at most {STRICT_MAX_DEPTH})"),
+        ));
+    }
+    Ok(out)
+}
+
+fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Value, ExportError> {
+    let map = match schema {
+        Value::Object(map) if !map.is_empty() => map,
+        _ => return Err(cx.error(path, "a value of any type (strict mode needs a type)")),
+    };
+    let mut out = Map::new();
+    let mut length: (Option<u64>, Option<u64>) = (None, None);
+    for (keyword, value) in map {
+        match keyword.as_str() {
+            "$defs" => {} // converted once, at the root
+            "type" | "enum" | "const" | "description" | "title" | "pattern" | "multipleOf"
+            | "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minItems"
+            | "maxItems" | "$ref" => {
+                out.insert(keyword.clone(), value.clone());
+            }
+            "format" => {
+                if value.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) {
+                    out.insert(keyword.clone(), value.clone());
+                }
+                // Other formats (int64, uint8, uri...) are annotations the
+                // executor does not enforce either: dropping them changes nothing.
+            }
+            "required" => {} // rebuilt below from every property
+            "properties" => {
+                let properties = value.as_object().cloned().unwrap_or_default();
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let mut converted = Map::new();
+                for (name, property) in &properties {
+                    let mut property = strict_node(cx, property, &path.push(name))?;
+                    if !required.contains(&name.as_str()) {
+                        property = nullable(property);
+                    }
+                    converted.insert(name.clone(), property);
+                }
+                out.insert(
+                    "required".into(),
+                    Value::Array(
+                        properties
+                            .keys()
+                            .map(|k| Value::String(k.clone()))
+                            .collect(),
+                    ),
+                );
+                out.insert("properties".into(), Value::Object(converted));
+            }
+            "additionalProperties" => {
+                if value != &Value::Bool(false) {
+                    return Err(cx.error(
+                        path,
+                        "a map with free-form keys (strict mode closes every object)",
+                    ));
+                }
+            }
+            "items" => {
+                out.insert("items".into(), strict_node(cx, value, &path.push("items"))?);
+            }
+            "anyOf" | "oneOf" => {
+                // schemars writes `oneOf` for enums whose variants are told
+                // apart by a tag or by shape, so no value matches two
+                // branches and `anyOf` means the same.
+                let branches = value.as_array().cloned().unwrap_or_default();
+                let converted = branches
+                    .iter()
+                    .map(|b| strict_node(cx, b, path))
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.insert("anyOf".into(), Value::Array(converted));
+            }
+            "minLength" => length.0 = value.as_u64(),
+            "maxLength" => length.1 = value.as_u64(),
+            "default" => {} // an annotation; strict mode sends every field anyway
+            other if ANNOTATIONS.contains(&other) => {}
+            other => return Err(cx.error(path, format!("the `{other}` keyword"))),
+        }
+    }
+    if out.get("type") == Some(&json!("object")) && !out.contains_key("properties") {
+        if map
+            .get("additionalProperties")
+            .is_none_or(|a| a != &Value::Bool(false))
+        {
+            return Err(cx.error(
+                path,
+                "an object with free-form keys (strict mode closes every object)",
+            ));
+        }
+        out.insert("properties".into(), json!({}));
+        out.insert("required".into(), json!([]));
+    }
+    if out.get("type") == Some(&json!("object")) || out.contains_key("properties") {
+        out.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(reference) = out.get("$ref").cloned()
+        && out.len() > 1
+    {
+        // A `$ref` beside other keywords is not plain JSON Schema for
+        // OpenAI; the same reference as the single branch of an `anyOf` is.
+        out.remove("$ref");
+        out.insert("anyOf".into(), json!([{ "$ref": reference }]));
+    }
+    if length != (None, None) {
+        // Strict mode has no string lengths; the same rule as a pattern.
+        if out.contains_key("pattern") {
+            return Err(cx.error(path, "a string with both a length limit and a pattern"));
+        }
+        let min = length.0.unwrap_or(0);
+        let max = length.1.map(|m| m.to_string()).unwrap_or_default();
+        out.insert(
+            "pattern".into(),
+            Value::String(format!("^[\\s\\S]{{{min},{max}}}$")),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+/// `schema`, also accepting `null`.
+fn nullable(schema: Value) -> Value {
+    if let Value::Object(map) = &schema {
+        let simple = !map.contains_key("enum") && !map.contains_key("const");
+        match map.get("type") {
+            Some(Value::String(t)) if simple => {
+                let mut map = map.clone();
+                map.insert("type".into(), json!([t, "null"]));
+                return Value::Object(map);
+            }
+            Some(Value::Array(types)) if types.iter().any(|t| t == "null") => return schema,
+            _ => {}
+        }
+        if let Some(Value::Array(branches)) = map.get("anyOf")
+            && branches
+                .iter()
+                .any(|b| b.get("type") == Some(&json!("null")))
+        {
+            return schema;
+        }
+    }
+    json!({"anyOf": [schema, {"type": "null"}]})
+}
+
+/// The deepest nesting of objects, following `$ref`s but not around cycles.
+fn object_depth(
+    schema: &Value,
+    defs: Option<&Map<String, Value>>,
+    seen: &mut Vec<String>,
+) -> usize {
+    let Value::Object(map) = schema else {
+        return 0;
+    };
+    let own = usize::from(map.contains_key("properties"));
+    let mut deepest = 0;
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        for property in properties.values() {
+            deepest = deepest.max(object_depth(property, defs, seen));
+        }
+    }
+    if let Some(items) = map.get("items") {
+        deepest = deepest.max(object_depth(items, defs, seen));
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        for branch in branches {
+            deepest = deepest.max(object_depth(branch, defs, seen));
+        }
+    }
+    if let Some(Value::String(reference)) = map.get("$ref")
+        && let Some(name) = reference.strip_prefix("#/$defs/")
+        && !seen.iter().any(|s| s == name)
+        && let Some(target) = defs.and_then(|d| d.get(name))
+    {
+        seen.push(name.to_owned());
+        deepest = deepest.max(object_depth(target, defs, seen));
+        seen.pop();
+    }
+    own + deepest
+}
+
+// ------------------------------------------------------- Gemini `parameters`
+
+/// Gemini `FunctionDeclaration.parameters`: an OpenAPI 3.0 subset, with
+/// every `$ref` inlined and type lists written as `nullable`.
+pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
+    let root = schema
+        .as_object()
+        .ok_or_else(|| ExportError::root(tool, "Gemini"))?;
+    let cx = Context {
+        tool,
+        provider: "Gemini",
+        defs: root.get("$defs").and_then(Value::as_object),
+    };
+    let out = gemini_node(&cx, schema, &FieldPath::default(), &mut Vec::new())?;
+    if out.get("type") != Some(&json!("object")) {
+        return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
+    }
+    Ok(out)
+}
+
+fn gemini_node(
+    cx: &Context<'_>,
+    schema: &Value,
+    path: &FieldPath,
+    inlining: &mut Vec<String>,
+) -> Result<Value, ExportError> {
+    let map = match schema {
+        Value::Object(map) if !map.is_empty() => map,
+        _ => return Err(cx.error(path, "a value of any type (Gemini needs a type)")),
+    };
+    if let Some(Value::String(reference)) = map.get("$ref") {
+        if inlining.contains(reference) {
+            return Err(cx.error(
+                path,
+                format!("a recursive type (`{reference}`), which cannot be inlined"),
+            ));
+        }
+        let target = cx.resolve(reference, path)?;
+        inlining.push(reference.clone());
+        let mut inlined = gemini_node(cx, target, path, inlining)?;
+        inlining.pop();
+        // Sibling annotations (a field's description) override the target's.
+        for key in ["description", "title", "default"] {
+            if let (Some(value), Value::Object(out)) = (map.get(key), &mut inlined) {
+                out.insert(key.into(), value.clone());
+            }
+        }
+        return Ok(inlined);
+    }
+
+    let mut out = Map::new();
+    let mut nullable = false;
+    let is_integer = map.get("type").is_some_and(|t| {
+        t == "integer" || t.as_array().is_some_and(|a| a.contains(&json!("integer")))
+    });
+    for (keyword, value) in map {
+        match keyword.as_str() {
+            "$defs" => {}
+            "type" => match value {
+                Value::String(_) => {
+                    out.insert("type".into(), value.clone());
+                }
+                Value::Array(types) => {
+                    let mut others: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                    nullable |= others.len() < types.len();
+                    match others.len() {
+                        0 => return Err(cx.error(path, "a value that can only be null")),
+                        1 => {
+                            out.insert("type".into(), others.remove(0).clone());
+                        }
+                        _ => return Err(cx.error(path, "a value of several types")),
+                    }
+                }
+                _ => return Err(cx.error(path, "a malformed `type`")),
+            },
+            "format" => {
+                let kept = matches!(
+                    (map.get("type").and_then(Value::as_str), value.as_str()),
+                    (Some("integer"), Some("int32" | "int64"))
+                        | (Some("number"), Some("float" | "double"))
+                        | (Some("string"), Some("date-time" | "enum"))
+                );
+                if kept {
+                    out.insert("format".into(), value.clone());
+                }
+            }
+            "title" | "description" | "default" | "pattern" | "minLength" | "maxLength"
+            | "minItems" | "maxItems" | "minProperties" | "maxProperties" | "minimum"
+            | "maximum" | "required" => {
+                out.insert(keyword.clone(), value.clone());
+            }
+            "enum" => {
+                let values = value.as_array().cloned().unwrap_or_default();
+                let strings: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                nullable |= strings.len() < values.len();
+                if strings.iter().any(|v| !v.is_string()) {
+                    return Err(cx.error(path, "an enum of values that are not strings"));
+                }
+                out.insert("enum".into(), Value::Array(strings));
+            }
+            "const" => match value {
+                Value::String(_) => {
+                    out.insert("enum".into(), json!([value]));
+                }
+                _ => return Err(cx.error(path, "a constant that is not a string")),
+            },
+            "exclusiveMinimum" | "exclusiveMaximum" => {
+                let Some(bound) = value.as_i64().filter(|_| is_integer) else {
+                    return Err(cx.error(
+                        path,
+                        format!("an exclusive bound (`{keyword}`) on a number"),
+                    ));
+                };
+                // For integers, `> n` is `>= n + 1`.
+                let (key, inclusive) = if keyword == "exclusiveMinimum" {
+                    ("minimum", bound + 1)
+                } else {
+                    ("maximum", bound - 1)
+                };
+                out.insert(key.into(), Value::from(inclusive));
+            }
+            "properties" => {
+                let mut converted = Map::new();
+                for (name, property) in value.as_object().into_iter().flatten() {
+                    converted.insert(
+                        name.clone(),
+                        gemini_node(cx, property, &path.push(name), inlining)?,
+                    );
+                }
+                out.insert("properties".into(), Value::Object(converted));
+            }
+            "additionalProperties" => {
+                if value != &Value::Bool(false) {
+                    return Err(cx.error(path, "a map with free-form keys"));
+                }
+                // Gemini has no closed objects; it only ever sends declared properties.
+            }
+            "items" => {
+                out.insert(
+                    "items".into(),
+                    gemini_node(cx, value, &path.push("items"), inlining)?,
+                );
+            }
+            "anyOf" | "oneOf" => {
+                let mut branches = Vec::new();
+                for branch in value.as_array().into_iter().flatten() {
+                    if branch.get("type") == Some(&json!("null"))
+                        && branch.as_object().is_some_and(|b| b.len() == 1)
+                    {
+                        nullable = true;
+                    } else {
+                        branches.push(gemini_node(cx, branch, path, inlining)?);
+                    }
+                }
+                if branches.len() == 1 {
+                    // `X or null` is `X` with `nullable`.
+                    let Some(Value::Object(single)) = branches.pop() else {
+                        unreachable!("gemini_node returns objects")
+                    };
+                    for (k, v) in single {
+                        out.entry(k).or_insert(v);
+                    }
+                } else {
+                    out.insert("anyOf".into(), Value::Array(branches));
+                }
+            }
+            other if ANNOTATIONS.contains(&other) => {}
+            other => return Err(cx.error(path, format!("the `{other}` keyword"))),
+        }
+    }
+    if nullable {
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    Ok(Value::Object(out))
+}
+
+// ------------------------------------------------------------ calls coming in
+
+/// Removes `null` values of properties the canonical schema does not require,
+/// recursively: what OpenAI strict mode sends for "absent".
+///
+/// For an `Option` field `null` already means `None`; for a field with a
+/// default it now means "use the default", exactly as if it were absent.
+pub(crate) fn strip_absent_nulls(schema: &Value, arguments: &mut Value) {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    strip(schema, defs, arguments, 0);
+}
+
+fn strip(schema: &Value, defs: Option<&Map<String, Value>>, value: &mut Value, depth: usize) {
+    // Recursive types are finite in any one value, but stay bounded anyway.
+    if depth > 64 {
+        return;
+    }
+    let Some(schema) = resolve_object_schema(schema, defs) else {
+        return;
+    };
+    match value {
+        Value::Object(object) => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            object.retain(|k, v| !v.is_null() || required.contains(&k.as_str()));
+            if let Some(Value::Object(properties)) = schema.get("properties") {
+                for (name, field) in object.iter_mut() {
+                    if let Some(property) = properties.get(name) {
+                        strip(property, defs, field, depth + 1);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    strip(item_schema, defs, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Follows `$ref`s and picks the single non-null branch of an `anyOf`.
+fn resolve_object_schema<'a>(
+    schema: &'a Value,
+    defs: Option<&'a Map<String, Value>>,
+) -> Option<&'a Value> {
+    let mut current = schema;
+    for _ in 0..16 {
+        if let Some(reference) = current.get("$ref").and_then(Value::as_str) {
+            current = defs?.get(reference.strip_prefix("#/$defs/")?)?;
+            continue;
+        }
+        if let Some(Value::Array(branches)) = current.get("anyOf").or_else(|| current.get("oneOf"))
+        {
+            let mut non_null = branches
+                .iter()
+                .filter(|b| b.get("type") != Some(&json!("null")));
+            match (non_null.next(), non_null.next()) {
+                (Some(only), None) => {
+                    current = only;
+                    continue;
+                }
+                _ => return None,
+            }
+        }
+        return Some(current);
+    }
+    None
+}
