@@ -5,7 +5,10 @@
 //! then prints the catalog and runs calls that are allowed, denied, waiting
 //! for approval and approved.
 //!
-//! Run it with `cargo run -p quickstart`.
+//! Run it with `cargo run -p quickstart`. With `--format NAME` (`openai`,
+//! `openai-strict`, `openai-responses`, `openai-responses-strict`,
+//! `anthropic`, `gemini`, `gemini-json-schema`) it prints the `tools` field
+//! of a request to that model API instead, and exits.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolwright::providers;
 use toolwright::{
     CallError, Catalog, Container, Context, Digest, Executor, Inject, Invocation, ResolveError,
     Scope, Verdict, tool,
@@ -280,9 +284,28 @@ async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Opti
     None
 }
 
+/// `--format NAME`, if given.
+fn format_argument() -> Result<Option<providers::Format>, String> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok(None),
+        (Some("--format"), Some(name)) => name.parse().map(Some).map_err(|e| format!("{e}")),
+        _ => Err("usage: quickstart [--format NAME]".into()),
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let catalog = Catalog::discover()?;
+    let format = format_argument().unwrap_or_else(|message| {
+        eprintln!("{message}");
+        std::process::exit(2);
+    });
+    if let Some(format) = format {
+        let tools = providers::export(&catalog, format)?;
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+        return Ok(());
+    }
     let store = Arc::new(MemoryStore::default());
     let executor = Executor::new(catalog.clone(), container(store))?;
 
