@@ -106,6 +106,16 @@ async fn find_products(
     vec![query]
 }
 
+async fn nobody<A>(_: &Actor, _: &Invocation<'_, A>) -> bool {
+    false
+}
+
+/// Read the audit log.
+#[tool(key = "audit.read", effect = read, authorize = nobody)]
+async fn read_audit() -> Vec<String> {
+    vec!["the injected secret".into()]
+}
+
 /// Crash on purpose.
 #[tool(key = "debug.crash", effect = read, authorize = allowed)]
 async fn crash() -> u32 {
@@ -141,6 +151,7 @@ fn representative() -> Catalog {
         .register::<PlaceOrderArgs>()
         .register::<FindProductsArgs>()
         .register::<CrashArgs>()
+        .register::<ReadAuditArgs>()
         .build()
         .unwrap()
 }
@@ -324,7 +335,7 @@ fn every_exported_schema_follows_its_providers_rules() {
                 .collect(),
             _ => exported.as_array().unwrap().iter().collect(),
         };
-        assert_eq!(definitions.len(), 3, "{format}");
+        assert_eq!(definitions.len(), 4, "{format}");
         for definition in definitions {
             let schema = parameters(definition, format);
             let mut problems = Vec::new();
@@ -425,11 +436,7 @@ async fn a_mixed_batch_returns_every_result_in_order() {
     let catalog = representative();
     let executor = Executor::new(catalog, Container::default()).unwrap();
     let calls = vec![
-        ToolCall::new(
-            "c1",
-            "find_products",
-            json!({"query": "tea", "categories": []}),
-        ),
+        ToolCall::new("c1", "read_audit", json!({})),
         ToolCall::new(
             "c2",
             "find_products",
@@ -442,49 +449,38 @@ async fn a_mixed_batch_returns_every_result_in_order() {
             json!({"query": "mugs", "categories": ["kitchen"]}),
         ),
     ];
-    let actor = Actor { allowed: true };
-    let mut outcomes = executor.run_calls(calls, &actor).await;
-
-    // A denied call: same batch shape, another actor.
-    let denied = executor
-        .run_calls(
-            vec![ToolCall::new(
-                "c0",
-                "find_products",
-                json!({"query": "tea", "categories": []}),
-            )],
-            &Actor { allowed: false },
-        )
-        .await;
-    outcomes.insert(1, denied.into_iter().next().unwrap());
+    let outcomes = executor.run_calls(calls, &Actor { allowed: true }).await;
 
     let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
-    assert_eq!(ids, ["c1", "c0", "c2", "c3", "c4"]);
-    assert_eq!(outcomes[0].result.as_ref().unwrap(), &json!(["tea"]));
-    assert!(matches!(outcomes[1].result, Err(CallError::Denied { .. })));
+    assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
     assert!(matches!(
-        outcomes[2].result,
+        outcomes[0].result,
+        Err(CallError::Denied { tool: "audit.read" })
+    ));
+    assert!(matches!(
+        outcomes[1].result,
         Err(CallError::InvalidArguments { .. })
     ));
     assert!(matches!(
-        outcomes[3].result,
+        outcomes[2].result,
         Err(CallError::Panicked { .. })
     ));
-    assert_eq!(outcomes[4].result.as_ref().unwrap(), &json!(["mugs"]));
+    assert_eq!(outcomes[3].result.as_ref().unwrap(), &json!(["mugs"]));
 
     // What the model reads: safe, and useful where it can act on it.
     assert_eq!(
-        outcomes[1].model_text(),
+        outcomes[0].model_text(),
         "You are not allowed to call this tool."
     );
-    let invalid = outcomes[2].model_text();
+    let invalid = outcomes[1].model_text();
     assert!(
         invalid.contains("/query") && invalid.contains("/categories"),
         "{invalid}"
     );
-    assert_eq!(outcomes[3].model_text(), "The tool failed.");
+    assert_eq!(outcomes[2].model_text(), "The tool failed.");
+    assert_eq!(outcomes[3].model_text(), r#"["mugs"]"#);
     // The application still has the panic message.
-    match &outcomes[3].result {
+    match &outcomes[2].result {
         Err(CallError::Panicked { message, .. }) => assert!(message.contains("users_v2")),
         other => panic!("{other:?}"),
     }
@@ -495,7 +491,11 @@ async fn a_mixed_batch_returns_every_result_in_order() {
             !text.contains("users_v2"),
             "{format} leaks the panic: {text}"
         );
-        assert_eq!(messages.len(), 5);
+        assert!(
+            !text.contains("secret"),
+            "{format} leaks a denied result: {text}"
+        );
+        assert_eq!(messages.len(), 4);
     }
 }
 
