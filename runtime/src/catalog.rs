@@ -50,8 +50,48 @@ struct CatalogInner {
 
 /// One tool of a [`Catalog`]: its metadata and schemas, built once.
 ///
-/// Serializes as its descriptor (key, name, title, description, effect,
-/// schemas, location); the executable parts never serialize.
+/// Serializes as its descriptor: key, name, title (when declared),
+/// description, effect, idempotent, open_world, input schema, output schema
+/// (when there is one) and location. The timeout and the executable parts
+/// are not serialized.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Invocation};
+///
+/// struct Actor;
+///
+/// /// Cancel an order that has not shipped.
+/// #[tool(
+///     key = "orders.cancel",
+///     title = "Cancel order",
+///     effect = destructive,
+///     authorize = public,
+///     approve = ask_support
+/// )]
+/// async fn cancel_order(
+///     /// The order to cancel.
+///     order_id: u64,
+/// ) -> bool {
+///     true
+/// }
+///
+/// async fn ask_support(_: &Actor, _: &Invocation<'_, CancelOrderArgs>) -> bool {
+///     false
+/// }
+///
+/// let catalog = Catalog::builder().register::<CancelOrderArgs>().build().unwrap();
+/// let entry = catalog.get("cancel_order").unwrap();
+///
+/// // What a model provider or an MCP client is shown.
+/// let descriptor = serde_json::to_value(entry).unwrap();
+/// assert_eq!(descriptor["key"], "orders.cancel");
+/// assert_eq!(descriptor["title"], "Cancel order");
+/// assert_eq!(descriptor["description"], "Cancel an order that has not shipped.");
+/// assert_eq!(descriptor["effect"], "destructive");
+/// assert_eq!(descriptor["input_schema"]["required"], json!(["order_id"]));
+/// assert_eq!(descriptor["output_schema"]["type"], "boolean");
+/// ```
 #[derive(Clone)]
 pub struct ToolEntry {
     registration: Registration,
@@ -69,57 +109,317 @@ impl ToolEntry {
     }
 
     /// The stable capability key.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", name = "get_product", effect = read, authorize = public)]
+    /// async fn get(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder().register::<GetArgs>().build().unwrap();
+    /// let entry = catalog.get("get_product").unwrap();
+    /// assert_eq!(entry.key(), "products.get");
+    /// assert_eq!(catalog.get_by_key(entry.key()).unwrap().name(), "get_product");
+    /// ```
     pub fn key(&self) -> &'static str {
         self.registration.key
     }
 
-    /// The caller-facing name.
+    /// The caller-facing name: `name = "..."`, or the fn's name.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", name = "get_product", effect = read, authorize = public)]
+    /// async fn get(id: u64) -> u64 { id }
+    ///
+    /// /// List every product.
+    /// #[tool(key = "products.list", effect = read, authorize = public)]
+    /// async fn list_products() -> Vec<u64> { Vec::new() }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetArgs>()
+    ///     .register::<ListProductsArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let names: Vec<_> = catalog.iter().map(|tool| tool.name()).collect();
+    /// assert_eq!(names, ["get_product", "list_products"]);
+    /// ```
     pub fn name(&self) -> &'static str {
         self.registration.name
     }
 
     /// The short human title, if declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", title = "Product details", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// /// List every product.
+    /// #[tool(key = "products.list", effect = read, authorize = public)]
+    /// async fn list_products() -> Vec<u64> { Vec::new() }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetProductArgs>()
+    ///     .register::<ListProductsArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// // A user interface shows the title when there is one, the name otherwise.
+    /// let label = |name: &str| {
+    ///     let tool = catalog.get(name).unwrap();
+    ///     tool.title().unwrap_or(tool.name())
+    /// };
+    /// assert_eq!(label("get_product"), "Product details");
+    /// assert_eq!(label("list_products"), "list_products");
+    /// ```
     pub fn title(&self) -> Option<&'static str> {
         self.registration.title
     }
 
-    /// The description shown to models.
+    /// The description shown to models: `description = "..."`, or the fn's
+    /// doc comment.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a product by its identifier.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// /// For developers: models read the `description` instead.
+    /// #[tool(
+    ///     key = "products.list",
+    ///     description = "List every product.",
+    ///     effect = read,
+    ///     authorize = public
+    /// )]
+    /// async fn list_products() -> Vec<u64> { Vec::new() }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetProductArgs>()
+    ///     .register::<ListProductsArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let described = |name: &str| catalog.get(name).unwrap().description();
+    /// assert_eq!(described("get_product"), "Look up a product by its identifier.");
+    /// assert_eq!(described("list_products"), "List every product.");
+    /// ```
     pub fn description(&self) -> &'static str {
         self.registration.description
     }
 
     /// The declared effect.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Effect, Invocation};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// /// Delete a product.
+    /// #[tool(key = "products.delete", effect = destructive, authorize = public, approve = ask)]
+    /// async fn delete_product(id: u64) -> bool { true }
+    ///
+    /// async fn ask(_: &(), _: &Invocation<'_, DeleteProductArgs>) -> bool { false }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetProductArgs>()
+    ///     .register::<DeleteProductArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// // Offer a read-only assistant only the tools that change nothing.
+    /// let read_only: Vec<_> = catalog
+    ///     .iter()
+    ///     .filter(|tool| tool.effect() == Effect::Read)
+    ///     .map(|tool| tool.name())
+    ///     .collect();
+    /// assert_eq!(read_only, ["get_product"]);
+    /// ```
     pub fn effect(&self) -> Effect {
         self.registration.effect
     }
 
-    /// Whether repeating the call has no further effect.
+    /// Whether repeating the call has no further effect: `idempotent = ...`,
+    /// by default `true` for `read` tools and `false` for the others.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Invocation};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// /// Set a product's price.
+    /// #[tool(key = "products.set_price", effect = write, idempotent, authorize = public,
+    ///        approve = ask)]
+    /// async fn set_price(id: u64, cents: u64) -> bool { true }
+    ///
+    /// /// Add stock to a product.
+    /// #[tool(key = "products.restock", effect = write, authorize = public, approve = ask)]
+    /// async fn restock(id: u64, quantity: u64) -> bool { true }
+    ///
+    /// async fn ask<A>(_: &(), _: &Invocation<'_, A>) -> bool { false }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetProductArgs>()
+    ///     .register::<SetPriceArgs>()
+    ///     .register::<RestockArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// // Retry a call that timed out only where repeating it is harmless.
+    /// let retryable: Vec<_> = catalog
+    ///     .iter()
+    ///     .filter(|tool| tool.idempotent())
+    ///     .map(|tool| tool.name())
+    ///     .collect();
+    /// assert_eq!(retryable, ["get_product", "set_price"]);
+    /// ```
     pub fn idempotent(&self) -> bool {
         self.registration.idempotent
     }
 
-    /// Whether the tool reaches outside the application's own systems.
+    /// Whether the tool reaches outside the application's own systems (the
+    /// web, e-mail, third-party APIs): `open_world = ...`, by default `false`.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Fetch a web page.
+    /// #[tool(key = "web.fetch", effect = read, open_world, authorize = public)]
+    /// async fn fetch_page(url: String) -> String { url }
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<FetchPageArgs>()
+    ///     .register::<GetProductArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(catalog.get("fetch_page").unwrap().open_world());
+    /// assert!(!catalog.get("get_product").unwrap().open_world());
+    /// ```
     pub fn open_world(&self) -> bool {
         self.registration.open_world
     }
 
-    /// The declared timeout, if any.
+    /// The declared timeout (`timeout = "30s"`), if any.
+    ///
+    /// The executor's default timeout
+    /// ([`ExecutorBuilder::default_timeout`](crate::ExecutorBuilder::default_timeout))
+    /// covers the tools that declare none; it is not reported here.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Render a sales report.
+    /// #[tool(key = "reports.render", effect = read, timeout = "2m", authorize = public)]
+    /// async fn render_report(month: u32) -> String { String::new() }
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<RenderReportArgs>()
+    ///     .register::<GetProductArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(catalog.get("render_report").unwrap().timeout(), Some(Duration::from_secs(120)));
+    /// assert_eq!(catalog.get("get_product").unwrap().timeout(), None);
+    /// ```
     pub fn timeout(&self) -> Option<Duration> {
         self.registration.timeout
     }
 
     /// Where the tool was declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder().register::<GetProductArgs>().build().unwrap();
+    /// let location = catalog.get("get_product").unwrap().location();
+    /// // The module is what `Catalog::discover_in` selects on.
+    /// assert_eq!(location.module_path, module_path!());
+    /// println!("`products.get` is declared at {location}");
+    /// ```
     pub fn location(&self) -> Location {
         self.registration.location
     }
 
     /// The JSON Schema (draft 2020-12) of the arguments: exactly what the
     /// executor enforces.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Search products.
+    /// #[tool(key = "products.search", effect = read, authorize = public)]
+    /// async fn search(
+    ///     /// Words to look for.
+    ///     query: String,
+    ///     /// How many results, at most.
+    ///     #[default = 10]
+    ///     #[schemars(range(min = 1, max = 50))]
+    ///     limit: u32,
+    /// ) -> Vec<u64> {
+    ///     Vec::new()
+    /// }
+    ///
+    /// let catalog = Catalog::builder().register::<SearchArgs>().build().unwrap();
+    /// let schema = catalog.get("search").unwrap().input_schema();
+    /// assert_eq!(schema["required"], json!(["query"]));
+    /// assert_eq!(schema["properties"]["query"]["description"], "Words to look for.");
+    /// assert_eq!(schema["properties"]["limit"]["default"], 10);
+    /// assert_eq!(schema["properties"]["limit"]["maximum"], 50);
+    /// assert_eq!(schema["additionalProperties"], false);
+    /// ```
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
     }
 
-    /// The JSON Schema of the result, when the output type has one.
+    /// The JSON Schema of the result, when the output type has one (implements
+    /// `schemars::JsonSchema`); `None` when it is only `Serialize`.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Product { id: u64, name: String }
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Handle(u64);
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> Product { Product { id, name: "Lamp".into() } }
+    ///
+    /// /// A product's internal handle.
+    /// #[tool(key = "products.handle", effect = read, authorize = public)]
+    /// async fn product_handle(id: u64) -> Handle { Handle(id) }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetProductArgs>()
+    ///     .register::<ProductHandleArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let product = catalog.get("get_product").unwrap().output_schema().unwrap();
+    /// assert_eq!(product["properties"]["name"]["type"], "string");
+    /// assert!(catalog.get("product_handle").unwrap().output_schema().is_none());
+    /// ```
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_deref()
     }
@@ -174,6 +474,35 @@ impl fmt::Debug for ToolEntry {
 }
 
 /// Two tools claim the same key or name.
+///
+/// `first` and `second` are the two declarations in catalog order (by key,
+/// then name, then file and line), which need not be the order of the source.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Conflict};
+///
+/// /// Look up a product.
+/// #[tool(key = "products.get", effect = read, authorize = public)]
+/// async fn get_product(id: u64) -> u64 { id }
+///
+/// /// Find a product (by mistake, under the same key).
+/// #[tool(key = "products.get", effect = read, authorize = public)]
+/// async fn find_product(id: u64) -> u64 { id }
+///
+/// let error = Catalog::builder()
+///     .register::<GetProductArgs>()
+///     .register::<FindProductArgs>()
+///     .build()
+///     .unwrap_err();
+/// match &error.conflicts[..] {
+///     [Conflict::Key { key, first, second }] => {
+///         assert_eq!(*key, "products.get");
+///         // Both declarations, to point the developer at each.
+///         assert_ne!(first.line, second.line);
+///     }
+///     other => panic!("unexpected conflicts: {other:?}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Conflict {
@@ -181,18 +510,18 @@ pub enum Conflict {
     Key {
         /// The shared key.
         key: &'static str,
-        /// The first declaration.
+        /// The declaration that comes first in catalog order.
         first: Location,
-        /// The second declaration.
+        /// The other declaration.
         second: Location,
     },
     /// Two tools share a name.
     Name {
         /// The shared name.
         name: &'static str,
-        /// The first declaration.
+        /// The declaration that comes first in catalog order.
         first: Location,
-        /// The second declaration.
+        /// The other declaration.
         second: Location,
     },
 }
@@ -221,6 +550,32 @@ impl fmt::Display for Conflict {
 }
 
 /// The catalog could not be built: every conflict found, in key order.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Conflict};
+///
+/// /// Search products (old version).
+/// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]
+/// async fn search_v1(query: String) -> Vec<u64> { Vec::new() }
+///
+/// /// Search products.
+/// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]
+/// async fn search_v2(query: String) -> Vec<u64> { Vec::new() }
+///
+/// let error = Catalog::builder()
+///     .register::<SearchV1Args>()
+///     .register::<SearchV2Args>()
+///     .build()
+///     .unwrap_err();
+/// // Every conflict at once, so that one build shows everything to fix.
+/// assert!(matches!(
+///     error.conflicts[..],
+///     [Conflict::Key { key: "products.search", .. }, Conflict::Name { name: "search", .. }]
+/// ));
+/// let message = error.to_string();
+/// assert!(message.starts_with("duplicate tool key `products.search`: declared at "));
+/// assert!(message.contains("; duplicate tool name `search`: declared at "));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogError {
     /// Every duplicate key and name.
@@ -243,6 +598,22 @@ impl Catalog {
     /// Every tool linked into the binary, sorted by key.
     ///
     /// Fails naming both declarations of any duplicate key or name.
+    ///
+    /// ```standalone_crate
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Subtract `b` from `a`.
+    /// #[tool(key = "math.sub", effect = read, authorize = public)]
+    /// async fn sub(a: i64, b: i64) -> i64 { a - b }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::discover().unwrap();
+    /// let keys: Vec<_> = catalog.iter().map(|tool| tool.key()).collect();
+    /// assert_eq!(keys, ["math.add", "math.sub"]);
+    /// ```
     pub fn discover() -> Result<Catalog, CatalogError> {
         Self::from_registrations(inventory::iter::<Registration>().copied().collect())
     }
@@ -252,8 +623,29 @@ impl Catalog {
     ///
     /// ```
     /// use toolwright::Catalog;
-    /// let none = Catalog::discover_in(["no_such_module"]).unwrap();
-    /// assert!(none.is_empty());
+    ///
+    /// mod products {
+    ///     use toolwright::tool;
+    ///
+    ///     /// Look up a product.
+    ///     #[tool(key = "products.get", effect = read, authorize = public)]
+    ///     pub async fn get_product(id: u64) -> u64 { id }
+    /// }
+    ///
+    /// mod orders {
+    ///     use toolwright::tool;
+    ///
+    ///     /// Look up an order.
+    ///     #[tool(key = "orders.get", effect = read, authorize = public)]
+    ///     pub async fn get_order(id: u64) -> u64 { id }
+    /// }
+    ///
+    /// // In a crate `shop`, this is `Catalog::discover_in(["shop::products"])`.
+    /// let products = Catalog::discover_in([format!("{}::products", module_path!())]).unwrap();
+    /// let keys: Vec<_> = products.iter().map(|tool| tool.key()).collect();
+    /// assert_eq!(keys, ["products.get"]);
+    ///
+    /// assert!(Catalog::discover_in(["no_such_module"]).unwrap().is_empty());
     /// ```
     pub fn discover_in<I, S>(prefixes: I) -> Result<Catalog, CatalogError>
     where
@@ -339,11 +731,37 @@ impl Catalog {
     }
 
     /// The tool called `name`, in O(1).
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// // The tool a model asked for, to show it or check its effect.
+    /// assert_eq!(catalog.get("add").unwrap().key(), "math.add");
+    /// assert!(catalog.get("math.add").is_none(), "looked up by name, not by key");
+    /// ```
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
         self.index_of(name).map(|i| &self.inner.entries[i])
     }
 
     /// The tool whose key is `key`.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Tool};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", name = "sum", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// assert_eq!(catalog.get_by_key("math.add").unwrap().name(), "sum");
+    /// assert_eq!(catalog.get_by_key(AddArgs::KEY).unwrap().name(), AddArgs::NAME);
+    /// assert!(catalog.get_by_key("sum").is_none());
+    /// ```
     pub fn get_by_key(&self, key: &str) -> Option<&ToolEntry> {
         self.inner
             .entries
@@ -352,17 +770,64 @@ impl Catalog {
             .map(|i| &self.inner.entries[i])
     }
 
-    /// Every tool, sorted by key.
+    /// Every tool, sorted by key; `for tool in &catalog` does the same.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Subtract `b` from `a`.
+    /// #[tool(key = "math.sub", effect = read, authorize = public)]
+    /// async fn sub(a: i64, b: i64) -> i64 { a - b }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<SubArgs>()
+    ///     .register::<AddArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// // The list of tools a prompt offers a model.
+    /// let listing: Vec<_> = catalog
+    ///     .iter()
+    ///     .map(|tool| format!("{}: {}", tool.name(), tool.description()))
+    ///     .collect();
+    /// assert_eq!(listing, ["add: Add two numbers.", "sub: Subtract `b` from `a`."]);
+    ///
+    /// for tool in &catalog {
+    ///     assert_eq!(tool.input_schema()["type"], "object");
+    /// }
+    /// ```
     pub fn iter(&self) -> std::slice::Iter<'_, ToolEntry> {
         self.inner.entries.iter()
     }
 
     /// How many tools.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// assert_eq!(catalog.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.entries.len()
     }
 
     /// Whether there are no tools.
+    ///
+    /// ```
+    /// use toolwright::Catalog;
+    ///
+    /// // A filter that matched nothing, worth a warning at start-up.
+    /// let catalog = Catalog::discover_in(["shop::retired"]).unwrap();
+    /// assert!(catalog.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.entries.is_empty()
     }
@@ -437,6 +902,30 @@ fn in_module(module: &str, prefix: &str) -> bool {
 }
 
 /// Builds a [`Catalog`] from an explicit list of tools.
+///
+/// For tests, for serving a chosen subset of the linked tools, and for
+/// platforms without link-time collection. A tool registered twice is one
+/// tool.
+///
+/// ```
+/// use toolwright::{tool, Catalog};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// /// Negate a number.
+/// #[tool(key = "math.negate", effect = read, authorize = public)]
+/// async fn negate(a: i64) -> i64 { -a }
+///
+/// let catalog = Catalog::builder()
+///     .register::<AddArgs>()
+///     .register::<NegateArgs>()
+///     .register::<AddArgs>()
+///     .build()
+///     .unwrap();
+/// assert_eq!(catalog.len(), 2);
+/// ```
 #[derive(Debug, Default)]
 pub struct CatalogBuilder {
     registrations: Vec<Registration>,
@@ -444,18 +933,75 @@ pub struct CatalogBuilder {
 
 impl CatalogBuilder {
     /// Adds tool `T` (the `...Args` struct `#[tool]` generated).
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// assert_eq!(catalog.get("add").unwrap().key(), "math.add");
+    /// ```
     pub fn register<T: Tool>(mut self) -> Self {
         self.registrations.push(Registration::of::<T>());
         self
     }
 
-    /// Adds a registration.
+    /// Adds a registration, such as one chosen at run time from a list.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registration};
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", effect = read, authorize = public)]
+    /// async fn get_order(id: u64) -> u64 { id }
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// static TOOLS: [Registration; 2] = [
+    ///     Registration::of::<GetOrderArgs>(),
+    ///     Registration::of::<GetProductArgs>(),
+    /// ];
+    ///
+    /// // Only the order tools, say for a support assistant.
+    /// let catalog = TOOLS
+    ///     .iter()
+    ///     .filter(|tool| tool.key().starts_with("orders."))
+    ///     .fold(Catalog::builder(), |builder, tool| builder.add_registration(*tool))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(catalog.len(), 1);
+    /// assert!(catalog.get("get_order").is_some());
+    /// ```
     pub fn add_registration(mut self, registration: Registration) -> Self {
         self.registrations.push(registration);
         self
     }
 
     /// Sorts by key and checks for duplicate keys and names.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Conflict};
+    ///
+    /// /// Search products.
+    /// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]
+    /// async fn search_products(query: String) -> Vec<u64> { Vec::new() }
+    ///
+    /// /// Search orders.
+    /// #[tool(key = "orders.search", name = "search", effect = read, authorize = public)]
+    /// async fn search_orders(query: String) -> Vec<u64> { Vec::new() }
+    ///
+    /// let error = Catalog::builder()
+    ///     .register::<SearchProductsArgs>()
+    ///     .register::<SearchOrdersArgs>()
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(matches!(error.conflicts[..], [Conflict::Name { name: "search", .. }]));
+    /// ```
     pub fn build(self) -> Result<Catalog, CatalogError> {
         Catalog::from_registrations(self.registrations)
     }

@@ -8,9 +8,76 @@ use serde::Serialize;
 use crate::invocation::ApprovalRequest;
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
+///
+/// Tool, hook and provider errors reach the caller as a `BoxError` source of
+/// [`CallError`]:
+///
+/// ```
+/// use std::fmt;
+/// use serde_json::json;
+/// use toolwright::{tool, BoxError, CallError, Catalog, Container, Executor};
+///
+/// #[derive(Debug)]
+/// struct OutOfStock { sku: String }
+///
+/// impl fmt::Display for OutOfStock {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         write!(f, "`{}` is out of stock", self.sku)
+///     }
+/// }
+///
+/// impl std::error::Error for OutOfStock {}
+///
+/// /// How many items are in stock.
+/// #[tool(key = "stock.count", effect = read, authorize = public)]
+/// async fn stock(sku: String) -> Result<u32, OutOfStock> {
+///     Err(OutOfStock { sku })
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<StockArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let error = executor.invoke("stock", json!({"sku": "A-1"}), &()).await.unwrap_err();
+///
+/// let CallError::Tool { source, .. } = error else { panic!("{error}") };
+/// let source: BoxError = source;
+/// assert_eq!(source.downcast_ref::<OutOfStock>().unwrap().sku, "A-1");
+///
+/// // A message alone converts too.
+/// let plain: BoxError = "policy store down".into();
+/// assert_eq!(plain.to_string(), "policy store down");
+/// # }
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Which hook failed.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, HookKind, Invocation};
+///
+/// /// Export a month's sales.
+/// #[tool(key = "reports.export", effect = read, authorize = check_policy)]
+/// async fn export_sales(month: u32) -> String { String::new() }
+///
+/// async fn check_policy(
+///     _: &(),
+///     _: &Invocation<'_, ExportSalesArgs>,
+/// ) -> Result<bool, std::io::Error> {
+///     Err(std::io::Error::other("policy store down"))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<ExportSalesArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let error = executor.invoke("export_sales", json!({"month": 5}), &()).await.unwrap_err();
+/// assert!(matches!(error, CallError::Hook { hook: HookKind::Authorize, .. }));
+/// assert_eq!(error.to_string(), "the authorize hook of `reports.export` failed");
+/// assert_eq!(HookKind::Approve.to_string(), "approve");
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -56,6 +123,40 @@ impl fmt::Display for Violation {
 }
 
 /// Every violation of one call's arguments, in the order the validator found them.
+///
+/// Serializes as a list of `{"path", "message"}` objects, which a model can
+/// use to correct every mistake at once.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor};
+///
+/// /// Quote a price for some quantity of a product.
+/// #[tool(key = "orders.quote", effect = read, authorize = public)]
+/// async fn quote(
+///     sku: String,
+///     #[schemars(range(min = 1))]
+///     quantity: u32,
+/// ) -> u64 {
+///     0
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<QuoteArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let error = executor.invoke("quote", json!({"quantity": 0}), &()).await.unwrap_err();
+///
+/// let CallError::InvalidArguments { violations, .. } = error else { panic!("{error}") };
+/// // The missing `sku` is reported on the whole object (path `""`).
+/// assert_eq!(violations.0.len(), 2);
+/// let quantity = violations.0.iter().find(|v| v.path == "/quantity").unwrap();
+/// assert_eq!(quantity.message, "0 is less than the minimum of 1");
+///
+/// let feedback = serde_json::to_value(&violations).unwrap();
+/// assert!(feedback.as_array().unwrap().iter().any(|v| v["path"] == "/quantity"));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Violations(pub Vec<Violation>);
@@ -170,7 +271,8 @@ pub enum CallError {
         #[source]
         source: BoxError,
     },
-    /// The tool body panicked; the panic was caught.
+    /// The call panicked (in the tool body, a hook, a request provider, or
+    /// the arguments' or result's serde impls); the panic was caught.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
         /// The tool's key.

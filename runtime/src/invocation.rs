@@ -19,7 +19,8 @@ use crate::tool::{Effect, Tool};
 /// to the arguments the body will receive, so a hook can decide on them:
 ///
 /// ```
-/// use toolwright::{tool, Invocation};
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation};
 ///
 /// struct Actor { max_amount: u64 }
 ///
@@ -28,12 +29,26 @@ use crate::tool::{Effect, Tool};
 /// async fn refund(order_id: u64, amount: u64) -> bool { true }
 ///
 /// async fn within_limit(actor: &Actor, call: &Invocation<'_, RefundArgs>) -> bool {
-///     call.amount <= actor.max_amount && call.key() == "orders.refund"
+///     call.amount <= actor.max_amount
 /// }
 ///
 /// async fn small_refunds(_: &Actor, call: &Invocation<'_, RefundArgs>) -> bool {
 ///     call.amount < 100
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<RefundArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let clerk = Actor { max_amount: 500 };
+///
+/// let small = executor.invoke("refund", json!({"order_id": 1, "amount": 50}), &clerk).await;
+/// assert_eq!(small.unwrap(), true);
+/// let large = executor.invoke("refund", json!({"order_id": 1, "amount": 200}), &clerk).await;
+/// assert!(matches!(large, Err(CallError::NotApproved { .. })));
+/// let too_large = executor.invoke("refund", json!({"order_id": 1, "amount": 900}), &clerk).await;
+/// assert!(matches!(too_large, Err(CallError::Denied { .. })));
+/// # }
 /// ```
 pub struct Invocation<'a, A> {
     args: A,
@@ -64,21 +79,154 @@ impl<'a, A: Tool> Invocation<'a, A> {
 
 impl<A> Invocation<'_, A> {
     /// The tool's capability key.
+    ///
+    /// One hook can serve many tools by deciding on the key:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation};
+    ///
+    /// struct Actor { grants: Vec<String> }
+    ///
+    /// async fn granted<A>(actor: &Actor, call: &Invocation<'_, A>) -> bool {
+    ///     actor.grants.iter().any(|key| key == call.key())
+    /// }
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", effect = read, authorize = granted)]
+    /// async fn get_order(id: u64) -> u64 { id }
+    ///
+    /// /// Look up a customer.
+    /// #[tool(key = "customers.get", effect = read, authorize = granted)]
+    /// async fn get_customer(id: u64) -> u64 { id }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetOrderArgs>()
+    ///     .register::<GetCustomerArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let support = Actor { grants: vec!["orders.get".into()] };
+    ///
+    /// assert!(executor.invoke("get_order", json!({"id": 1}), &support).await.is_ok());
+    /// let customer = executor.invoke("get_customer", json!({"id": 1}), &support).await;
+    /// assert!(matches!(customer, Err(CallError::Denied { tool: "customers.get" })));
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         self.key
     }
 
     /// The tool's caller-facing name.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation};
+    ///
+    /// #[derive(Default)]
+    /// struct Actor { asked_for: Mutex<Vec<String>> }
+    ///
+    /// // Record which tools an assistant asked for, by the name it used.
+    /// async fn recorded<A>(actor: &Actor, call: &Invocation<'_, A>) -> bool {
+    ///     actor.asked_for.lock().unwrap().push(call.name().to_owned());
+    ///     true
+    /// }
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", name = "get_order", effect = read, authorize = recorded)]
+    /// async fn get(id: u64) -> u64 { id }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<GetArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let actor = Actor::default();
+    /// executor.invoke("get_order", json!({"id": 1}), &actor).await.unwrap();
+    /// assert_eq!(*actor.asked_for.lock().unwrap(), ["get_order"]);
+    /// # }
+    /// ```
     pub fn name(&self) -> &str {
         self.name
     }
 
     /// The tool's declared effect.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Effect, Executor, Invocation};
+    ///
+    /// struct Actor { read_only: bool }
+    ///
+    /// // Viewers may call the tools that change nothing.
+    /// async fn policy<A>(actor: &Actor, call: &Invocation<'_, A>) -> bool {
+    ///     !actor.read_only || call.effect() == Effect::Read
+    /// }
+    ///
+    /// async fn confirmed(_: &Actor, _: &Invocation<'_, CancelOrderArgs>) -> bool { true }
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", effect = read, authorize = policy)]
+    /// async fn get_order(id: u64) -> u64 { id }
+    ///
+    /// /// Cancel an order.
+    /// #[tool(key = "orders.cancel", effect = destructive, authorize = policy,
+    ///        approve = confirmed)]
+    /// async fn cancel_order(id: u64) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetOrderArgs>()
+    ///     .register::<CancelOrderArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let viewer = Actor { read_only: true };
+    ///
+    /// assert!(executor.invoke("get_order", json!({"id": 1}), &viewer).await.is_ok());
+    /// let cancel = executor.invoke("cancel_order", json!({"id": 1}), &viewer).await;
+    /// assert!(matches!(cancel, Err(CallError::Denied { .. })));
+    /// # }
+    /// ```
     pub fn effect(&self) -> Effect {
         self.effect
     }
 
-    /// The validated arguments.
+    /// The validated arguments (also reached through `Deref`).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation};
+    ///
+    /// /// Transfer money between two accounts.
+    /// #[tool(key = "payments.transfer", effect = destructive, authorize = public,
+    ///        approve = within_policy)]
+    /// async fn transfer(from: String, to: String, cents: u64) -> bool { true }
+    ///
+    /// // A policy that knows nothing of hooks, and is tested on its own.
+    /// fn allowed(transfer: &TransferArgs) -> bool {
+    ///     transfer.from != transfer.to && transfer.cents <= 10_000
+    /// }
+    ///
+    /// async fn within_policy(_: &(), call: &Invocation<'_, TransferArgs>) -> bool {
+    ///     allowed(call.args())
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<TransferArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// let ok = json!({"from": "checking", "to": "savings", "cents": 500});
+    /// assert!(executor.invoke("transfer", ok, &()).await.is_ok());
+    /// let circular = json!({"from": "checking", "to": "checking", "cents": 500});
+    /// let refused = executor.invoke("transfer", circular, &()).await;
+    /// assert!(matches!(refused, Err(CallError::NotApproved { .. })));
+    /// # }
+    /// ```
     pub fn args(&self) -> &A {
         &self.args
     }
@@ -95,16 +243,140 @@ impl<A> Invocation<'_, A> {
     /// The same arguments in any key order give the same digest; any changed
     /// value, or another tool, gives a different one. Computed once per call,
     /// on first use.
+    ///
+    /// An `approve` hook checks it against the approvals a person gave:
+    ///
+    /// ```
+    /// use std::collections::HashSet;
+    /// use std::sync::Mutex;
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Digest, Executor};
+    /// use toolwright::{Invocation, Verdict};
+    ///
+    /// #[derive(Default)]
+    /// struct Actor { approved: Mutex<HashSet<Digest>> }
+    ///
+    /// /// Send a payment.
+    /// #[tool(key = "payments.send", effect = destructive, authorize = public, approve = approved)]
+    /// async fn send_payment(to: String, cents: u64) -> bool { true }
+    ///
+    /// async fn approved(actor: &Actor, call: &Invocation<'_, SendPaymentArgs>) -> Verdict {
+    ///     if actor.approved.lock().unwrap().contains(&call.digest()) {
+    ///         Verdict::Allow
+    ///     } else {
+    ///         Verdict::Pending
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<SendPaymentArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let actor = Actor::default();
+    /// let payment = json!({"to": "ACME", "cents": 1200});
+    ///
+    /// let first = executor.invoke("send_payment", payment.clone(), &actor).await;
+    /// let Err(CallError::ApprovalRequired(request)) = first else { panic!("{first:?}") };
+    /// // A person reviews the request and approves it.
+    /// actor.approved.lock().unwrap().insert(request.digest);
+    /// assert!(executor.invoke("send_payment", payment, &actor).await.is_ok());
+    ///
+    /// // The approval covers these arguments only.
+    /// let other = json!({"to": "ACME", "cents": 9900});
+    /// let more = executor.invoke("send_payment", other, &actor).await;
+    /// assert!(matches!(more, Err(CallError::ApprovalRequired(_))));
+    /// # }
+    /// ```
     pub fn digest(&self) -> Digest {
         self.canonical().digest
     }
 
-    /// The canonical arguments the digest was computed from.
+    /// The canonical arguments the digest was computed from: the validated
+    /// arguments as JSON, defaults applied.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use serde_json::{json, Value};
+    /// use toolwright::{tool, Catalog, Container, Digest, Executor, Invocation};
+    ///
+    /// #[derive(Default)]
+    /// struct Audit(Mutex<Vec<(Value, Digest)>>);
+    ///
+    /// /// Send a payment.
+    /// #[tool(key = "payments.send", effect = destructive, authorize = public, approve = logged)]
+    /// async fn send_payment(
+    ///     to: String,
+    ///     cents: u64,
+    ///     #[default = "EUR".to_owned()]
+    ///     currency: String,
+    /// ) -> bool {
+    ///     true
+    /// }
+    ///
+    /// async fn logged(audit: &Audit, call: &Invocation<'_, SendPaymentArgs>) -> bool {
+    ///     let entry = (call.canonical_arguments().clone(), call.digest());
+    ///     audit.0.lock().unwrap().push(entry);
+    ///     true
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<SendPaymentArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let audit = Audit::default();
+    /// let payment = json!({"to": "ACME", "cents": 1200});
+    /// executor.invoke("send_payment", payment, &audit).await.unwrap();
+    ///
+    /// let (arguments, digest) = audit.0.lock().unwrap().pop().unwrap();
+    /// // The default is part of what was approved.
+    /// assert_eq!(arguments, json!({"to": "ACME", "cents": 1200, "currency": "EUR"}));
+    /// assert_eq!(digest, Digest::of("payments.send", &arguments));
+    /// # }
+    /// ```
     pub fn canonical_arguments(&self) -> &Value {
         &self.canonical().arguments
     }
 
     /// What a person must approve for this exact call to run.
+    ///
+    /// It is what [`CallError::ApprovalRequired`](crate::CallError::ApprovalRequired)
+    /// carries when the `approve` hook answers `Pending`; a hook can also
+    /// queue it for review itself:
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use serde_json::json;
+    /// use toolwright::{tool, ApprovalRequest, CallError, Catalog, Container, Executor};
+    /// use toolwright::{Invocation, Verdict};
+    ///
+    /// #[derive(Default)]
+    /// struct ReviewQueue(Mutex<Vec<ApprovalRequest>>);
+    ///
+    /// /// Delete a customer account.
+    /// #[tool(key = "accounts.delete", effect = destructive, authorize = public, approve = queue)]
+    /// async fn delete_account(account_id: u64) -> bool { true }
+    ///
+    /// async fn queue(reviews: &ReviewQueue, call: &Invocation<'_, DeleteAccountArgs>) -> Verdict {
+    ///     reviews.0.lock().unwrap().push(call.approval_request());
+    ///     Verdict::Pending
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<DeleteAccountArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let reviews = ReviewQueue::default();
+    /// let error = executor
+    ///     .invoke("delete_account", json!({"account_id": 42}), &reviews)
+    ///     .await
+    ///     .unwrap_err();
+    ///
+    /// let queued = reviews.0.lock().unwrap().pop().unwrap();
+    /// assert_eq!(queued.arguments, json!({"account_id": 42}));
+    /// let CallError::ApprovalRequired(returned) = error else { panic!("{error}") };
+    /// assert_eq!(*returned, queued);
+    /// # }
+    /// ```
     pub fn approval_request(&self) -> ApprovalRequest {
         ApprovalRequest {
             key: self.key.to_owned(),
@@ -147,7 +419,8 @@ impl<A: fmt::Debug> fmt::Debug for Invocation<'_, A> {
 
 /// A SHA-256 digest binding an approval to one tool and its exact arguments.
 ///
-/// It prints and parses as 64 lowercase hex digits.
+/// It prints, and serializes, as 64 lowercase hex digits, and parses from 64
+/// hex digits of either case.
 ///
 /// ```
 /// use serde_json::json;
@@ -159,12 +432,30 @@ impl<A: fmt::Debug> fmt::Debug for Invocation<'_, A> {
 /// assert_eq!(a, b);
 /// assert_ne!(a, c);
 /// assert_eq!(a.to_string().parse::<Digest>().unwrap(), a);
+/// assert_eq!(a.to_string().to_uppercase().parse::<Digest>().unwrap(), a);
+/// assert_eq!(serde_json::to_value(a).unwrap(), json!(a.to_string()));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Digest([u8; 32]);
 
 impl Digest {
     /// The digest of `key` and the canonical JSON of `arguments`.
+    ///
+    /// For the key of a tool and the validated arguments of a call, defaults
+    /// included, it is that call's [`Invocation::digest`], so an approval can
+    /// be given before any model asks:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::Digest;
+    ///
+    /// let approved = Digest::of("payments.send", &json!({"to": "ACME", "cents": 1200}));
+    /// let asked = Digest::of("payments.send", &json!({"cents": 1200, "to": "ACME"}));
+    /// assert_eq!(approved, asked);
+    /// // The same arguments for another tool are another call.
+    /// let refund = Digest::of("payments.refund", &json!({"to": "ACME", "cents": 1200}));
+    /// assert_ne!(approved, refund);
+    /// ```
     pub fn of(key: &str, arguments: &Value) -> Digest {
         let mut hasher = HashWriter(Sha256::new());
         hasher.0.update(key.as_bytes());
@@ -173,7 +464,17 @@ impl Digest {
         Digest(hasher.0.finalize().into())
     }
 
-    /// The 32 raw bytes.
+    /// The 32 raw bytes, to store in a binary column, say.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::Digest;
+    ///
+    /// let digest = Digest::of("payments.send", &json!({"to": "ACME", "cents": 1200}));
+    /// let stored: [u8; 32] = *digest.as_bytes();
+    /// let hex: String = stored.iter().map(|byte| format!("{byte:02x}")).collect();
+    /// assert_eq!(hex, digest.to_string());
+    /// ```
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
@@ -245,6 +546,14 @@ impl fmt::Debug for Digest {
 }
 
 /// The text was not 64 hex digits.
+///
+/// ```
+/// use toolwright::{Digest, ParseDigestError};
+///
+/// assert_eq!("a1b2".parse::<Digest>(), Err(ParseDigestError));
+/// let error = "z".repeat(64).parse::<Digest>().unwrap_err();
+/// assert_eq!(error.to_string(), "a digest is 64 hex digits");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a digest is 64 hex digits")]
 pub struct ParseDigestError;
@@ -284,6 +593,48 @@ impl<'de> serde::Deserialize<'de> for Digest {
 ///
 /// Returned inside [`crate::CallError::ApprovalRequired`] when an `approve`
 /// hook answers [`crate::Verdict::Pending`].
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, ApprovalRequest, CallError, Catalog, Container, Digest, Executor};
+/// use toolwright::{Invocation, Verdict};
+///
+/// /// Send a payment.
+/// #[tool(key = "payments.send", effect = destructive, authorize = public, approve = ask)]
+/// async fn send_payment(
+///     to: String,
+///     cents: u64,
+///     #[default = "EUR".to_owned()]
+///     currency: String,
+/// ) -> bool {
+///     true
+/// }
+///
+/// async fn ask(_: &(), _: &Invocation<'_, SendPaymentArgs>) -> Verdict {
+///     Verdict::Pending
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<SendPaymentArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let error = executor
+///     .invoke("send_payment", json!({"to": "ACME", "cents": 1200}), &())
+///     .await
+///     .unwrap_err();
+/// let CallError::ApprovalRequired(request) = error else { panic!("{error}") };
+///
+/// // What the person approving sees, defaults included.
+/// assert_eq!(request.key, "payments.send");
+/// assert_eq!(request.arguments, json!({"to": "ACME", "cents": 1200, "currency": "EUR"}));
+/// assert_eq!(request.digest, Digest::of(&request.key, &request.arguments));
+///
+/// // Stored, or sent to a review queue, as JSON.
+/// let stored = serde_json::to_string(&request).unwrap();
+/// let read_back: ApprovalRequest = serde_json::from_str(&stored).unwrap();
+/// assert_eq!(read_back, *request);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ApprovalRequest {
     /// The tool's key.

@@ -39,12 +39,35 @@ pub enum Outcome {
 
 impl Outcome {
     /// Whether the call succeeded (commit), as opposed to anything else (roll back).
+    ///
+    /// ```
+    /// use toolwright::Outcome;
+    ///
+    /// let end = |outcome: Outcome| if outcome.is_ok() { "commit" } else { "rollback" };
+    /// assert_eq!(end(Outcome::Ok), "commit");
+    /// assert_eq!(end(Outcome::Error), "rollback");
+    /// assert_eq!(end(Outcome::Cancelled), "rollback");
+    /// ```
     pub fn is_ok(self) -> bool {
         self == Outcome::Ok
     }
 }
 
 /// A type a tool needs injected, as reported when the executor is built.
+///
+/// [`FromScope::requirements`] lists them; the executor checks each against
+/// the container.
+///
+/// ```
+/// use toolwright::{FromScope, Inject, Requirement};
+///
+/// trait Mailer: Send + Sync {}
+///
+/// let mut needed = Vec::new();
+/// Inject::<dyn Mailer>::requirements(&mut needed);
+/// assert_eq!(needed, [Requirement::of::<dyn Mailer>()]);
+/// assert!(needed[0].type_name.ends_with("Mailer"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Requirement {
     /// The injected type's id.
@@ -55,6 +78,17 @@ pub struct Requirement {
 
 impl Requirement {
     /// The requirement of a value of type `T`.
+    ///
+    /// ```
+    /// use std::any::TypeId;
+    /// use toolwright::Requirement;
+    ///
+    /// struct Db;
+    ///
+    /// let db = Requirement::of::<Db>();
+    /// assert_eq!(db.type_id, TypeId::of::<Db>());
+    /// assert_ne!(db, Requirement::of::<String>());
+    /// ```
     pub fn of<T: ?Sized + 'static>() -> Self {
         Requirement {
             type_id: TypeId::of::<T>(),
@@ -64,6 +98,53 @@ impl Requirement {
 }
 
 /// Why a value could not be resolved from a [`Scope`].
+///
+/// A tool whose injected value fails to resolve fails with
+/// [`CallError::DependencyMissing`] or [`CallError::Dependency`]; a
+/// [`FromScope`] impl can also handle the error itself, here to make a
+/// dependency optional:
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor, FromScope, ResolveError, Scope};
+///
+/// /// The caller's language; English when nothing provides one.
+/// struct Language(Arc<str>);
+///
+/// impl FromScope for Language {
+///     async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+///         match scope.resolve::<str>().await {
+///             Ok(tag) => Ok(Language(tag)),
+///             Err(ResolveError::Missing { .. }) => Ok(Language("en".into())),
+///             Err(other) => Err(other),
+///         }
+///     }
+/// }
+///
+/// /// Say hello.
+/// #[tool(key = "demo.hello", effect = read, authorize = public)]
+/// async fn hello(#[inject] language: Language) -> String {
+///     format!("hello in `{}`", language.0)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<HelloArgs>().build().unwrap();
+/// let english = Executor::new(catalog.clone(), Container::default()).unwrap();
+/// assert_eq!(english.invoke("hello", json!({}), &()).await.unwrap(), "hello in `en`");
+///
+/// let french = Container::builder().app::<str>(Arc::from("fr")).build();
+/// let french = Executor::new(catalog, french).unwrap();
+/// assert_eq!(french.invoke("hello", json!({}), &()).await.unwrap(), "hello in `fr`");
+///
+/// let missing = ResolveError::Missing { type_name: "Language" };
+/// assert_eq!(missing.to_string(), "no provider for `Language`");
+/// # }
+/// ```
+///
+/// [`CallError::DependencyMissing`]: crate::CallError::DependencyMissing
+/// [`CallError::Dependency`]: crate::CallError::Dependency
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResolveError {
@@ -139,11 +220,40 @@ struct Provider {
 
 impl Container {
     /// Starts an empty container.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::Container;
+    ///
+    /// struct Config { currency: &'static str }
+    ///
+    /// let container = Container::builder().app(Arc::new(Config { currency: "EUR" })).build();
+    /// assert!(container.provides::<Config>());
+    /// ```
     pub fn builder() -> ContainerBuilder {
         ContainerBuilder::default()
     }
 
     /// Whether an APP value or a REQUEST provider gives `T`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::{Container, Scope};
+    ///
+    /// trait Mailer: Send + Sync {}
+    /// struct Smtp;
+    /// impl Mailer for Smtp {}
+    /// struct Session;
+    ///
+    /// let container = Container::builder()
+    ///     .app::<dyn Mailer>(Arc::new(Smtp))
+    ///     .request::<Session>(|_: Scope| async { Ok::<_, std::io::Error>(Session) })
+    ///     .build();
+    /// assert!(container.provides::<dyn Mailer>());
+    /// assert!(container.provides::<Session>());
+    /// // Provided under `dyn Mailer`, not under the concrete type.
+    /// assert!(!container.provides::<Smtp>());
+    /// ```
     pub fn provides<T: ?Sized + 'static>(&self) -> bool {
         self.provides_id(TypeId::of::<T>())
     }
@@ -164,21 +274,132 @@ impl fmt::Debug for Container {
 }
 
 /// Builds a [`Container`].
+///
+/// APP values are built once by the application; REQUEST values are built
+/// for each call that needs them:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, Scope};
+///
+/// struct Config { greeting: String }
+/// struct RequestId(u64);
+///
+/// /// Greet someone.
+/// #[tool(key = "demo.greet", effect = read, authorize = public)]
+/// async fn greet(name: String, config: Inject<Config>, id: Inject<RequestId>) -> String {
+///     format!("{} {name} (request {})", config.greeting, id.0)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let next_id = Arc::new(AtomicU64::new(1));
+/// let container = Container::builder()
+///     .app(Arc::new(Config { greeting: "Hello".into() }))
+///     .request::<RequestId>(move |_: Scope| {
+///         let id = next_id.fetch_add(1, Ordering::Relaxed);
+///         async move { Ok::<_, std::convert::Infallible>(RequestId(id)) }
+///     })
+///     .build();
+///
+/// let catalog = Catalog::builder().register::<GreetArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, container).unwrap();
+/// let first = executor.invoke("greet", json!({"name": "Ada"}), &()).await.unwrap();
+/// let second = executor.invoke("greet", json!({"name": "Ada"}), &()).await.unwrap();
+/// assert_eq!(first, "Hello Ada (request 1)");
+/// assert_eq!(second, "Hello Ada (request 2)");
+/// # }
+/// ```
 #[derive(Default)]
 pub struct ContainerBuilder {
     inner: ContainerInner,
 }
 
 /// An async factory for a REQUEST value of type `T`: any
-/// `Fn(Scope) -> impl Future<Output = Result<V, E>>` with `V: Into<Arc<T>>`.
+/// `Fn(Scope) -> impl Future<Output = Result<V, E>>` with `V: Into<Arc<T>>`
+/// and `E: Into<BoxError>`.
 ///
-/// Implemented for closures; see [`ContainerBuilder::request`].
+/// Implemented for closures and `async fn`s; see [`ContainerBuilder::request`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, ResolveError, Scope};
+///
+/// struct Pool { url: String }
+/// struct Connection { url: String }
+///
+/// async fn connect(scope: Scope) -> Result<Connection, ResolveError> {
+///     let pool = scope.resolve::<Pool>().await?;
+///     Ok(Connection { url: pool.url.clone() })
+/// }
+///
+/// /// Which database this call uses.
+/// #[tool(key = "db.which", effect = read, authorize = public)]
+/// async fn which_db(connection: Inject<Connection>) -> String {
+///     connection.url.clone()
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let container = Container::builder()
+///     .app(Arc::new(Pool { url: "postgres://shop".into() }))
+///     .request::<Connection>(connect)
+///     .build();
+/// let catalog = Catalog::builder().register::<WhichDbArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, container).unwrap();
+/// let url = executor.invoke("which_db", json!({}), &()).await.unwrap();
+/// assert_eq!(url, "postgres://shop");
+/// # }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "this is not a request factory for `{T}`",
     note = "a request factory is `|scope: Scope| async move {{ ... Ok::<_, E>(value) }}` returning a value that converts into `Arc<{T}>`"
 )]
 pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
     /// Builds the value for one call.
+    ///
+    /// The executor calls it; an application calls it to wrap one factory
+    /// in another, here to count the builds:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, RequestFactory, Scope};
+    ///
+    /// fn counted<T: ?Sized + 'static>(
+    ///     builds: Arc<AtomicUsize>,
+    ///     factory: impl RequestFactory<T>,
+    /// ) -> impl RequestFactory<T> {
+    ///     move |scope: Scope| {
+    ///         builds.fetch_add(1, Ordering::Relaxed);
+    ///         factory.build(scope)
+    ///     }
+    /// }
+    ///
+    /// struct Session;
+    ///
+    /// /// Check the session.
+    /// #[tool(key = "session.check", effect = read, authorize = public)]
+    /// async fn check(_session: Inject<Session>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let builds = Arc::new(AtomicUsize::new(0));
+    /// let open = |_: Scope| async { Ok::<_, std::io::Error>(Session) };
+    /// let container = Container::builder()
+    ///     .request::<Session>(counted(builds.clone(), open))
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<CheckArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    /// executor.invoke("check", json!({}), &()).await.unwrap();
+    /// executor.invoke("check", json!({}), &()).await.unwrap();
+    /// assert_eq!(builds.load(Ordering::Relaxed), 2);
+    /// # }
+    /// ```
     fn build(&self, scope: Scope) -> BoxFuture<'static, Result<Arc<T>, BoxError>>;
 }
 
@@ -201,15 +422,76 @@ impl ContainerBuilder {
     /// owned by the application (a tool only ever gets a shared handle).
     ///
     /// `T` may be unsized: `.app::<dyn Service>(Arc::new(Impl))`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject};
+    ///
+    /// #[derive(Default)]
+    /// struct Lookups(Mutex<Vec<u64>>);
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64, lookups: Inject<Lookups>) -> String {
+    ///     lookups.0.lock().unwrap().push(id);
+    ///     format!("product {id}")
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let lookups = Arc::new(Lookups::default());
+    /// let container = Container::builder().app(lookups.clone()).build();
+    /// let catalog = Catalog::builder().register::<GetProductArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    /// executor.invoke("get_product", json!({"id": 7}), &()).await.unwrap();
+    ///
+    /// // The application still holds the value the tool used.
+    /// assert_eq!(*lookups.0.lock().unwrap(), [7]);
+    /// # }
+    /// ```
     pub fn app<T: ?Sized + Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
         self.inner.app.insert(TypeId::of::<T>(), Arc::new(value));
         self
     }
 
-    /// Adds a REQUEST provider: run lazily, at most once per call, the first
-    /// time the call needs a `T`. The factory gets the call's [`Scope`], so it
-    /// can resolve other values and register a finalizer with
-    /// [`Scope::on_close`].
+    /// Adds a REQUEST provider: run lazily, the first time a call needs a
+    /// `T`, and at most once per call when it succeeds. The factory gets the
+    /// call's [`Scope`], so it can resolve other values and register a
+    /// finalizer with [`Scope::on_close`].
+    ///
+    /// A factory that fails fails the call with [`CallError::Dependency`],
+    /// which keeps the factory's error:
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Inject, Scope};
+    ///
+    /// struct Connection;
+    ///
+    /// /// Count the orders.
+    /// #[tool(key = "orders.count", effect = read, authorize = public)]
+    /// async fn count_orders(_db: Inject<Connection>) -> u64 { 0 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let container = Container::builder()
+    ///     .request::<Connection>(|_: Scope| async {
+    ///         Err::<Connection, _>(std::io::Error::other("database unreachable"))
+    ///     })
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<CountOrdersArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    ///
+    /// let error = executor.invoke("count_orders", json!({}), &()).await.unwrap_err();
+    /// assert!(matches!(error, CallError::Dependency { tool: "orders.count", .. }));
+    /// let cause = error.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+    /// assert_eq!(cause.to_string(), "database unreachable");
+    /// # }
+    /// ```
+    ///
+    /// [`CallError::Dependency`]: crate::CallError::Dependency
     pub fn request<T: ?Sized + Send + Sync + 'static>(
         mut self,
         factory: impl RequestFactory<T>,
@@ -229,6 +511,18 @@ impl ContainerBuilder {
     }
 
     /// Finishes the container.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::Container;
+    ///
+    /// struct Config;
+    ///
+    /// let container = Container::builder().app(Arc::new(Config)).build();
+    /// // Cheap to clone: every clone shares the same providers.
+    /// let shared = container.clone();
+    /// assert!(shared.provides::<Config>());
+    /// ```
     pub fn build(self) -> Container {
         Container {
             inner: Arc::new(self.inner),
@@ -239,7 +533,53 @@ impl ContainerBuilder {
 /// The REQUEST scope of one call: values built for it, and the finalizers
 /// that run when it closes.
 ///
-/// Cheap to clone; every clone is the same scope.
+/// Cheap to clone; every clone is the same scope. The executor opens one for
+/// each call of a tool with injected parameters and hands it to REQUEST
+/// factories and [`FromScope`] impls; it closes it, running the finalizers,
+/// before the call returns.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, Invocation, ResolveError, Scope};
+///
+/// #[derive(Default)]
+/// struct Journal(Mutex<Vec<&'static str>>);
+/// struct Transaction;
+///
+/// /// Reserve stock.
+/// #[tool(key = "stock.reserve", effect = write, authorize = public, approve = approved)]
+/// async fn reserve(quantity: u32, _tx: Inject<Transaction>) -> Result<u32, std::io::Error> {
+///     if quantity > 10 {
+///         return Err(std::io::Error::other("not enough stock"));
+///     }
+///     Ok(quantity)
+/// }
+///
+/// async fn approved(_: &(), _: &Invocation<'_, ReserveArgs>) -> bool { true }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let journal = Arc::new(Journal::default());
+/// let container = Container::builder()
+///     .app(journal.clone())
+///     .request::<Transaction>(|scope: Scope| async move {
+///         let journal = scope.resolve::<Journal>().await?;
+///         scope.on_close(move |outcome| async move {
+///             let end = if outcome.is_ok() { "commit" } else { "rollback" };
+///             journal.0.lock().unwrap().push(end);
+///         });
+///         Ok::<_, ResolveError>(Transaction)
+///     })
+///     .build();
+/// let catalog = Catalog::builder().register::<ReserveArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, container).unwrap();
+///
+/// assert!(executor.invoke("reserve", json!({"quantity": 2}), &()).await.is_ok());
+/// assert!(executor.invoke("reserve", json!({"quantity": 50}), &()).await.is_err());
+/// assert_eq!(*journal.0.lock().unwrap(), ["commit", "rollback"]);
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Scope {
     inner: Arc<ScopeInner>,
@@ -270,6 +610,53 @@ impl Scope {
 
     /// Resolves a `T`: the APP value, or this call's REQUEST value (built
     /// now if nobody asked before; concurrent askers wait for one build).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, FromScope, Inject};
+    /// use toolwright::{Requirement, ResolveError, Scope};
+    ///
+    /// struct Session { user: String }
+    ///
+    /// /// The signed-in user, read from the call's session.
+    /// struct User(String);
+    ///
+    /// impl FromScope for User {
+    ///     async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+    ///         let session = scope.resolve::<Session>().await?;
+    ///         Ok(User(session.user.clone()))
+    ///     }
+    ///     fn requirements(out: &mut Vec<Requirement>) {
+    ///         out.push(Requirement::of::<Session>());
+    ///     }
+    /// }
+    ///
+    /// /// Say who is signed in.
+    /// #[tool(key = "session.whoami", effect = read, authorize = public)]
+    /// async fn whoami(session: Inject<Session>, #[inject] user: User) -> bool {
+    ///     session.user == user.0
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let opened = Arc::new(AtomicUsize::new(0));
+    /// let counter = opened.clone();
+    /// let container = Container::builder()
+    ///     .request::<Session>(move |_: Scope| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///         async { Ok::<_, ResolveError>(Session { user: "ada".into() }) }
+    ///     })
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<WhoamiArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    ///
+    /// assert_eq!(executor.invoke("whoami", json!({}), &()).await.unwrap(), true);
+    /// // Both parameters resolved the session; it was opened once.
+    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
     pub async fn resolve<T: ?Sized + Send + Sync + 'static>(&self) -> Result<Arc<T>, ResolveError> {
         let id = TypeId::of::<T>();
         let type_name = std::any::type_name::<T>();
@@ -302,6 +689,48 @@ impl Scope {
     ///
     /// Finalizers run in reverse order of registration. A finalizer that
     /// panics is reported through `tracing` and the others still run.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, ResolveError, Scope};
+    ///
+    /// #[derive(Default)]
+    /// struct Log(Mutex<Vec<&'static str>>);
+    /// struct Connection;
+    /// struct Transaction;
+    ///
+    /// /// Count the orders.
+    /// #[tool(key = "orders.count", effect = read, authorize = public)]
+    /// async fn count_orders(_tx: Inject<Transaction>) -> u64 { 0 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let log = Arc::new(Log::default());
+    /// let container = Container::builder()
+    ///     .app(log.clone())
+    ///     .request::<Connection>(|scope: Scope| async move {
+    ///         let log = scope.resolve::<Log>().await?;
+    ///         scope.on_close(move |_| async move { log.0.lock().unwrap().push("release") });
+    ///         Ok::<_, ResolveError>(Connection)
+    ///     })
+    ///     .request::<Transaction>(|scope: Scope| async move {
+    ///         let _connection = scope.resolve::<Connection>().await?;
+    ///         let log = scope.resolve::<Log>().await?;
+    ///         scope.on_close(move |outcome| async move {
+    ///             log.0.lock().unwrap().push(if outcome.is_ok() { "commit" } else { "rollback" });
+    ///         });
+    ///         Ok::<_, ResolveError>(Transaction)
+    ///     })
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<CountOrdersArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    /// executor.invoke("count_orders", json!({}), &()).await.unwrap();
+    ///
+    /// // The transaction ends before the connection it ran on is released.
+    /// assert_eq!(*log.0.lock().unwrap(), ["commit", "release"]);
+    /// # }
+    /// ```
     pub fn on_close<F, Fut>(&self, finalizer: F)
     where
         F: FnOnce(Outcome) -> Fut + Send + 'static,
@@ -420,25 +849,88 @@ impl Drop for ScopeGuard {
 /// the tool's schema and a caller cannot supply them.
 ///
 /// ```
-/// use toolwright::{tool, Inject};
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor, Inject};
 ///
 /// trait Greeter: Send + Sync { fn greet(&self, name: &str) -> String; }
+///
+/// struct English;
+/// impl Greeter for English {
+///     fn greet(&self, name: &str) -> String { format!("Hello, {name}!") }
+/// }
 ///
 /// /// Greet someone.
 /// #[tool(key = "demo.greet", effect = read, authorize = public)]
 /// async fn greet(name: String, greeter: Inject<dyn Greeter>) -> String {
 ///     greeter.greet(&name)
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<GreetArgs>().build().unwrap();
+/// // `greeter` is not an input.
+/// let schema = catalog.get("greet").unwrap().input_schema();
+/// assert_eq!(schema["required"], json!(["name"]));
+/// assert!(schema["properties"].get("greeter").is_none());
+///
+/// let container = Container::builder().app::<dyn Greeter>(Arc::new(English)).build();
+/// let executor = Executor::new(catalog, container).unwrap();
+/// let hello = executor.invoke("greet", json!({"name": "Ada"}), &()).await.unwrap();
+/// assert_eq!(hello, "Hello, Ada!");
+/// # }
 /// ```
 pub struct Inject<T: ?Sized>(Arc<T>);
 
 impl<T: ?Sized> Inject<T> {
     /// Wraps a shared value (useful when calling a tool fn directly in tests).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::{tool, Inject};
+    ///
+    /// struct Prices;
+    /// impl Prices {
+    ///     fn price(&self, sku: &str) -> Option<u64> { (sku == "A-1").then_some(250) }
+    /// }
+    ///
+    /// /// Look up a price, in cents.
+    /// #[tool(key = "pricing.get", effect = read, authorize = public)]
+    /// async fn get_price(sku: String, prices: Inject<Prices>) -> Option<u64> {
+    ///     prices.price(&sku)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // The fn is still an ordinary fn: test it without an executor.
+    /// let price = get_price("A-1".into(), Inject::new(Arc::new(Prices))).await;
+    /// assert_eq!(price, Some(250));
+    /// # }
+    /// ```
     pub fn new(value: Arc<T>) -> Self {
         Inject(value)
     }
 
-    /// The shared handle.
+    /// The shared handle, to keep the value past the call (in a spawned
+    /// task, say).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use toolwright::Inject;
+    ///
+    /// #[derive(Default)]
+    /// struct SearchIndex { rebuilds: AtomicU32 }
+    ///
+    /// let index = Arc::new(SearchIndex::default());
+    /// let injected = Inject::new(index.clone());
+    ///
+    /// let handle: Arc<SearchIndex> = injected.into_inner();
+    /// std::thread::spawn(move || handle.rebuilds.fetch_add(1, Ordering::Relaxed))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(index.rebuilds.load(Ordering::Relaxed), 1);
+    /// ```
     pub fn into_inner(self) -> Arc<T> {
         self.0
     }
@@ -470,9 +962,11 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Inject<T> {
 ///
 /// ```
 /// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolwright::{tool, Catalog, Container, Executor};
 /// use toolwright::{FromScope, Requirement, ResolveError, Scope};
 ///
-/// struct Db;
+/// struct Db { name: &'static str }
 /// /// A read-only view of the database.
 /// struct ReadOnly(Arc<Db>);
 ///
@@ -484,6 +978,20 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Inject<T> {
 ///         out.push(Requirement::of::<Db>());
 ///     }
 /// }
+///
+/// /// Name the database this tool reads.
+/// #[tool(key = "db.name", effect = read, authorize = public)]
+/// async fn db_name(#[inject] db: ReadOnly) -> String {
+///     db.0.name.to_owned()
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<DbNameArgs>().build().unwrap();
+/// let container = Container::builder().app(Arc::new(Db { name: "shop" })).build();
+/// let executor = Executor::new(catalog, container).unwrap();
+/// assert_eq!(executor.invoke("db_name", json!({}), &()).await.unwrap(), "shop");
+/// # }
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected",
@@ -492,10 +1000,86 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Inject<T> {
 )]
 pub trait FromScope: Sized + Send {
     /// Resolves the value for one call.
+    ///
+    /// A value may be built from several others in the scope:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, FromScope, ResolveError, Scope};
+    ///
+    /// struct Pool;
+    /// struct Tenant(u64);
+    ///
+    /// /// The orders of the caller's tenant.
+    /// struct Orders { _pool: Arc<Pool>, tenant: Arc<Tenant> }
+    ///
+    /// impl FromScope for Orders {
+    ///     async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+    ///         Ok(Orders { _pool: scope.resolve().await?, tenant: scope.resolve().await? })
+    ///     }
+    /// }
+    ///
+    /// /// Which tenant's orders this call sees.
+    /// #[tool(key = "orders.tenant", effect = read, authorize = public)]
+    /// async fn orders_tenant(#[inject] orders: Orders) -> u64 {
+    ///     orders.tenant.0
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let container = Container::builder()
+    ///     .app(Arc::new(Pool))
+    ///     .request::<Tenant>(|_: Scope| async { Ok::<_, ResolveError>(Tenant(7)) })
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<OrdersTenantArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    /// assert_eq!(executor.invoke("orders_tenant", json!({}), &()).await.unwrap(), 7);
+    /// # }
+    /// ```
     fn from_scope(scope: &Scope) -> impl Future<Output = Result<Self, ResolveError>> + Send;
 
     /// The types this resolves, so a missing provider is reported when the
     /// executor is built instead of at the first call.
+    ///
+    /// The default lists nothing, which suits a type whose dependencies are
+    /// optional; for any other, a missing provider then shows only at a call,
+    /// as [`CallError::DependencyMissing`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem};
+    /// use toolwright::{FromScope, Requirement, ResolveError, Scope};
+    ///
+    /// struct Db;
+    /// struct ReadOnly(Arc<Db>);
+    ///
+    /// impl FromScope for ReadOnly {
+    ///     async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+    ///         Ok(ReadOnly(scope.resolve::<Db>().await?))
+    ///     }
+    ///     fn requirements(out: &mut Vec<Requirement>) {
+    ///         out.push(Requirement::of::<Db>());
+    ///     }
+    /// }
+    ///
+    /// /// Count the products.
+    /// #[tool(key = "products.count", effect = read, authorize = public)]
+    /// async fn count_products(#[inject] _db: ReadOnly) -> u64 { 0 }
+    ///
+    /// let catalog = Catalog::builder().register::<CountProductsArgs>().build().unwrap();
+    /// // Forgot to provide the database: caught at start-up, not at the first call.
+    /// let error = Executor::new(catalog.clone(), Container::default()).unwrap_err();
+    /// assert!(matches!(
+    ///     error.problems[..],
+    ///     [ExecutorProblem::MissingProvider { tool: "products.count", .. }]
+    /// ));
+    ///
+    /// let container = Container::builder().app(Arc::new(Db)).build();
+    /// assert!(Executor::new(catalog, container).is_ok());
+    /// ```
+    ///
+    /// [`CallError::DependencyMissing`]: crate::CallError::DependencyMissing
     fn requirements(out: &mut Vec<Requirement>) {
         let _ = out;
     }
@@ -522,7 +1106,8 @@ impl<T: ?Sized + Send + Sync + 'static> FromScope for Inject<T> {
 /// cloned into the call, so keep it cheap to clone (an `Arc` inside).
 ///
 /// ```
-/// use toolwright::{tool, Context};
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Context, Executor};
 ///
 /// #[derive(Clone)]
 /// struct Actor { name: String }
@@ -532,6 +1117,22 @@ impl<T: ?Sized + Send + Sync + 'static> FromScope for Inject<T> {
 /// async fn whoami(actor: Context<Actor>) -> String {
 ///     actor.0.name
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<WhoamiArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let ada = Actor { name: "Ada".into() };
+/// assert_eq!(executor.invoke("whoami", json!({}), &ada).await.unwrap(), "Ada");
+///
+/// // The actor is not an input: a model cannot claim to be someone else.
+/// let spoofed = executor.invoke("whoami", json!({"actor": {"name": "Eve"}}), &ada).await;
+/// assert!(matches!(spoofed, Err(CallError::InvalidArguments { .. })));
+///
+/// // A context of another type is refused.
+/// let wrong = executor.invoke("whoami", json!({}), &"Ada").await;
+/// assert!(matches!(wrong, Err(CallError::ContextMismatch { .. })));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Context<C>(pub C);

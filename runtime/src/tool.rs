@@ -13,6 +13,23 @@ use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
 
 /// A boxed, sendable future, the shape of every erased step of the pipeline.
+///
+/// ```
+/// use toolwright::BoxFuture;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// // Futures of different types, in one list.
+/// let checks: Vec<BoxFuture<'static, bool>> = vec![
+///     Box::pin(async { true }),
+///     Box::pin(async { "ok".len() == 2 }),
+/// ];
+/// for check in checks {
+///     // `Send` and `'static`, so it can be spawned.
+///     assert!(tokio::spawn(check).await.unwrap());
+/// }
+/// # }
+/// ```
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// What a tool declares it does to the world.
@@ -39,11 +56,29 @@ pub enum Effect {
 
 impl Effect {
     /// Whether the executor asks the tool's `approve` hook before running it.
+    ///
+    /// ```
+    /// use toolwright::Effect;
+    ///
+    /// let gated: Vec<_> = [Effect::Read, Effect::Write, Effect::Destructive]
+    ///     .into_iter()
+    ///     .filter(|effect| effect.requires_approval())
+    ///     .collect();
+    /// assert_eq!(gated, [Effect::Write, Effect::Destructive]);
+    /// ```
     pub const fn requires_approval(self) -> bool {
         !matches!(self, Effect::Read)
     }
 
-    /// The lowercase word used in `#[tool(effect = ...)]`.
+    /// The lowercase word used in `#[tool(effect = ...)]`, in `Display`,
+    /// and in serialized descriptors.
+    ///
+    /// ```
+    /// use toolwright::Effect;
+    ///
+    /// assert_eq!(Effect::Destructive.as_str(), "destructive");
+    /// assert_eq!(serde_json::to_value(Effect::Write).unwrap(), Effect::Write.as_str());
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             Effect::Read => "read",
@@ -59,7 +94,9 @@ impl fmt::Display for Effect {
     }
 }
 
-/// Where a tool was declared: used in every error that names a tool.
+/// Where a tool was declared: named by catalog conflicts ([`crate::Conflict`])
+/// and executor build problems ([`crate::ExecutorProblem`]), and part of a
+/// tool's descriptor ([`crate::ToolEntry::location`]).
 ///
 /// ```
 /// use toolwright::Location;
@@ -90,15 +127,33 @@ impl fmt::Display for Location {
 /// person needs to approve. An `authorize` hook that answers `Pending` denies.
 ///
 /// ```
-/// use toolwright::{Invocation, Verdict};
-/// # struct Actor { approved: Vec<String> }
-/// async fn ask_a_person<A>(actor: &Actor, call: &Invocation<'_, A>) -> Verdict {
-///     if actor.approved.contains(&call.digest().to_string()) {
-///         Verdict::Allow
-///     } else {
-///         Verdict::Pending
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, Verdict};
+///
+/// /// Refund an order.
+/// #[tool(key = "orders.refund", effect = write, authorize = public, approve = by_amount)]
+/// async fn refund(order_id: u64, cents: u64) -> bool { true }
+///
+/// async fn by_amount(_: &(), call: &Invocation<'_, RefundArgs>) -> Verdict {
+///     match call.cents {
+///         0..=5_000 => Verdict::Allow,
+///         5_001..=100_000 => Verdict::Pending,
+///         _ => Verdict::Deny,
 ///     }
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<RefundArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+///
+/// let small = executor.invoke("refund", json!({"order_id": 1, "cents": 1_000}), &()).await;
+/// assert!(small.is_ok());
+/// let large = executor.invoke("refund", json!({"order_id": 1, "cents": 20_000}), &()).await;
+/// assert!(matches!(large, Err(CallError::ApprovalRequired(_))));
+/// let huge = executor.invoke("refund", json!({"order_id": 1, "cents": 500_000}), &()).await;
+/// assert!(matches!(huge, Err(CallError::NotApproved { .. })));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -127,6 +182,15 @@ pub enum Verdict {
 )]
 pub trait IntoVerdict {
     /// Converts the hook's answer; an `Err` becomes [`CallError::Hook`].
+    ///
+    /// ```
+    /// use toolwright::{IntoVerdict, Verdict};
+    ///
+    /// assert_eq!(false.into_verdict().unwrap(), Verdict::Deny);
+    /// assert_eq!(Verdict::Pending.into_verdict().unwrap(), Verdict::Pending);
+    /// let lookup: Result<Verdict, std::io::Error> = Err(std::io::Error::other("store down"));
+    /// assert_eq!(lookup.into_verdict().unwrap_err().to_string(), "store down");
+    /// ```
     fn into_verdict(self) -> Result<Verdict, BoxError>;
 }
 
@@ -172,24 +236,139 @@ impl<V: IntoVerdict, E: Into<BoxError>> IntoVerdict for Result<V, E> {
 )]
 pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// The stable capability key, such as `"products.get"`.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Tool};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder().register::<GetProductArgs>().build().unwrap();
+    /// assert_eq!(GetProductArgs::KEY, "products.get");
+    /// assert!(catalog.get_by_key(GetProductArgs::KEY).is_some());
+    /// ```
     const KEY: &'static str;
     /// The caller-facing name, such as `"get_product"`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Tool};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<GetProductArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// // No string to mistype.
+    /// let id = executor.invoke(GetProductArgs::NAME, json!({"id": 3}), &()).await.unwrap();
+    /// assert_eq!(id, 3);
+    /// # }
+    /// ```
     const NAME: &'static str;
     /// A short human title, if declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", title = "Product details", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// assert_eq!(GetProductArgs::TITLE, Some("Product details"));
+    /// ```
     const TITLE: Option<&'static str>;
     /// The description shown to models (the fn's doc comment by default).
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Look up a product by its identifier.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// assert_eq!(GetProductArgs::DESCRIPTION, "Look up a product by its identifier.");
+    /// ```
     const DESCRIPTION: &'static str;
     /// The declared effect.
+    ///
+    /// ```
+    /// use toolwright::{tool, Effect, Invocation, Tool};
+    ///
+    /// /// Delete a product.
+    /// #[tool(key = "products.delete", effect = destructive, authorize = public, approve = ask)]
+    /// async fn delete_product(id: u64) -> bool { true }
+    ///
+    /// async fn ask(_: &(), _: &Invocation<'_, DeleteProductArgs>) -> bool { false }
+    ///
+    /// // Known at compile time.
+    /// const GATED: bool = DeleteProductArgs::EFFECT.requires_approval();
+    /// assert!(GATED);
+    /// assert_eq!(DeleteProductArgs::EFFECT, Effect::Destructive);
+    /// ```
     const EFFECT: Effect;
     /// Whether repeating the call with the same arguments has no further
-    /// effect (`idempotent`; every `read` tool is).
+    /// effect (`idempotent = ...`; by default `true` for `read` tools and
+    /// `false` for the others).
+    ///
+    /// ```
+    /// use toolwright::{tool, Invocation, Tool};
+    ///
+    /// /// Set a product's price.
+    /// #[tool(key = "products.set_price", effect = write, idempotent, authorize = public,
+    ///        approve = ask)]
+    /// async fn set_price(id: u64, cents: u64) -> bool { true }
+    ///
+    /// /// Add stock to a product.
+    /// #[tool(key = "products.restock", effect = write, authorize = public, approve = ask)]
+    /// async fn restock(id: u64, quantity: u64) -> bool { true }
+    ///
+    /// async fn ask<A>(_: &(), _: &Invocation<'_, A>) -> bool { false }
+    ///
+    /// assert!(SetPriceArgs::IDEMPOTENT);
+    /// assert!(!RestockArgs::IDEMPOTENT);
+    /// ```
     const IDEMPOTENT: bool;
     /// Whether the tool reaches outside the application's own systems
     /// (`open_world`: the web, e-mail, third-party APIs).
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Fetch a web page.
+    /// #[tool(key = "web.fetch", effect = read, open_world, authorize = public)]
+    /// async fn fetch_page(url: String) -> String { url }
+    ///
+    /// assert!(FetchPageArgs::OPEN_WORLD);
+    /// ```
     const OPEN_WORLD: bool;
     /// The declared timeout, if any.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Fetch a web page.
+    /// #[tool(key = "web.fetch", effect = read, timeout = "500ms", authorize = public)]
+    /// async fn fetch_page(url: String) -> String { url }
+    ///
+    /// assert_eq!(FetchPageArgs::TIMEOUT, Some(Duration::from_millis(500)));
+    /// ```
     const TIMEOUT: Option<Duration>;
     /// Where the tool was declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// assert_eq!(GetProductArgs::LOCATION.module_path, module_path!());
+    /// ```
     const LOCATION: Location;
     /// Whether the tool has injected parameters (and so needs a scope).
     #[doc(hidden)]
@@ -198,7 +377,29 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     #[doc(hidden)]
     const PUBLIC: bool;
 
-    /// The successful result of the tool.
+    /// The successful result of the tool: the fn's return type, or `T` when
+    /// it returns `Result<T, E>`.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Executor, Tool};
+    ///
+    /// /// Parse a whole number.
+    /// #[tool(key = "math.parse", effect = read, authorize = public)]
+    /// async fn parse(text: String) -> Result<i64, std::num::ParseIntError> {
+    ///     text.trim().parse()
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<ParseArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let n: <ParseArgs as Tool>::Output = executor
+    ///     .call(ParseArgs { text: " 42 ".into() }, &())
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(n, 42_i64);
+    /// # }
+    /// ```
     type Output: Serialize + Send + 'static;
 
     #[doc(hidden)]
@@ -262,6 +463,30 @@ impl<'a> ErasedContext<'a> {
 ///
 /// `#[tool]` submits one for every tool; [`crate::CatalogBuilder::register`]
 /// builds one from a tool type when link-time collection is not wanted.
+///
+/// ```
+/// use toolwright::{tool, Catalog, CatalogBuilder, Registration};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// /// Negate a number.
+/// #[tool(key = "math.negate", effect = read, authorize = public)]
+/// async fn negate(a: i64) -> i64 { -a }
+///
+/// // A tool crate can list its tools for platforms without link-time collection.
+/// fn math_tools() -> Vec<Registration> {
+///     vec![Registration::of::<AddArgs>(), Registration::of::<NegateArgs>()]
+/// }
+///
+/// let catalog = math_tools()
+///     .into_iter()
+///     .fold(Catalog::builder(), CatalogBuilder::add_registration)
+///     .build()
+///     .unwrap();
+/// assert_eq!(catalog.len(), 2);
+/// ```
 #[derive(Clone, Copy)]
 pub struct Registration {
     pub(crate) key: &'static str,
@@ -313,16 +538,47 @@ impl Registration {
     }
 
     /// The tool's key.
+    ///
+    /// ```
+    /// use toolwright::{tool, Registration};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// assert_eq!(Registration::of::<AddArgs>().key(), "math.add");
+    /// ```
     pub const fn key(&self) -> &'static str {
         self.key
     }
 
     /// The tool's caller-facing name.
+    ///
+    /// ```
+    /// use toolwright::{tool, Registration};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", name = "sum", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// assert_eq!(Registration::of::<AddArgs>().name(), "sum");
+    /// ```
     pub const fn name(&self) -> &'static str {
         self.name
     }
 
     /// Where the tool was declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Registration};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registration = Registration::of::<AddArgs>();
+    /// assert_eq!(registration.location().module_path, module_path!());
+    /// ```
     pub const fn location(&self) -> Location {
         self.location
     }
