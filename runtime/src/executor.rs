@@ -36,8 +36,9 @@ pub(crate) type ErasedInvoke = for<'a> fn(
 ///    (every violation, with JSON-pointer paths), then deserialize;
 /// 3. `authorize` on the validated arguments: if it refuses, nothing else runs;
 /// 4. for `write` and `destructive` tools, `approve` the same arguments;
-/// 5. open the call's REQUEST scope and resolve injected parameters;
-/// 6. run the body under its timeout, catching panics;
+/// 5. for a tool with injected parameters, open the call's REQUEST scope;
+/// 6. resolve the injected parameters and run the body, both under the
+///    tool's timeout, catching panics;
 /// 7. close the scope with the outcome (finalizers, newest first);
 /// 8. serialize the result.
 ///
@@ -89,6 +90,26 @@ struct Validation {
 }
 
 /// One reason the executor could not be built.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+///
+/// trait Mailer: Send + Sync {}
+///
+/// /// Check that the mail server answers.
+/// #[tool(key = "mail.status", effect = read, authorize = public)]
+/// async fn mail_status(_mailer: Inject<dyn Mailer>) -> bool { true }
+///
+/// let catalog = Catalog::builder().register::<MailStatusArgs>().build().unwrap();
+/// let error = Executor::new(catalog, Container::default()).unwrap_err();
+/// match &error.problems[..] {
+///     [ExecutorProblem::MissingProvider { tool, type_name, .. }] => {
+///         assert_eq!(*tool, "mail.status");
+///         assert!(type_name.ends_with("Mailer"));
+///     }
+///     other => panic!("unexpected problems: {other:?}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExecutorProblem {
@@ -136,6 +157,43 @@ impl fmt::Display for ExecutorProblem {
 }
 
 /// The executor could not be built: every problem found, in catalog order.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+///
+/// struct Db;
+///
+/// /// Count the orders.
+/// #[tool(key = "orders.count", effect = read, authorize = public)]
+/// async fn count_orders(_db: Inject<Db>) -> u64 { 0 }
+///
+/// /// Find products by code.
+/// #[tool(key = "products.find", effect = read, authorize = public)]
+/// async fn find_products(
+///     #[schemars(regex(pattern = "[A-Z"))]
+///     code: String,
+/// ) -> Vec<u64> {
+///     Vec::new()
+/// }
+///
+/// let catalog = Catalog::builder()
+///     .register::<CountOrdersArgs>()
+///     .register::<FindProductsArgs>()
+///     .build()
+///     .unwrap();
+/// let error = Executor::new(catalog, Container::default()).unwrap_err();
+/// // Every problem at once, so that one start-up shows everything to fix.
+/// assert!(matches!(
+///     error.problems[..],
+///     [
+///         ExecutorProblem::MissingProvider { tool: "orders.count", .. },
+///         ExecutorProblem::InvalidSchema { tool: "products.find", .. },
+///     ]
+/// ));
+/// let message = error.to_string();
+/// assert!(message.starts_with("tool `orders.count` at "));
+/// assert!(message.contains("; the input schema of tool `products.find` at "));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutorError {
     /// Every problem.
@@ -157,6 +215,30 @@ impl fmt::Display for ExecutorError {
 impl std::error::Error for ExecutorError {}
 
 /// Builds an [`Executor`] with options.
+///
+/// ```
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor};
+///
+/// /// Wait for a slow upstream service.
+/// #[tool(key = "demo.slow", effect = read, authorize = public)]
+/// async fn slow() -> bool {
+///     tokio::time::sleep(Duration::from_secs(60)).await;
+///     true
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<SlowArgs>().build().unwrap();
+/// let executor = Executor::builder(catalog, Container::default())
+///     .default_timeout(Duration::from_millis(10))
+///     .build()
+///     .unwrap();
+/// let error = executor.invoke("slow", json!({}), &()).await.unwrap_err();
+/// assert!(matches!(error, CallError::Timeout { after, .. } if after == Duration::from_millis(10)));
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct ExecutorBuilder {
     catalog: Catalog,
@@ -166,6 +248,31 @@ pub struct ExecutorBuilder {
 
 impl ExecutorBuilder {
     /// The timeout of tools that declare none (default: none).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// Render a report, which may take a while.
+    /// #[tool(key = "reports.render", effect = read, timeout = "20ms", authorize = public)]
+    /// async fn render_report() -> String {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    ///     String::new()
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<RenderReportArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .default_timeout(Duration::from_secs(30))
+    ///     .build()
+    ///     .unwrap();
+    /// // A tool's own timeout wins over the default.
+    /// let error = executor.invoke("render_report", json!({}), &()).await.unwrap_err();
+    /// assert!(matches!(error, CallError::Timeout { after, .. } if after == Duration::from_millis(20)));
+    /// # }
+    /// ```
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
         self
@@ -173,6 +280,24 @@ impl ExecutorBuilder {
 
     /// Checks every tool's injected types against the container and compiles
     /// every input schema once; reports every problem found.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{tool, Catalog, Container, Executor, ExecutorError};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// fn main() -> Result<(), ExecutorError> {
+    ///     let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    ///     let executor = Executor::builder(catalog, Container::default())
+    ///         .default_timeout(Duration::from_secs(30))
+    ///         .build()?;
+    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn build(self) -> Result<Executor, ExecutorError> {
         let mut problems = Vec::new();
         let mut validators = Vec::with_capacity(self.catalog.len());
@@ -221,6 +346,30 @@ impl Executor {
     ///
     /// Fails naming every tool whose injected type has no provider (tool,
     /// location and type) and every schema that does not compile.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject};
+    ///
+    /// trait Prices: Send + Sync { fn price(&self, sku: &str) -> Option<u64>; }
+    /// struct Fixed;
+    /// impl Prices for Fixed { fn price(&self, _: &str) -> Option<u64> { Some(250) } }
+    ///
+    /// /// Look up the price of a product, in cents.
+    /// #[tool(key = "pricing.get", effect = read, authorize = public)]
+    /// async fn get_price(sku: String, prices: Inject<dyn Prices>) -> Option<u64> {
+    ///     prices.price(&sku)
+    /// }
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     // At start-up: a missing provider or a bad schema stops here, not at a call.
+    ///     let catalog = Catalog::builder().register::<GetPriceArgs>().build()?;
+    ///     let container = Container::builder().app::<dyn Prices>(Arc::new(Fixed)).build();
+    ///     let executor = Executor::new(catalog, container)?;
+    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn new(catalog: Catalog, container: Container) -> Result<Executor, ExecutorError> {
         Self::builder(catalog, container).build()
     }
@@ -246,6 +395,22 @@ impl Executor {
     }
 
     /// The catalog this executor runs.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Executor};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// // The tools to offer a model, from the executor that will run them.
+    /// let tools = serde_json::to_value(executor.catalog()).unwrap();
+    /// assert_eq!(tools[0]["name"], "add");
+    /// assert_eq!(tools[0]["input_schema"]["required"], serde_json::json!(["a", "b"]));
+    /// ```
     pub fn catalog(&self) -> &Catalog {
         &self.inner.catalog
     }
@@ -254,6 +419,30 @@ impl Executor {
     ///
     /// `ctx` is the caller's context (an actor, a session): hooks and
     /// `Context<C>` parameters receive it. It is never part of the arguments.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// // A tool call as a model sends it: a name and JSON arguments.
+    /// let sum = executor.invoke("add", json!({"a": 2, "b": 3}), &()).await.unwrap();
+    /// assert_eq!(sum, json!(5));
+    ///
+    /// let unknown = executor.invoke("multiply", json!({"a": 2, "b": 3}), &()).await;
+    /// assert!(matches!(unknown, Err(CallError::UnknownTool { .. })));
+    /// let invalid = executor.invoke("add", json!({"a": "two", "b": 3}), &()).await;
+    /// assert!(matches!(invalid, Err(CallError::InvalidArguments { .. })));
+    /// # }
+    /// ```
     pub async fn invoke<C: Any + Send + Sync>(
         &self,
         name: &str,
@@ -271,6 +460,40 @@ impl Executor {
 
     /// Calls tool `A` with typed arguments through the same pipeline
     /// (validation included) and returns the typed result.
+    ///
+    /// ```
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// The first `size` positive numbers.
+    /// #[tool(key = "demo.page", effect = read, authorize = public)]
+    /// async fn page(
+    ///     #[schemars(range(min = 1, max = 100))]
+    ///     size: u32,
+    /// ) -> Vec<u32> {
+    ///     (1..=size).collect()
+    /// }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<PageArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// let first: Vec<u32> = executor.call(PageArgs { size: 3 }, &()).await.unwrap();
+    /// assert_eq!(first, [1, 2, 3]);
+    ///
+    /// // Typed arguments still meet the schema's constraints.
+    /// let too_big = executor.call(PageArgs { size: 1000 }, &()).await;
+    /// assert!(matches!(too_big, Err(CallError::InvalidArguments { .. })));
+    ///
+    /// // A tool outside the executor's catalog is unknown, typed or not.
+    /// let add = executor.call(AddArgs { a: 1, b: 1 }, &()).await;
+    /// assert!(matches!(add, Err(CallError::UnknownTool { .. })));
+    /// # }
+    /// ```
     pub async fn call<A: Tool, C: Any + Send + Sync>(
         &self,
         args: A,

@@ -553,6 +553,8 @@ impl fmt::Debug for Digest {
 /// assert_eq!("a1b2".parse::<Digest>(), Err(ParseDigestError));
 /// let error = "z".repeat(64).parse::<Digest>().unwrap_err();
 /// assert_eq!(error.to_string(), "a digest is 64 hex digits");
+/// // Signs are not digits, though `u8::from_str_radix` would take them.
+/// assert!("+a".repeat(32).parse::<Digest>().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a digest is 64 hex digits")]
@@ -563,7 +565,8 @@ impl FromStr for Digest {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bytes = s.as_bytes();
-        if bytes.len() != 64 {
+        // `from_str_radix` alone would also take a sign (`+a`).
+        if bytes.len() != 64 || !bytes.iter().all(u8::is_ascii_hexdigit) {
             return Err(ParseDigestError);
         }
         let mut out = [0u8; 32];

@@ -53,6 +53,15 @@ use crate::executor::Executor;
 pub(crate) use schema::strip_absent_nulls;
 
 /// A model API's wire format.
+///
+/// ```
+/// use toolwright::providers::Format;
+///
+/// let format: Format = "openai-strict".parse().unwrap();
+/// assert_eq!(format, Format::OpenAiChat { strict: true });
+/// assert_eq!(Format::Gemini.to_string(), "gemini");
+/// assert_eq!(Format::ALL.len(), 7);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
@@ -110,6 +119,14 @@ impl fmt::Display for Format {
 }
 
 /// The name is not one of [`Format`]'s.
+///
+/// ```
+/// use toolwright::providers::{Format, UnknownFormat};
+///
+/// let error = "openai-v2".parse::<Format>().unwrap_err();
+/// assert_eq!(error, UnknownFormat("openai-v2".into()));
+/// assert!(error.to_string().contains("anthropic"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown format `{0}`; use openai, openai-strict, openai-responses, openai-responses-strict, anthropic, gemini or gemini-json-schema"
@@ -132,6 +149,22 @@ impl std::str::FromStr for Format {
 ///
 /// Exporting fails instead of sending a schema the provider would reject, or
 /// one that would let the model send what the executor refuses.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Set labels.
+/// #[tool(key = "labels.set", effect = read, authorize = public)]
+/// async fn set_labels(labels: HashMap<String, String>) -> usize { labels.len() }
+///
+/// let catalog = Catalog::builder().register::<SetLabelsArgs>().build().unwrap();
+/// let error = providers::export(&catalog, Format::OpenAiChat { strict: true }).unwrap_err();
+/// assert_eq!((error.tool.as_str(), error.path.as_str()), ("set_labels", "/labels"));
+/// // Without strict mode, a map is plain JSON Schema.
+/// assert!(providers::export(&catalog, Format::OpenAiChat { strict: false }).is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("tool `{tool}` cannot be exported for {provider}: {path} is {construct}")]
 pub struct ExportError {
@@ -183,6 +216,26 @@ pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError
 }
 
 /// One tool's definition in `format`.
+///
+/// A tool's `title`, for providers that have no field for it, goes in front
+/// of the description (unless the description already starts with it).
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Ping a host.
+/// #[tool(key = "net.ping", title = "Reachability check", effect = read, authorize = public)]
+/// async fn ping(host: String) -> bool { !host.is_empty() }
+///
+/// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
+/// let tool = catalog.get("ping").unwrap();
+/// let anthropic = providers::tool_definition(tool, Format::Anthropic).unwrap();
+/// assert_eq!(anthropic["name"], "ping");
+/// // Providers without a title field get it in front of the description.
+/// assert_eq!(anthropic["description"], "Reachability check. Ping a host.");
+/// assert_eq!(anthropic["input_schema"]["required"], serde_json::json!(["host"]));
+/// ```
 pub fn tool_definition(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
     let parameters = schema_for(tool, format)?;
     let description = match tool.title() {
@@ -291,11 +344,36 @@ where
 }
 
 /// The arguments of a tool call were not a JSON object.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, Format, MalformedArguments};
+///
+/// let response = json!({"output": [{"type": "function_call", "call_id": "c1",
+///                                   "name": "ping", "arguments": "{\"host\": "}]});
+/// let calls = providers::parse_calls(&response, Format::OpenAiResponses { strict: true }).unwrap();
+/// let MalformedArguments(why) = calls[0].arguments.clone().unwrap_err();
+/// assert!(why.starts_with("invalid JSON"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the arguments are not a JSON object: {0}")]
 pub struct MalformedArguments(pub String);
 
 /// One tool call of a model turn, whatever the provider.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, Format};
+///
+/// let response = json!({"content": [
+///     {"type": "text", "text": "Let me look."},
+///     {"type": "tool_use", "id": "toolu_1", "name": "ping", "input": {"host": "example.org"}}
+/// ]});
+/// let calls = providers::parse_calls(&response, Format::Anthropic).unwrap();
+/// assert_eq!(calls.len(), 1);
+/// assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("toolu_1", "ping"));
+/// assert_eq!(calls[0].arguments, Ok(json!({"host": "example.org"})));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     /// The provider's id for the call (synthesized, stably, where the
@@ -359,6 +437,15 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The model's response does not have the provider's shape.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, Format};
+///
+/// let error = providers::parse_calls(&json!({"choices": 3}), Format::Gemini).unwrap_err();
+/// assert_eq!(error.format, Format::Gemini);
+/// assert_eq!(error.to_string(), "not a gemini response: no `candidates`");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a {format} response: {reason}")]
 pub struct ParseError {
@@ -374,6 +461,21 @@ pub struct ParseError {
 /// for Anthropic, the `content` array). Arguments that are not valid JSON or
 /// not an object make that one call's [`ToolCall::arguments`] an error; the
 /// other calls are unaffected.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, Format};
+///
+/// let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+///     {"functionCall": {"name": "ping", "args": {"host": "a"}}},
+///     {"functionCall": {"name": "ping", "args": {"host": "b"}}}
+/// ]}}]});
+/// let calls = providers::parse_calls(&response, Format::Gemini).unwrap();
+/// let hosts: Vec<_> = calls.iter().map(|c| c.arguments.as_ref().unwrap()["host"].clone()).collect();
+/// assert_eq!(hosts, [json!("a"), json!("b")]);
+/// // Gemini gave no ids: synthesized ones are distinct and stable.
+/// assert_ne!(calls[0].id, calls[1].id);
+/// ```
 pub fn parse_calls(response: &Value, format: Format) -> Result<Vec<ToolCall>, ParseError> {
     let fail = |reason: &str| ParseError {
         format,
@@ -501,6 +603,24 @@ fn json_string_arguments(arguments: Option<&Value>) -> Result<Value, MalformedAr
 }
 
 /// One call of a batch and how it ended.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::CallError;
+/// use toolwright::providers::CallOutcome;
+///
+/// let ok = CallOutcome { id: "c1".into(), name: "ping".into(), result: Ok(json!(true)) };
+/// assert!(!ok.is_error());
+/// assert_eq!(ok.model_text(), "true");
+///
+/// let denied = CallOutcome {
+///     id: "c2".into(),
+///     name: "ping".into(),
+///     result: Err(CallError::Denied { tool: "net.ping" }),
+/// };
+/// assert!(denied.is_error());
+/// assert_eq!(denied.model_text(), "You are not allowed to call this tool.");
+/// ```
 #[derive(Debug)]
 pub struct CallOutcome {
     /// The call's id.
@@ -513,12 +633,35 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     /// Whether the call failed.
+    ///
+    /// ```
+    /// use toolwright::CallError;
+    /// use toolwright::providers::CallOutcome;
+    ///
+    /// let outcome = CallOutcome {
+    ///     id: "c1".into(),
+    ///     name: "ping".into(),
+    ///     result: Err(CallError::UnknownTool { name: "ping".into() }),
+    /// };
+    /// assert!(outcome.is_error());
+    /// ```
     pub fn is_error(&self) -> bool {
         self.result.is_err()
     }
 
     /// What the model may read: the result as JSON text, or a safe message
     /// (see [`model_message`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::CallOutcome;
+    ///
+    /// // Strings go as they are; other values as JSON.
+    /// let text = CallOutcome { id: "c".into(), name: "n".into(), result: Ok(json!("15 degrees")) };
+    /// assert_eq!(text.model_text(), "15 degrees");
+    /// let object = CallOutcome { id: "c".into(), name: "n".into(), result: Ok(json!({"t": 15})) };
+    /// assert_eq!(object.model_text(), r#"{"t":15}"#);
+    /// ```
     pub fn model_text(&self) -> String {
         match &self.result {
             Ok(Value::String(text)) => text.clone(),
@@ -565,11 +708,36 @@ pub fn model_message(error: &CallError) -> String {
 ///   `content` of a single `user` message.
 /// - Gemini: one `functionResponse` part per call; send them together as the
 ///   `parts` of a single `user` content.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, CallOutcome, Format};
+///
+/// let outcomes = [
+///     CallOutcome { id: "toolu_1".into(), name: "ping".into(), result: Ok(json!(true)) },
+///     CallOutcome { id: "toolu_2".into(), name: "ping".into(), result: Ok(json!(false)) },
+/// ];
+/// let blocks = providers::result_messages(&outcomes, Format::Anthropic);
+/// // Anthropic: all blocks in one user message.
+/// let message = json!({"role": "user", "content": blocks});
+/// assert_eq!(message["content"][1]["tool_use_id"], "toolu_2");
+/// ```
 pub fn result_messages(outcomes: &[CallOutcome], format: Format) -> Vec<Value> {
     outcomes.iter().map(|o| result_message(o, format)).collect()
 }
 
 /// The message that returns one outcome to the model.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{self, CallOutcome, Format};
+///
+/// let outcome = CallOutcome { id: "call_1".into(), name: "ping".into(), result: Ok(json!(true)) };
+/// assert_eq!(
+///     providers::result_message(&outcome, Format::OpenAiResponses { strict: true }),
+///     json!({"type": "function_call_output", "call_id": "call_1", "output": "true"})
+/// );
+/// ```
 pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
     let text = outcome.model_text();
     match format {
