@@ -506,7 +506,7 @@ impl Executor {
         };
         let ctx = ErasedContext::new(ctx);
         let inner = &self.inner;
-        traced::<A, _>(async move {
+        traced::<A, _, _>(async move {
             // Typed arguments satisfy every structural rule; only a schema
             // with constraints (ranges, lengths, patterns) needs a check.
             if !inner.validators[index].by_deserializing {
@@ -537,7 +537,7 @@ pub(crate) fn invoke_erased<'a, T: Tool>(
     arguments: Value,
     ctx: ErasedContext<'a>,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
-    Box::pin(traced::<T, _>(async move {
+    Box::pin(traced::<T, _, _>(async move {
         let args = inner.check::<T>(index, &arguments)?;
         let output = inner.run(args, ctx).await?;
         serde_json::to_value(output).map_err(|source| CallError::Output {
@@ -549,9 +549,14 @@ pub(crate) fn invoke_erased<'a, T: Tool>(
 
 /// Runs one call inside its `tracing` span, catching any panic outside the
 /// body (a hook's, a serializer's), and records the outcome.
-async fn traced<T: Tool, R>(
-    pipeline: impl Future<Output = Result<R, CallError>> + Send,
-) -> Result<R, CallError> {
+///
+/// A plain future rather than an `async fn`: an `async fn` would hold the
+/// pipeline twice (as its argument and as the awaited value), and this
+/// future is what every call allocates and moves.
+fn traced<T: Tool, R, F>(pipeline: F) -> Traced<F>
+where
+    F: Future<Output = Result<R, CallError>>,
+{
     let span = tracing::info_span!(
         "toolwright.call",
         key = T::KEY,
@@ -559,17 +564,34 @@ async fn traced<T: Tool, R>(
         effect = T::EFFECT.as_str(),
         outcome = tracing::field::Empty,
     );
-    let result = CatchUnwind::new(pipeline)
-        .instrument(span.clone())
-        .await
-        .unwrap_or_else(|message| {
-            Err(CallError::Panicked {
-                tool: T::KEY,
-                message,
-            })
-        });
-    span.record("outcome", outcome_label(&result));
-    result
+    Traced {
+        tool: T::KEY,
+        inner: CatchUnwind::new(pipeline).instrument(span),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// See [`traced`].
+    struct Traced<F> {
+        tool: &'static str,
+        #[pin]
+        inner: tracing::instrument::Instrumented<CatchUnwind<F>>,
+    }
+}
+
+impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<F> {
+    type Output = Result<R, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let Poll::Ready(caught) = this.inner.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        let tool = *this.tool;
+        let result = caught.unwrap_or_else(|message| Err(CallError::Panicked { tool, message }));
+        this.inner.span().record("outcome", outcome_label(&result));
+        Poll::Ready(result)
+    }
 }
 
 fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
