@@ -661,7 +661,9 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 impl ExecutorInner {
     /// Step 2: validate against the advertised schema and deserialize.
     fn check<T: Tool>(&self, index: usize, arguments: &Value) -> Result<T, CallError> {
+        // serde also builds a struct from an array; the schema wants an object.
         if self.validators[index].by_deserializing
+            && arguments.is_object()
             && let Ok(args) = T::deserialize(arguments)
         {
             return Ok(args);

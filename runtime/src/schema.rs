@@ -95,40 +95,52 @@ const STRUCTURAL: &[&str] = &[
 /// True when every keyword is structural and every `minimum`/`maximum` is
 /// exactly the bound of the integer's own format. Anything else (a length,
 /// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
-/// validator. This is only an optimisation: a `false` is always safe.
+/// validator. So do nested structs: serde also builds a struct from a JSON
+/// array of its fields, which the schema's `"type": "object"` refuses; only
+/// the root is exempt, because the executor checks it is an object itself.
+/// This is only an optimisation: a `false` is always safe.
 pub(crate) fn deserialization_enforces(schema: &Value) -> bool {
-    match schema {
-        Value::Bool(_) => true,
-        Value::Object(map) => {
-            let bounds = map
-                .get("format")
-                .and_then(Value::as_str)
-                .and_then(format_bounds)
-                .filter(|_| is_integer_type(map));
-            for (keyword, value) in map {
-                if !STRUCTURAL.contains(&keyword.as_str()) {
-                    return false;
-                }
-                let subschemas_ok = match keyword.as_str() {
-                    "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
-                    "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
-                    "properties" | "$defs" => value
+    enforced(schema, true)
+}
+
+fn enforced(schema: &Value, root: bool) -> bool {
+    let map = match schema {
+        Value::Bool(accepts_anything) => return *accepts_anything,
+        Value::Object(map) => map,
+        _ => return false,
+    };
+    let bounds = map
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(format_bounds)
+        .filter(|_| is_integer_type(map));
+    map.iter().all(|(keyword, value)| {
+        STRUCTURAL.contains(&keyword.as_str())
+            && match keyword.as_str() {
+                "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
+                "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
+                // A struct's fields: only the root's.
+                "properties" => {
+                    root && value
                         .as_object()
-                        .is_some_and(|m| m.values().all(deserialization_enforces)),
-                    "items" | "additionalProperties" => deserialization_enforces(value),
-                    "prefixItems" | "oneOf" | "anyOf" => value
-                        .as_array()
-                        .is_some_and(|a| a.iter().all(deserialization_enforces)),
-                    _ => true,
-                };
-                if !subschemas_ok {
-                    return false;
+                        .is_some_and(|m| m.values().all(|v| enforced(v, false)))
                 }
+                "required" => root,
+                // `false` closes a struct (root only); a schema types a map's values.
+                "additionalProperties" => match value {
+                    Value::Bool(false) => root,
+                    other => enforced(other, false),
+                },
+                "$defs" => value
+                    .as_object()
+                    .is_some_and(|m| m.values().all(|v| enforced(v, false))),
+                "items" => enforced(value, false),
+                "prefixItems" | "oneOf" | "anyOf" => value
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|v| enforced(v, false))),
+                _ => true,
             }
-            true
-        }
-        _ => false,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -144,7 +156,8 @@ mod tests {
                 "a": {"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
                 "b": {"type": ["string", "null"]},
                 "c": {"$ref": "#/$defs/Size"},
-                "d": {"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}}
+                "d": {"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}},
+                "e": {"type": "object", "additionalProperties": {"type": "string"}}
             },
             "required": ["a"],
             "additionalProperties": false,
@@ -162,6 +175,11 @@ mod tests {
             json!({"type": "array", "uniqueItems": true}),
             json!({"type": "number", "minimum": 0}),
             json!({"type": "object", "properties": {"x": {"type": "string", "minLength": 1}}}),
+            // serde builds nested structs from arrays too; the schema does not.
+            json!({"type": "object", "properties": {"x": {"type": "object", "properties": {}}}}),
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}},
+                   "$defs": {"X": {"type": "object", "properties": {"y": {"type": "string"}}, "required": ["y"]}}}),
+            json!(false),
         ] {
             assert!(!deserialization_enforces(&constrained), "{constrained}");
         }
