@@ -300,6 +300,36 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// What a model or MCP client is told about this error: enough to
+    /// correct itself (violations with their paths) or to tell the user
+    /// (denied, needs approval), and never an internal: no panic message, no
+    /// error source, no injected value, no type name.
+    ///
+    /// ```
+    /// use toolwright::CallError;
+    ///
+    /// let panicked = CallError::Panicked { tool: "orders.place", message: "index out of bounds".into() };
+    /// assert_eq!(panicked.model_message(), "The tool failed.");
+    /// let denied = CallError::Denied { tool: "orders.place" };
+    /// assert_eq!(denied.model_message(), "You are not allowed to call this tool.");
+    /// ```
+    pub fn model_message(&self) -> String {
+        match self {
+            CallError::UnknownTool { name } => format!("There is no tool named `{name}`."),
+            CallError::InvalidArguments { violations, .. } => {
+                format!("Invalid arguments: {violations}. Correct them and call the tool again.")
+            }
+            CallError::Denied { .. } => "You are not allowed to call this tool.".into(),
+            CallError::NotApproved { .. } => "The call was not approved.".into(),
+            CallError::ApprovalRequired(request) => format!(
+                "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
+                request.digest
+            ),
+            CallError::Timeout { .. } => "The tool did not finish in time.".into(),
+            _ => "The tool failed.".into(),
+        }
+    }
+
     /// The key of the tool the error concerns (`None` for an unknown tool).
     ///
     /// ```

@@ -59,6 +59,8 @@ mod catalog;
 mod error;
 mod executor;
 mod invocation;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "providers")]
 pub mod providers;
 mod schema;

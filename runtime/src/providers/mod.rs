@@ -671,10 +671,7 @@ impl CallOutcome {
     }
 }
 
-/// What the model is told about a failed call: enough to correct itself
-/// (violations with their paths) or to tell the user (denied, needs
-/// approval), and never an internal: no panic message, no error source, no
-/// injected value, no type name.
+/// What the model is told about a failed call; see [`CallError::model_message`].
 ///
 /// ```
 /// use toolwright::CallError;
@@ -684,20 +681,7 @@ impl CallOutcome {
 /// assert_eq!(model_message(&panicked), "The tool failed.");
 /// ```
 pub fn model_message(error: &CallError) -> String {
-    match error {
-        CallError::UnknownTool { name } => format!("There is no tool named `{name}`."),
-        CallError::InvalidArguments { violations, .. } => {
-            format!("Invalid arguments: {violations}. Correct them and call the tool again.")
-        }
-        CallError::Denied { .. } => "You are not allowed to call this tool.".into(),
-        CallError::NotApproved { .. } => "The call was not approved.".into(),
-        CallError::ApprovalRequired(request) => format!(
-            "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
-            request.digest
-        ),
-        CallError::Timeout { .. } => "The tool did not finish in time.".into(),
-        _ => "The tool failed.".into(),
-    }
+    error.model_message()
 }
 
 /// The messages that return `outcomes` to the model, in order.

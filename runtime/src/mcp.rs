@@ -1,0 +1,604 @@
+//! Serve an [`Executor`] to MCP clients over stdio or Streamable HTTP, with
+//! the official Rust SDK [`rmcp`].
+//!
+//! The adapter is a front end, never a second execution path: `tools/call`
+//! goes through [`Executor::invoke`], so authorization, approval, the
+//! per-call scope and timeouts are exactly those of a direct call. The
+//! caller's context comes from the application (fixed for stdio, derived from
+//! the HTTP request for HTTP), never from the client.
+//!
+//! ```no_run
+//! use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+//! use toolwright::{tool, Catalog, Container, Executor};
+//!
+//! /// Add two numbers.
+//! #[tool(key = "math.add", effect = read, authorize = public)]
+//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! #[derive(Clone)]
+//! struct Actor { name: String }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let executor = Executor::new(Catalog::discover()?, Container::default())?;
+//! let server = McpServer::<Actor>::new(executor, "calculator", "1.0.0");
+//!
+//! // stdio: one process, one user.
+//! # if false {
+//! server.clone().serve_stdio(Actor { name: "local".into() }).await?;
+//! # }
+//!
+//! // Streamable HTTP: the context comes from each request, or the request gets 401.
+//! let router = server.http_router(
+//!     |parts: &http::request::Parts| match parts.headers.get("authorization") {
+//!         Some(token) if token == "Bearer demo" => Ok(Actor { name: "demo".into() }),
+//!         _ => Err(Rejection::unauthorized()),
+//!     },
+//!     HttpOptions::default(),
+//! );
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+//! axum::serve(listener, router).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::any::Any;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::catalog::ToolEntry;
+use crate::error::CallError;
+use crate::executor::Executor;
+use crate::tool::Effect;
+
+pub use axum;
+pub use http;
+pub use rmcp;
+
+type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;
+
+/// An MCP server over an [`Executor`], for callers whose context is `C`.
+///
+/// Cheap to clone.
+pub struct McpServer<C> {
+    shared: Arc<Shared<C>>,
+}
+
+impl<C> Clone for McpServer<C> {
+    fn clone(&self) -> Self {
+        McpServer {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+struct Shared<C> {
+    executor: Executor,
+    implementation: Implementation,
+    instructions: Option<String>,
+    /// Every catalog tool as MCP describes it, built once, in catalog order.
+    tools: Vec<(ToolEntry, Tool)>,
+    visibility: Option<Visibility<C>>,
+}
+
+impl<C: Any + Send + Sync> McpServer<C> {
+    /// A server named `name` at `version`, serving every tool of `executor`.
+    pub fn new(executor: Executor, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let tools = executor
+            .catalog()
+            .iter()
+            .map(|entry| (entry.clone(), describe(entry)))
+            .collect();
+        McpServer {
+            shared: Arc::new(Shared {
+                executor,
+                implementation: Implementation::new(name.into(), version.into()),
+                instructions: None,
+                tools,
+                visibility: None,
+            }),
+        }
+    }
+
+    /// Instructions the client may show the model.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.shared_mut().instructions = Some(instructions.into());
+        self
+    }
+
+    /// Lists and lets a caller use only the tools `visible` allows for their
+    /// context; a hidden tool is answered as if it did not exist.
+    ///
+    /// This is about what a caller sees. What a caller may do is still
+    /// decided by each tool's `authorize` hook.
+    pub fn with_visibility(
+        mut self,
+        visible: impl Fn(&C, &ToolEntry) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.shared_mut().visibility = Some(Arc::new(visible));
+        self
+    }
+
+    fn shared_mut(&mut self) -> &mut Shared<C> {
+        Arc::get_mut(&mut self.shared).expect("configure the server before cloning it")
+    }
+
+    /// The [`rmcp::ServerHandler`] serving every request with `ctx`, for any
+    /// rmcp transport.
+    pub fn handler(&self, ctx: C) -> McpHandler<C> {
+        McpHandler {
+            shared: self.shared.clone(),
+            context: Some(Arc::new(ctx)),
+        }
+    }
+
+    /// Serves one client on stdin/stdout with a fixed context, until the
+    /// client closes the stream.
+    pub async fn serve_stdio(self, ctx: C) -> Result<(), ServeError> {
+        let running = self
+            .handler(ctx)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError(e.to_string()))
+    }
+
+    /// A Streamable HTTP endpoint at `/mcp`, to mount in the application's
+    /// own axum router.
+    ///
+    /// `authenticate` turns each request's HTTP parts (headers such as a
+    /// bearer token) into the caller's context; a [`Rejection`] answers the
+    /// request before any MCP processing. The `Origin` header is checked
+    /// against `options.allowed_origins` (DNS-rebinding protection) and
+    /// bodies over `options.max_body_bytes` are refused.
+    pub fn http_router<A>(&self, authenticate: A, options: HttpOptions) -> axum::Router
+    where
+        A: Fn(&http::request::Parts) -> Result<C, Rejection> + Clone + Send + Sync + 'static,
+    {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes);
+        config = if options.allowed_hosts.is_empty() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(options.allowed_hosts.clone())
+        };
+        config.legacy_session_mode = !options.stateless;
+        config.json_response = options.json_response;
+
+        let handler = McpHandler {
+            shared: self.shared.clone(),
+            context: None,
+        };
+        let factory = move || Ok(handler.clone());
+        let endpoint = if options.stateless {
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(NeverSessionManager::default()),
+                config,
+            );
+            axum::Router::new().nest_service("/mcp", service)
+        } else {
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+            axum::Router::new().nest_service("/mcp", service)
+        };
+        endpoint.layer(axum::middleware::from_fn(
+            move |mut request: axum::extract::Request, next: axum::middleware::Next| {
+                let authenticate = authenticate.clone();
+                async move {
+                    let (mut parts, body) = request.into_parts();
+                    match authenticate(&parts) {
+                        Ok(ctx) => {
+                            parts.extensions.insert(CallerContext(Arc::new(ctx)));
+                            request = axum::extract::Request::from_parts(parts, body);
+                            next.run(request).await
+                        }
+                        Err(rejection) => rejection.into_response(),
+                    }
+                }
+            },
+        ))
+    }
+
+    /// Binds `addr` and serves [`McpServer::http_router`] until the process
+    /// ends. Use [`DEFAULT_HTTP_ADDR`] (loopback) unless the server must be
+    /// reachable from other machines.
+    pub async fn serve_http<A>(
+        self,
+        addr: SocketAddr,
+        authenticate: A,
+        options: HttpOptions,
+    ) -> Result<(), ServeError>
+    where
+        A: Fn(&http::request::Parts) -> Result<C, Rejection> + Clone + Send + Sync + 'static,
+    {
+        let router = self.http_router(authenticate, options);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| ServeError(format!("cannot bind {addr}: {e}")))?;
+        axum::serve(listener, router)
+            .await
+            .map_err(|e| ServeError(e.to_string()))
+    }
+}
+
+/// Where [`McpServer::serve_http`] listens by default: loopback only.
+pub const DEFAULT_HTTP_ADDR: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8000);
+
+/// The caller's context for one HTTP request, put there by authentication.
+struct CallerContext<C>(Arc<C>);
+
+impl<C> Clone for CallerContext<C> {
+    fn clone(&self) -> Self {
+        CallerContext(self.0.clone())
+    }
+}
+
+/// Options of the Streamable HTTP endpoint: start from `default()` and
+/// change what differs.
+///
+/// ```
+/// use toolwright::mcp::HttpOptions;
+///
+/// let options = HttpOptions::default().stateless(true).json_response(true);
+/// assert!(options.stateless && options.json_response);
+/// assert!(options.allowed_origins.iter().any(|o| o.starts_with("http://localhost")));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Origins a browser page may call from (`scheme://host[:port]`, port
+    /// `*` for any). Requests with another `Origin` get 403; requests with
+    /// none (non-browser clients) pass. Default: loopback origins.
+    pub allowed_origins: Vec<String>,
+    /// Accepted `Host` headers (default: `localhost`, `127.0.0.1`, `::1`);
+    /// empty accepts any, for deployments behind a proxy that checks it.
+    pub allowed_hosts: Vec<String>,
+    /// Larger request bodies get 413 (default 1 MiB).
+    pub max_body_bytes: usize,
+    /// No sessions: every request stands alone (default: sessions).
+    pub stateless: bool,
+    /// In stateless mode, answer with `application/json` instead of an SSE
+    /// stream (default: off).
+    pub json_response: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+                .map(String::from)
+                .to_vec(),
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            max_body_bytes: 1024 * 1024,
+            stateless: false,
+            json_response: false,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Replaces the allowed browser origins.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Replaces the accepted `Host` headers (empty: any).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The largest request body accepted.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Serve without sessions.
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// In stateless mode, answer with plain JSON.
+    pub fn json_response(mut self, json: bool) -> Self {
+        self.json_response = json;
+        self
+    }
+}
+
+/// Why an HTTP request was refused before any MCP processing.
+///
+/// ```
+/// use toolwright::mcp::Rejection;
+/// assert_eq!(Rejection::unauthorized().status(), http::StatusCode::UNAUTHORIZED);
+/// assert_eq!(Rejection::forbidden().status(), http::StatusCode::FORBIDDEN);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    status: http::StatusCode,
+    message: String,
+}
+
+impl Rejection {
+    /// 401, with `WWW-Authenticate: Bearer`: no or bad credentials.
+    pub fn unauthorized() -> Self {
+        Rejection {
+            status: http::StatusCode::UNAUTHORIZED,
+            message: "Unauthorized".into(),
+        }
+    }
+
+    /// 403: valid credentials that may not use this server.
+    pub fn forbidden() -> Self {
+        Rejection {
+            status: http::StatusCode::FORBIDDEN,
+            message: "Forbidden".into(),
+        }
+    }
+
+    /// Another status, with a message for the client.
+    pub fn new(status: http::StatusCode, message: impl Into<String>) -> Self {
+        Rejection {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status the request gets.
+    pub fn status(&self) -> http::StatusCode {
+        self.status
+    }
+
+    fn into_response(self) -> axum::response::Response {
+        let mut response = axum::response::IntoResponse::into_response((self.status, self.message));
+        if self.status == http::StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+/// The server stopped with an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("MCP server: {0}")]
+pub struct ServeError(String);
+
+/// The [`rmcp::ServerHandler`] of an [`McpServer`].
+pub struct McpHandler<C> {
+    shared: Arc<Shared<C>>,
+    /// Fixed (stdio and other streams), or `None` to read it from the HTTP request.
+    context: Option<Arc<C>>,
+}
+
+impl<C> Clone for McpHandler<C> {
+    fn clone(&self) -> Self {
+        McpHandler {
+            shared: self.shared.clone(),
+            context: self.context.clone(),
+        }
+    }
+}
+
+impl<C> fmt::Debug for McpHandler<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHandler")
+            .field("server", &self.shared.implementation.name)
+            .field("tools", &self.shared.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Any + Send + Sync> McpHandler<C> {
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Arc<C>, ErrorData> {
+        if let Some(ctx) = &self.context {
+            return Ok(ctx.clone());
+        }
+        request
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<CallerContext<C>>())
+            .map(|c| c.0.clone())
+            // Unreachable behind `http_router`, which authenticates first.
+            .ok_or_else(|| ErrorData::invalid_request("no caller context for this request", None))
+    }
+
+    fn visible(&self, ctx: &C, entry: &ToolEntry) -> bool {
+        self.shared
+            .visibility
+            .as_ref()
+            .is_none_or(|v| v(ctx, entry))
+    }
+}
+
+impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.shared.implementation.clone());
+        if let Some(instructions) = &self.shared.instructions {
+            config = config.with_instructions(instructions.clone());
+        }
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        request: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let ctx = self.caller(&request)?;
+        let tools = self
+            .shared
+            .tools
+            .iter()
+            .filter(|(entry, _)| self.visible(&ctx, entry))
+            .map(|(_, tool)| tool.clone())
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared
+            .tools
+            .iter()
+            .find(|(entry, _)| entry.name() == name)
+            .map(|(_, tool)| tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        call: CallToolRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let ctx = self.caller(&request)?;
+        let name = call.name.as_ref();
+        let Some(entry) = self
+            .shared
+            .executor
+            .catalog()
+            .get(name)
+            .filter(|entry| self.visible(&ctx, entry))
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name })),
+            ));
+        };
+        let arguments = Value::Object(call.arguments.clone().unwrap_or_default());
+        // Dropping the call on cancellation hands its finalizers to the
+        // runtime with `Outcome::Cancelled`.
+        let result = tokio::select! {
+            result = self.shared.executor.invoke(name, arguments, &*ctx) => result,
+            () = request.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        Ok(tool_result(entry, result).into())
+    }
+}
+
+/// A tool as MCP lists it.
+fn describe(entry: &ToolEntry) -> Tool {
+    let mut tool = Tool::new(
+        entry.name(),
+        entry.description(),
+        Arc::new(as_object(entry.input_schema())),
+    )
+    .with_annotations(annotations(entry));
+    if let Some(title) = entry.title() {
+        tool = tool.with_title(title);
+    }
+    if let Some(schema) = output_schema(entry) {
+        tool = tool.with_raw_output_schema(Arc::new(schema));
+    }
+    tool
+}
+
+fn annotations(entry: &ToolEntry) -> ToolAnnotations {
+    let mut annotations = ToolAnnotations::new()
+        .read_only(entry.effect() == Effect::Read)
+        .idempotent(entry.idempotent())
+        .open_world(entry.open_world());
+    if entry.effect() != Effect::Read {
+        annotations = annotations.destructive(entry.effect() == Effect::Destructive);
+    }
+    if let Some(title) = entry.title() {
+        annotations.title = Some(title.to_owned());
+    }
+    annotations
+}
+
+fn as_object(schema: &Value) -> JsonObject {
+    match schema {
+        Value::Object(map) => {
+            let mut map = map.clone();
+            map.remove("$schema");
+            map
+        }
+        // Catalog schemas are always objects; an empty one accepts anything.
+        _ => JsonObject::new(),
+    }
+}
+
+/// MCP output schemas describe an object; any other result is wrapped as
+/// `{"result": ...}`, in the schema and in `structuredContent` alike.
+fn output_schema(entry: &ToolEntry) -> Option<JsonObject> {
+    let schema = as_object(entry.output_schema()?);
+    if wraps_result(entry) {
+        let mut wrapped = JsonObject::new();
+        let mut inner = schema;
+        let defs = inner.remove("$defs");
+        inner.remove("title");
+        wrapped.insert("type".into(), json!("object"));
+        wrapped.insert("properties".into(), json!({ "result": inner }));
+        wrapped.insert("required".into(), json!(["result"]));
+        if let Some(defs) = defs {
+            wrapped.insert("$defs".into(), defs);
+        }
+        Some(wrapped)
+    } else {
+        let mut schema = schema;
+        schema.remove("title");
+        Some(schema)
+    }
+}
+
+fn wraps_result(entry: &ToolEntry) -> bool {
+    entry
+        .output_schema()
+        .is_some_and(|schema| schema.get("type") != Some(&json!("object")))
+}
+
+fn tool_result(entry: &ToolEntry, result: Result<Value, CallError>) -> CallToolResult {
+    match result {
+        Ok(value) => {
+            let text = match &value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            if entry.output_schema().is_some() {
+                result.structured_content = Some(if wraps_result(entry) {
+                    json!({ "result": value })
+                } else {
+                    value
+                });
+            }
+            result
+        }
+        Err(CallError::ApprovalRequired(request)) => {
+            let message = CallError::ApprovalRequired(request.clone()).model_message();
+            let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+            result.structured_content = Some(json!({ "approvalRequired": *request }));
+            result
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_message())]),
+    }
+}

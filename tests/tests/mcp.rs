@@ -1,0 +1,520 @@
+//! The MCP adapter, driven by rmcp's own client: in process over a duplex
+//! stream, and over Streamable HTTP on loopback.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ServiceExt, object};
+use serde::Serialize;
+use serde_json::{Value, json};
+use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+use toolwright::{
+    Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
+    Scope, Verdict, tool,
+};
+
+/// Who is calling.
+#[derive(Clone)]
+struct Actor {
+    name: &'static str,
+    admin: bool,
+    approved: Arc<Mutex<HashSet<Digest>>>,
+}
+
+impl Actor {
+    fn new(name: &'static str, admin: bool) -> Self {
+        Actor {
+            name,
+            admin,
+            approved: Arc::default(),
+        }
+    }
+}
+
+async fn anyone<A>(_: &Actor, _: &Invocation<'_, A>) -> bool {
+    true
+}
+
+async fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
+    actor.admin
+}
+
+async fn person_approved<A>(actor: &Actor, call: &Invocation<'_, A>) -> Verdict {
+    if actor.approved.lock().unwrap().remove(&call.digest()) {
+        Verdict::Allow
+    } else {
+        Verdict::Pending
+    }
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Weather {
+    city: String,
+    celsius: i32,
+}
+
+/// Current weather in a city.
+#[tool(key = "weather.get", title = "Weather", effect = read, authorize = anyone)]
+async fn get_weather(
+    /// The city.
+    #[schemars(length(min = 1))]
+    city: String,
+) -> Weather {
+    Weather { city, celsius: 21 }
+}
+
+/// Who is calling.
+#[tool(key = "session.whoami", effect = read, authorize = anyone)]
+async fn whoami(actor: Context<Actor>) -> String {
+    actor.name.to_owned()
+}
+
+/// Add two numbers.
+#[tool(key = "math.add", effect = read, authorize = anyone)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Delete everything.
+#[tool(key = "admin.wipe", effect = destructive, authorize = admins, approve = person_approved)]
+async fn wipe() -> bool {
+    true
+}
+
+/// Rename a city.
+#[tool(key = "cities.rename", effect = write, authorize = anyone, approve = person_approved)]
+async fn rename_city(from: String, to: String) -> String {
+    format!("{from} is now {to}")
+}
+
+#[derive(Debug)]
+struct Boom;
+
+impl std::fmt::Display for Boom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection string postgres://secret@db")
+    }
+}
+
+impl std::error::Error for Boom {}
+
+/// Always fails.
+#[tool(key = "debug.fail", effect = read, authorize = anyone)]
+async fn fail() -> Result<u8, Boom> {
+    Err(Boom)
+}
+
+/// Always panics.
+#[tool(key = "debug.panic", effect = read, authorize = anyone)]
+async fn explode() -> u8 {
+    panic!("secret panic detail")
+}
+
+/// Takes too long.
+#[tool(key = "debug.slow", effect = read, authorize = anyone, timeout = "50ms")]
+async fn too_slow() -> u8 {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    0
+}
+
+/// A unit of work whose closing the tests watch.
+struct Work;
+
+/// Waits until cancelled, inside a unit of work.
+#[tool(key = "debug.wait", effect = read, authorize = anyone)]
+async fn wait_forever(_work: Inject<Work>) -> u8 {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    0
+}
+
+type Closes = Arc<Mutex<Vec<Outcome>>>;
+
+fn test_server() -> (McpServer<Actor>, Closes) {
+    let closes: Closes = Arc::default();
+    let seen = closes.clone();
+    let container = Container::builder()
+        .request::<Work>(move |scope: Scope| {
+            let seen = seen.clone();
+            async move {
+                scope.on_close(move |outcome| async move { seen.lock().unwrap().push(outcome) });
+                Ok::<_, ResolveError>(Work)
+            }
+        })
+        .build();
+    let catalog = Catalog::discover().unwrap();
+    let executor = Executor::new(catalog, container).unwrap();
+    let server = McpServer::new(executor, "toolwright-test", "0.1.0")
+        .with_visibility(|actor: &Actor, tool| actor.admin || tool.key() != "admin.wipe");
+    (server, closes)
+}
+
+async fn connect(server: &McpServer<Actor>, actor: Actor) -> RunningService<RoleClient, ()> {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(actor);
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.unwrap()
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap()
+}
+
+fn text(result: &CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn lists_tools_with_schemas_and_annotations() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let listed = serde_json::to_value(&tools).unwrap();
+    let weather = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "get_weather")
+        .unwrap();
+    assert_eq!(weather["title"], "Weather");
+    assert_eq!(weather["description"], "Current weather in a city.");
+    assert_eq!(weather["inputSchema"]["type"], "object");
+    assert_eq!(weather["inputSchema"]["required"], json!(["city"]));
+    assert!(weather["inputSchema"].get("$schema").is_none());
+    assert_eq!(weather["outputSchema"]["type"], "object");
+    assert_eq!(
+        weather["annotations"],
+        json!({"title": "Weather", "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false})
+    );
+    let wipe = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "wipe")
+        .unwrap();
+    assert_eq!(wipe["annotations"]["destructiveHint"], true);
+    assert_eq!(wipe["annotations"]["readOnlyHint"], false);
+    // A non-object result is advertised wrapped.
+    let add = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "add")
+        .unwrap();
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn visibility_hides_tools_per_caller() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("bob", false)).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.contains(&"wipe".to_owned()), "{names:?}");
+    assert!(names.contains(&"add".to_owned()));
+    // A hidden tool cannot be called either: it does not exist for bob.
+    let error = client
+        .call_tool(CallToolRequestParams::new("wipe"))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_return_structured_content_and_text() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let weather = call(&client, "get_weather", json!({"city": "Lyon"})).await;
+    assert_eq!(weather.is_error, Some(false));
+    assert_eq!(
+        weather.structured_content,
+        Some(json!({"city": "Lyon", "celsius": 21}))
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&text(&weather)).unwrap(),
+        json!({"city": "Lyon", "celsius": 21})
+    );
+    let sum = call(&client, "add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum.structured_content, Some(json!({"result": 5})));
+    assert_eq!(text(&sum), "5");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_error_class_is_a_safe_is_error_result() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("bob", false)).await;
+    let cases = [
+        ("add", json!({"a": "two", "b": 3}), "Invalid arguments: /a"),
+        (
+            "add",
+            json!({"a": 1, "b": 2, "sudo": true}),
+            "Invalid arguments",
+        ),
+        ("fail", json!({}), "The tool failed."),
+        ("explode", json!({}), "The tool failed."),
+        ("too_slow", json!({}), "The tool did not finish in time."),
+    ];
+    for (name, args, expected) in cases {
+        let result = call(&client, name, args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{name} {args}");
+        let message = text(&result);
+        assert!(message.starts_with(expected), "{name}: {message}");
+        assert!(!message.contains("secret"), "{name} leaks: {message}");
+    }
+    client.cancel().await.unwrap();
+
+    // Denied: an admin-only tool called by someone who can see it but may not use it.
+    let (everything_visible, _) = test_server();
+    let everything_visible = everything_visible.with_visibility(|_: &Actor, _| true);
+    let client = connect(&everything_visible, Actor::new("bob", false)).await;
+    let denied = call(&client, "wipe", json!({})).await;
+    assert_eq!(denied.is_error, Some(true));
+    assert_eq!(text(&denied), "You are not allowed to call this tool.");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_a_json_rpc_error() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let error = client
+        .call_tool(CallToolRequestParams::new("nope").with_arguments(object!({})))
+        .await
+        .unwrap_err();
+    match error {
+        ServiceError::McpError(e) => {
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+            assert!(e.message.contains("nope"));
+        }
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_write_waits_for_approval_then_runs_once() {
+    let (server, _) = test_server();
+    let actor = Actor::new("ada", true);
+    let client = connect(&server, actor.clone()).await;
+    let args = json!({"from": "Lyon", "to": "Lugdunum"});
+    let pending = call(&client, "rename_city", args.clone()).await;
+    assert_eq!(pending.is_error, Some(true));
+    let request = &pending.structured_content.as_ref().unwrap()["approvalRequired"];
+    assert_eq!(request["key"], "cities.rename");
+    assert_eq!(request["arguments"], args);
+    assert!(text(&pending).contains("approval"));
+
+    // A person approves exactly that call.
+    let digest: Digest = request["digest"].as_str().unwrap().parse().unwrap();
+    actor.approved.lock().unwrap().insert(digest);
+    let done = call(&client, "rename_city", args.clone()).await;
+    assert_eq!(done.is_error, Some(false));
+    assert_eq!(text(&done), "Lyon is now Lugdunum");
+    // The approval was used up.
+    let again = call(&client, "rename_city", args).await;
+    assert_eq!(again.is_error, Some(true));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn cancelling_a_call_runs_its_finalizers_with_cancelled() {
+    let (server, closes) = test_server();
+    let client = connect(&server, Actor::new("ada", true)).await;
+    // Dropping the request future makes the client send notifications/cancelled.
+    let call = client.call_tool(CallToolRequestParams::new("wait_forever"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), call)
+            .await
+            .is_err()
+    );
+    for _ in 0..200 {
+        if !closes.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*closes.lock().unwrap(), [Outcome::Cancelled]);
+    client.cancel().await.unwrap();
+}
+
+// ---------------------------------------------------------------- HTTP
+
+fn authenticate(parts: &http::request::Parts) -> Result<Actor, Rejection> {
+    match parts.headers.get(http::header::AUTHORIZATION) {
+        Some(value) if value == "Bearer ada-token" => Ok(Actor::new("ada", true)),
+        Some(value) if value == "Bearer bob-token" => Ok(Actor::new("bob", false)),
+        _ => Err(Rejection::unauthorized()),
+    }
+}
+
+async fn serve_http(options: HttpOptions) -> (String, Closes) {
+    let (server, closes) = test_server();
+    let router = server.http_router(authenticate, options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, closes)
+}
+
+async fn http_client(url: &str, token: &str) -> RunningService<RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
+    );
+    ().serve(transport).await.unwrap()
+}
+
+#[tokio::test]
+async fn http_serves_list_and_call_with_the_callers_context() {
+    for stateless in [false, true] {
+        let options = HttpOptions::default()
+            .stateless(stateless)
+            .json_response(stateless);
+        let (url, _) = serve_http(options).await;
+        let ada = http_client(&url, "ada-token").await;
+        let names: Vec<String> = ada
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(names.contains(&"wipe".to_owned()));
+        let sum = call(&ada, "add", json!({"a": 20, "b": 22})).await;
+        assert_eq!(text(&sum), "42", "stateless: {stateless}");
+        let who = call(&ada, "whoami", json!({})).await;
+        assert_eq!(text(&who), "ada", "the context comes from the bearer token");
+        ada.cancel().await.unwrap();
+
+        let bob = http_client(&url, "bob-token").await;
+        let names: Vec<String> = bob
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(
+            !names.contains(&"wipe".to_owned()),
+            "visibility follows the token"
+        );
+        let who = call(&bob, "whoami", json!({})).await;
+        assert_eq!(text(&who), "bob");
+        // A client cannot supply the context as an argument.
+        let smuggled = call(
+            &bob,
+            "whoami",
+            json!({"actor": {"name": "ada", "admin": true}}),
+        )
+        .await;
+        assert_eq!(smuggled.is_error, Some(true));
+        bob.cancel().await.unwrap();
+    }
+}
+
+fn initialize_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}
+    })
+    .to_string()
+}
+
+async fn post(url: &str, headers: &[(&str, &str)], body: String) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn http_without_valid_credentials_is_401_and_runs_nothing() {
+    let (url, closes) = serve_http(HttpOptions::default()).await;
+    for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
+        let response = post(&url, &headers, initialize_body()).await;
+        assert_eq!(response.status(), 401);
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    }
+    // A tool call without credentials never reaches the executor.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "wait_forever", "arguments": {}}});
+    let response = post(&url, &[], call.to_string()).await;
+    assert_eq!(response.status(), 401);
+    assert!(closes.lock().unwrap().is_empty());
+    // With credentials the same endpoint answers.
+    let response = post(
+        &url,
+        &[("authorization", "Bearer ada-token")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn http_refuses_a_foreign_origin() {
+    let (url, _) = serve_http(HttpOptions::default()).await;
+    let auth = ("authorization", "Bearer ada-token");
+    let foreign = post(
+        &url,
+        &[auth, ("origin", "https://evil.example")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(foreign.status(), 403);
+    let local = post(
+        &url,
+        &[auth, ("origin", "http://localhost:5173")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(local.status(), 200);
+}
+
+#[tokio::test]
+async fn http_refuses_an_oversized_body() {
+    let options = HttpOptions::default().max_body_bytes(4 * 1024);
+    let (url, _) = serve_http(options).await;
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"padding": "x".repeat(16 * 1024)}});
+    let response = post(
+        &url,
+        &[("authorization", "Bearer ada-token")],
+        big.to_string(),
+    )
+    .await;
+    assert_eq!(response.status(), 413);
+}
