@@ -1,0 +1,438 @@
+//! The toolwright quickstart: a small task list served as tools.
+//!
+//! The library holds the application (domain, hooks, tools, container) and
+//! its command line, [`run`]; `src/main.rs` only calls it, and the test
+//! suite drives the same command line through an MCP client.
+//!
+//! It declares read, write and destructive tools, injects an APP service
+//! and a REQUEST-scoped unit of work whose finalizer commits or rolls back,
+//! then prints the catalog and runs calls that are allowed, denied, waiting
+//! for approval and approved.
+//!
+//! Run it with `cargo run -p quickstart`. With `--format NAME` (`openai`,
+//! `openai-strict`, `openai-responses`, `openai-responses-strict`,
+//! `anthropic`, `gemini`, `gemini-json-schema`) it prints the `tools` field
+//! of a request to that model API instead, and exits. With `--stdio` it
+//! serves its tools to an MCP client on stdin/stdout (as the non-admin
+//! `local`); with `--http ADDR` over Streamable HTTP at `http://ADDR/mcp`,
+//! where the bearer token `ada-token` is an admin and `bob-token` is not.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::process::ExitCode;
+
+use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
+use toolwright::providers;
+use toolwright::{
+    CallError, Catalog, Container, Context, Digest, Executor, Inject, Invocation, ResolveError,
+    Scope, Verdict, tool,
+};
+
+// ---------------------------------------------------------------- the domain
+
+/// A task on the shared list.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+struct Task {
+    id: u64,
+    title: String,
+    done: bool,
+}
+
+/// The application's task store: an APP value, shared by every call.
+trait TaskStore: Send + Sync {
+    fn list(&self) -> Vec<Task>;
+    fn apply(&self, change: Change);
+}
+
+/// One change to the store, buffered by a unit of work until it commits.
+#[derive(Debug)]
+enum Change {
+    Add(Task),
+    Delete(u64),
+}
+
+#[derive(Default)]
+struct MemoryStore {
+    tasks: Mutex<BTreeMap<u64, Task>>,
+    next_id: AtomicU64,
+}
+
+impl TaskStore for MemoryStore {
+    fn list(&self) -> Vec<Task> {
+        self.tasks.lock().unwrap().values().cloned().collect()
+    }
+
+    fn apply(&self, change: Change) {
+        let mut tasks = self.tasks.lock().unwrap();
+        match change {
+            Change::Add(task) => {
+                tasks.insert(task.id, task);
+            }
+            Change::Delete(id) => {
+                tasks.remove(&id);
+            }
+        }
+    }
+}
+
+impl MemoryStore {
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+/// A REQUEST value: the changes of one call, applied only if the call succeeds.
+struct UnitOfWork {
+    pending: Mutex<Vec<Change>>,
+}
+
+impl UnitOfWork {
+    fn stage(&self, change: Change) {
+        self.pending.lock().unwrap().push(change);
+    }
+}
+
+// ------------------------------------------------------------- who is calling
+
+/// The caller's context: never supplied by a model, always by the application.
+#[derive(Clone)]
+struct Actor {
+    name: &'static str,
+    admin: bool,
+    approvals: Arc<Approvals>,
+}
+
+/// Digests a person has approved; each approval is used once.
+#[derive(Default)]
+struct Approvals {
+    granted: Mutex<HashSet<Digest>>,
+}
+
+impl Approvals {
+    fn grant(&self, digest: Digest) {
+        self.granted.lock().unwrap().insert(digest);
+    }
+
+    fn consume(&self, digest: &Digest) -> bool {
+        self.granted.lock().unwrap().remove(digest)
+    }
+}
+
+// ------------------------------------------------------------------ the hooks
+
+/// Any signed-in actor may use the tool.
+async fn members<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
+    !actor.name.is_empty()
+}
+
+/// Only administrators may use the tool.
+async fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
+    actor.admin
+}
+
+/// Writes run only with a person's approval of these exact arguments.
+async fn approved_by_a_person<A>(actor: &Actor, call: &Invocation<'_, A>) -> Verdict {
+    if actor.approvals.consume(&call.digest()) {
+        Verdict::Allow
+    } else {
+        Verdict::Pending
+    }
+}
+
+// ------------------------------------------------------------------ the tools
+
+/// List every task on the shared list.
+#[tool(key = "tasks.list", effect = read, authorize = members)]
+async fn list_tasks(
+    /// Only tasks whose title contains this text.
+    contains: Option<String>,
+    store: Inject<dyn TaskStore>,
+) -> Vec<Task> {
+    let needle = contains.unwrap_or_default();
+    store
+        .list()
+        .into_iter()
+        .filter(|t| t.title.contains(&needle))
+        .collect()
+}
+
+/// Add a task to the shared list.
+#[tool(
+    key = "tasks.add",
+    effect = write,
+    authorize = members,
+    approve = approved_by_a_person
+)]
+async fn add_task(
+    /// What needs doing.
+    #[schemars(length(min = 1, max = 80))]
+    title: String,
+    ids: Inject<MemoryStore>,
+    work: Inject<UnitOfWork>,
+    actor: Context<Actor>,
+) -> Task {
+    let task = Task {
+        id: ids.next_id(),
+        title: format!("{} (by {})", title, actor.name),
+        done: false,
+    };
+    work.stage(Change::Add(task.clone()));
+    task
+}
+
+/// Delete a task for good.
+#[tool(
+    key = "tasks.delete",
+    effect = destructive,
+    authorize = admins,
+    approve = approved_by_a_person
+)]
+async fn delete_task(
+    /// The task's identifier.
+    id: u64,
+    store: Inject<dyn TaskStore>,
+    work: Inject<UnitOfWork>,
+) -> Result<u64, NoSuchTask> {
+    // Staged first: if the call fails below, the unit of work rolls it back.
+    work.stage(Change::Delete(id));
+    if !store.list().iter().any(|t| t.id == id) {
+        return Err(NoSuchTask(id));
+    }
+    Ok(id)
+}
+
+/// The task does not exist.
+#[derive(Debug)]
+struct NoSuchTask(u64);
+
+impl std::fmt::Display for NoSuchTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "there is no task {}", self.0)
+    }
+}
+
+impl std::error::Error for NoSuchTask {}
+
+// ------------------------------------------------------------------- start-up
+
+fn container(store: Arc<MemoryStore>) -> Container {
+    let for_work = store.clone();
+    Container::builder()
+        .app::<dyn TaskStore>(store.clone())
+        .app::<MemoryStore>(store)
+        .request::<UnitOfWork>(move |scope: Scope| {
+            let store = for_work.clone();
+            async move {
+                let work = Arc::new(UnitOfWork {
+                    pending: Mutex::new(Vec::new()),
+                });
+                let finished = work.clone();
+                scope.on_close(move |outcome| async move {
+                    let changes = std::mem::take(&mut *finished.pending.lock().unwrap());
+                    if outcome.is_ok() {
+                        println!("    unit of work: commit {} change(s)", changes.len());
+                        changes.into_iter().for_each(|c| store.apply(c));
+                    } else {
+                        println!(
+                            "    unit of work: roll back {} change(s) ({outcome:?})",
+                            changes.len()
+                        );
+                    }
+                });
+                Ok::<_, ResolveError>(work)
+            }
+        })
+        .build()
+}
+
+fn print_catalog(catalog: &Catalog) {
+    println!(
+        "{:<12} {:<14} {:<12} {:<24} description",
+        "name", "key", "effect", "inputs"
+    );
+    println!("{}", "-".repeat(96));
+    for tool in catalog {
+        let inputs = tool.input_schema()["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
+            .unwrap_or_default();
+        println!(
+            "{:<12} {:<14} {:<12} {:<24} {}",
+            tool.name(),
+            tool.key(),
+            tool.effect(),
+            inputs,
+            tool.description()
+        );
+    }
+}
+
+async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Option<Digest> {
+    println!("\n> {} calls {name} {args}", who.name);
+    match executor.invoke(name, args, who).await {
+        Ok(result) => println!("  ok: {result}"),
+        Err(CallError::ApprovalRequired(request)) => {
+            println!(
+                "  needs approval: {} {} (digest {}…)",
+                request.key,
+                request.arguments,
+                &request.digest.to_string()[..12]
+            );
+            return Some(request.digest);
+        }
+        Err(error @ CallError::InvalidArguments { .. }) => println!("  invalid: {error}"),
+        Err(error @ CallError::Tool { .. }) => {
+            let cause = std::error::Error::source(&error).map(ToString::to_string);
+            println!("  failed: {error}: {}", cause.unwrap_or_default());
+        }
+        Err(error) => println!("  refused: {error}"),
+    }
+    None
+}
+
+/// What the command line asked for.
+enum Command {
+    Demo,
+    Tools(providers::Format),
+    Stdio,
+    Http(std::net::SocketAddr),
+}
+
+const USAGE: &str = "usage: quickstart [--format NAME | --stdio | --http ADDR]";
+
+fn parse(args: &[String]) -> Result<Command, String> {
+    match args {
+        [] => Ok(Command::Demo),
+        [flag, name] if flag == "--format" => {
+            name.parse().map(Command::Tools).map_err(|e| format!("{e}"))
+        }
+        [flag] if flag == "--stdio" => Ok(Command::Stdio),
+        [flag, addr] if flag == "--http" => addr
+            .parse()
+            .map(Command::Http)
+            .map_err(|e| format!("`{addr}` is not an address such as 127.0.0.1:8000 ({e})")),
+        _ => Err(USAGE.into()),
+    }
+}
+
+/// Runs the quickstart's command line (arguments without the program name).
+pub async fn run(args: Vec<String>) -> ExitCode {
+    let command = match parse(&args) {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match execute(command).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("quickstart: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
+    let catalog = Catalog::discover()?;
+    let store = Arc::new(MemoryStore::default());
+    let executor = Executor::new(catalog.clone(), container(store))?;
+    let approvals = Arc::new(Approvals::default());
+    let ada = Actor {
+        name: "ada",
+        admin: true,
+        approvals: approvals.clone(),
+    };
+    let bob = Actor {
+        name: "bob",
+        admin: false,
+        approvals: approvals.clone(),
+    };
+    match command {
+        Command::Tools(format) => {
+            let tools = providers::export(&catalog, format)?;
+            println!("{}", serde_json::to_string_pretty(&tools)?);
+            Ok(())
+        }
+        Command::Stdio => {
+            let local = Actor {
+                name: "local",
+                admin: false,
+                approvals,
+            };
+            server(executor).serve_stdio(local).await?;
+            Ok(())
+        }
+        Command::Http(addr) => {
+            let authenticate = move |parts: &mcp::http::request::Parts| match parts
+                .headers
+                .get(mcp::http::header::AUTHORIZATION)
+            {
+                Some(token) if token == "Bearer ada-token" => Ok(ada.clone()),
+                Some(token) if token == "Bearer bob-token" => Ok(bob.clone()),
+                _ => Err(Rejection::unauthorized()),
+            };
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
+            let router = server(executor).http_router(authenticate, HttpOptions::default());
+            mcp::axum::serve(listener, router).await?;
+            Ok(())
+        }
+        Command::Demo => {
+            demo(&catalog, &executor, &approvals, &ada, &bob).await;
+            Ok(())
+        }
+    }
+}
+
+fn server(executor: Executor) -> McpServer<Actor> {
+    McpServer::new(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION")).with_instructions(
+        "A shared task list. Writes need a person's approval; deleting needs an administrator.",
+    )
+}
+
+async fn demo(
+    catalog: &Catalog,
+    executor: &Executor,
+    approvals: &Approvals,
+    ada: &Actor,
+    bob: &Actor,
+) {
+    println!("toolwright quickstart: {} tools\n", catalog.len());
+    print_catalog(catalog);
+
+    println!("\n== A write waits for a person, then runs once");
+    let add = json!({"title": "water the plants"});
+    if let Some(digest) = show(executor, bob, "add_task", add.clone()).await {
+        println!(
+            "  (a person approves digest {}…)",
+            &digest.to_string()[..12]
+        );
+        approvals.grant(digest);
+    }
+    show(executor, bob, "add_task", add.clone()).await;
+    show(executor, bob, "add_task", add).await;
+
+    println!("\n== Reads, and what the model may not do");
+    show(executor, bob, "list_tasks", json!({})).await;
+    show(executor, bob, "add_task", json!({"title": ""})).await;
+    show(executor, bob, "list_tasks", json!({"store": "mine"})).await;
+    show(executor, bob, "delete_task", json!({"id": 1})).await;
+
+    println!("\n== A destructive call that fails rolls its unit of work back");
+    if let Some(digest) = show(executor, ada, "delete_task", json!({"id": 99})).await {
+        approvals.grant(digest);
+    }
+    show(executor, ada, "delete_task", json!({"id": 99})).await;
+
+    println!("\n== The same tool with the right arguments");
+    if let Some(digest) = show(executor, ada, "delete_task", json!({"id": 1})).await {
+        approvals.grant(digest);
+    }
+    show(executor, ada, "delete_task", json!({"id": 1})).await;
+    show(executor, ada, "list_tasks", json!({})).await;
+}
