@@ -1,0 +1,195 @@
+//! `tools/call` throughput over Streamable HTTP: toolwright's MCP adapter
+//! against an equivalent server written with rmcp's own `#[tool_router]`
+//! macros, in the same process, on loopback, in the same run.
+//!
+//! Both serve a two-integer `add` in stateless mode with JSON responses (the
+//! usual stateless deployment). A round runs each server for a fixed time
+//! with the same number of concurrent keep-alive clients, in rotating order;
+//! the report is the median of the per-round ratios.
+//!
+//! `cargo bench -p toolwright-bench --bench mcp_http`
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use toolwright::mcp::{HttpOptions, McpServer};
+use toolwright::{Catalog, Container, Executor};
+
+// ------------------------------------------------------------- toolwright
+
+/// Add two integers.
+#[toolwright::tool(key = "math.add", effect = read, authorize = public)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn toolwright_router() -> axum::Router {
+    let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    McpServer::<()>::new(executor, "toolwright-bench", "0").http_router(
+        |_| Ok(()),
+        HttpOptions::default().stateless(true).json_response(true),
+    )
+}
+
+// ------------------------------------------------------------------- rmcp
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddRequest {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Clone)]
+struct RmcpCalculator {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpCalculator {
+    fn new() -> Self {
+        RmcpCalculator {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(description = "Add two integers.")]
+    async fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
+        (a + b).to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpCalculator {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+fn rmcp_router() -> axum::Router {
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = false;
+    config.json_response = true;
+    let service = StreamableHttpService::new(
+        || Ok(RmcpCalculator::new()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+// ------------------------------------------------------------------- load
+
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    addr
+}
+
+const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+
+async fn one_call(client: &reqwest::Client, url: &str) -> bool {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(CALL)
+        .send()
+        .await;
+    match response {
+        Ok(response) if response.status().is_success() => response
+            .text()
+            .await
+            .is_ok_and(|body| body.contains('5') && !body.contains("\"error\"")),
+        _ => false,
+    }
+}
+
+/// Calls completed per second by `connections` clients in `duration`.
+async fn throughput(url: &str, connections: usize, duration: Duration) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..connections)
+        .map(|_| {
+            let (url, done, stop) = (url.to_owned(), done.clone(), stop.clone());
+            tokio::spawn(async move {
+                let client = reqwest::Client::new();
+                while !stop.load(Ordering::Relaxed) {
+                    assert!(one_call(&client, &url).await, "a call failed");
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(duration).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+fn median(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn main() {
+    // `cargo test --benches` runs this without `--bench`: one short round.
+    let full = std::env::args().any(|a| a == "--bench");
+    let (rounds, duration) = if full {
+        (15, Duration::from_secs(2))
+    } else {
+        (1, Duration::from_millis(200))
+    };
+    let connections = 16;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let ours = format!("http://{}/mcp", serve(toolwright_router()).await);
+        let theirs = format!("http://{}/mcp", serve(rmcp_router()).await);
+        let client = reqwest::Client::new();
+        assert!(one_call(&client, &ours).await, "toolwright answers");
+        assert!(one_call(&client, &theirs).await, "rmcp answers");
+        // Warm up both.
+        throughput(&ours, connections, duration / 2).await;
+        throughput(&theirs, connections, duration / 2).await;
+
+        let (mut ours_rps, mut theirs_rps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let (a, b) = if round % 2 == 0 {
+                let a = throughput(&ours, connections, duration).await;
+                (a, throughput(&theirs, connections, duration).await)
+            } else {
+                let b = throughput(&theirs, connections, duration).await;
+                (throughput(&ours, connections, duration).await, b)
+            };
+            ours_rps.push(a);
+            theirs_rps.push(b);
+            ratios.push(a / b);
+        }
+        let (ours, ours_lo, ours_hi) = median(ours_rps);
+        let (theirs, theirs_lo, theirs_hi) = median(theirs_rps);
+        let (ratio, ratio_lo, ratio_hi) = median(ratios);
+        println!(
+            "tools/call over Streamable HTTP, stateless JSON, {connections} connections, {rounds} rounds of {duration:?}"
+        );
+        println!("  toolwright: {ours:8.0} req/s (p10 {ours_lo:.0}, p90 {ours_hi:.0})");
+        println!("  rmcp:       {theirs:8.0} req/s (p10 {theirs_lo:.0}, p90 {theirs_hi:.0})");
+        println!("  ratio toolwright / rmcp: {ratio:.2} (p10 {ratio_lo:.2}, p90 {ratio_hi:.2})");
+    });
+}

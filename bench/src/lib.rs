@@ -1,0 +1,1 @@
+//! Benchmarks live in `benches/`; see `BENCHMARKS.md` at the workspace root.
