@@ -1,0 +1,462 @@
+//! The `shop` command line.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
+use toolwright::providers::{self, Format};
+use toolwright::{CallError, Catalog, Digest};
+
+use crate::app::{Caller, Shop, open_database};
+
+/// A shop whose products, prices and orders are tools.
+#[derive(Debug, Parser)]
+#[command(name = "shop", version)]
+pub struct Cli {
+    /// The database (`sqlite://...`); the demo always uses a fresh in-memory one.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE, global = true)]
+    database: String,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Where the shop keeps its data unless told otherwise.
+pub const DEFAULT_DATABASE: &str = "sqlite://.shop/shop.db";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the tools, as a table or in a model provider's format.
+    Tools {
+        /// openai, openai-strict, openai-responses, openai-responses-strict,
+        /// anthropic, gemini or gemini-json-schema.
+        #[arg(long)]
+        format: Option<Format>,
+    },
+    /// Call a tool as someone: `shop call list_products '{}' --as alice`.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments, a JSON object.
+        arguments: String,
+        #[command(flatten)]
+        who: Who,
+    },
+    /// Approve a pending call by its digest.
+    Approve {
+        /// The digest the call printed.
+        digest: Digest,
+        #[command(flatten)]
+        who: Who,
+    },
+    /// Serve the tools to MCP clients.
+    Serve(Serve),
+}
+
+#[derive(Debug, Args)]
+struct Who {
+    /// Who is calling (alice and bob of tenant 1, bob a manager; carol of tenant 2).
+    #[arg(long = "as", default_value = "alice")]
+    actor: String,
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct Serve {
+    /// On stdin/stdout, as `--as` (default alice).
+    #[arg(long)]
+    stdio: bool,
+    /// Over Streamable HTTP at http://ADDR/mcp; the bearer token is the actor's name.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    #[command(flatten)]
+    who: Who,
+}
+
+/// Runs the command line.
+pub async fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli).await {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("shop: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type AnyError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn open(url: &str) -> Result<Shop, AnyError> {
+    if let Some(path) = url
+        .strip_prefix("sqlite://")
+        .and_then(|p| p.split('?').next())
+        && let Some(dir) = std::path::Path::new(path).parent()
+        && !dir.as_os_str().is_empty()
+        && !path.contains(":memory:")
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    Shop::new(open_database(url).await?)
+}
+
+async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
+    match cli.command {
+        None => {
+            let shop = Shop::new(open_database("sqlite::memory:").await?)?;
+            crate::cli::demo(&shop).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Tools { format: None }) => {
+            print_catalog(
+                Shop::new(open_database("sqlite::memory:").await?)?
+                    .executor
+                    .catalog(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Tools {
+            format: Some(format),
+        }) => {
+            let catalog = Catalog::discover_in(crate::app::MODULES)?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&providers::export(&catalog, format)?)?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Call {
+            name,
+            arguments,
+            who,
+        }) => {
+            let shop = open(&cli.database).await?;
+            let caller = shop.caller(&who.actor).await?;
+            let arguments: Value = serde_json::from_str(&arguments)
+                .map_err(|e| format!("the arguments are not JSON: {e}"))?;
+            let result = shop.executor.invoke(&name, arguments, &caller).await;
+            let ok = result.is_ok();
+            print_result(&result);
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Some(Command::Approve { digest, who }) => {
+            let shop = open(&cli.database).await?;
+            let caller = shop.caller(&who.actor).await?;
+            let row = shop.ledger.approve(&digest, &caller.actor).await?;
+            println!(
+                "approved {} {} requested by {}; the same call will now run once",
+                row.tool_key, row.arguments, row.requested_by
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Serve(serve)) => {
+            let shop = open(&cli.database).await?;
+            let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
+                .with_instructions(
+                    "A shop's products, prices and orders. Writes wait for a person's approval: tell the user the digest.",
+                );
+            if serve.stdio {
+                let caller = shop.caller(&serve.who.actor).await?;
+                server.serve_stdio(caller).await?;
+            } else if let Some(addr) = serve.http {
+                let callers = load_callers(&shop).await?;
+                let authenticate = move |parts: &mcp::http::request::Parts| {
+                    let token = parts
+                        .headers
+                        .get(mcp::http::header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "));
+                    callers
+                        .iter()
+                        .find(|c| Some(c.actor.name.as_str()) == token)
+                        .cloned()
+                        .ok_or_else(Rejection::unauthorized)
+                };
+                eprintln!("serving MCP at http://{addr}/mcp (bearer token: an actor's name)");
+                server
+                    .serve_http(addr, authenticate, HttpOptions::default())
+                    .await?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn load_callers(shop: &Shop) -> Result<Vec<Caller>, AnyError> {
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM actors ORDER BY name")
+        .fetch_all(&shop.pool)
+        .await?;
+    let mut callers = Vec::new();
+    for name in names {
+        callers.push(shop.caller(&name).await?);
+    }
+    Ok(callers)
+}
+
+fn print_result(result: &Result<Value, CallError>) {
+    match result {
+        Ok(value) => println!("ok: {value}"),
+        Err(CallError::ApprovalRequired(request)) => {
+            println!(
+                "needs approval: {} {}\n  approve with: shop approve {} --as <manager>",
+                request.key, request.arguments, request.digest
+            );
+        }
+        Err(error @ CallError::Tool { .. }) => {
+            let cause = std::error::Error::source(error).map(ToString::to_string);
+            println!("failed, nothing was written: {}", cause.unwrap_or_default());
+        }
+        Err(error) => println!("refused: {error}"),
+    }
+}
+
+fn print_catalog(catalog: &Catalog) {
+    let rows: Vec<Vec<String>> = catalog
+        .iter()
+        .map(|t| {
+            let inputs = t.input_schema()["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            vec![
+                t.name().to_owned(),
+                t.key().to_owned(),
+                t.effect().to_string(),
+                inputs,
+            ]
+        })
+        .collect();
+    print_table(&["tool", "key", "effect", "inputs"], &rows);
+}
+
+/// Prints rows under a header, each column as wide as its widest cell.
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("  {}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    line(
+        widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    );
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+/// Runs one call in the demo and narrates it; returns the digest when the
+/// call waits for approval.
+async fn step(
+    shop: &Shop,
+    who: &str,
+    name: &str,
+    arguments: Value,
+    why: &str,
+) -> Result<Option<Digest>, AnyError> {
+    let caller = shop.caller(who).await?;
+    println!("\n> {who} calls {name} {arguments}   ({why})");
+    let result = shop.executor.invoke(name, arguments, &caller).await;
+    let digest = match &result {
+        Err(CallError::ApprovalRequired(request)) => Some(request.digest),
+        _ => None,
+    };
+    match &result {
+        Ok(Value::Array(rows)) if rows.iter().all(Value::is_object) && !rows.is_empty() => {
+            println!("  ok:");
+            print_json_table(rows);
+        }
+        Ok(value) => println!("  ok: {value}"),
+        Err(CallError::ApprovalRequired(request)) => println!(
+            "  waits for approval of {} (digest {}…)",
+            request.arguments,
+            &request.digest.to_string()[..16]
+        ),
+        Err(error @ CallError::Tool { .. }) => {
+            let cause = std::error::Error::source(error).map(ToString::to_string);
+            println!("  failed and rolled back: {}", cause.unwrap_or_default());
+        }
+        Err(error) => println!("  refused: {}", error.model_message()),
+    }
+    Ok(digest)
+}
+
+/// Prints JSON objects as a table, one column per key of the first.
+fn print_json_table(rows: &[Value]) {
+    let Some(first) = rows[0].as_object() else {
+        return;
+    };
+    let header: Vec<&str> = first.keys().map(String::as_str).collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            header
+                .iter()
+                .map(|k| match &row[*k] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    print_table(&header, &cells);
+}
+
+async fn approve(shop: &Shop, digest: Option<Digest>, by: &str) -> Result<(), AnyError> {
+    let digest = digest.ok_or("expected the call to wait for approval")?;
+    let caller = shop.caller(by).await?;
+    shop.ledger.approve(&digest, &caller.actor).await?;
+    println!("  {by} approves it");
+    Ok(())
+}
+
+/// The narrated demo `shop` runs with no arguments.
+pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
+    println!(
+        "The shop: {} tools over SQLite\n",
+        shop.executor.catalog().len()
+    );
+    print_catalog(shop.executor.catalog());
+
+    println!("\n== Reads: each actor sees their own tenant");
+    step(
+        shop,
+        "alice",
+        "list_products",
+        json!({}),
+        "tenant 1's products",
+    )
+    .await?;
+    step(
+        shop,
+        "carol",
+        "get_product",
+        json!({"tenant_id": 1, "product_id": 1}),
+        "carol is tenant 2",
+    )
+    .await?;
+    step(
+        shop,
+        "alice",
+        "place_order",
+        json!({"tenant_id": 1, "product_id": 1, "quantity": 0}),
+        "no such quantity",
+    )
+    .await?;
+
+    println!("\n== Writes wait for a person, then run exactly once");
+    let order = json!({"tenant_id": 1, "product_id": 1, "quantity": 2});
+    let digest = step(shop, "alice", "place_order", order.clone(), "a write").await?;
+    approve(shop, digest, "bob").await?;
+    step(
+        shop,
+        "alice",
+        "place_order",
+        order.clone(),
+        "the approved call",
+    )
+    .await?;
+    step(shop, "alice", "place_order", order, "a replay").await?;
+    step(
+        shop,
+        "alice",
+        "place_order",
+        json!({"tenant_id": 1, "product_id": 1, "quantity": 3}),
+        "another quantity",
+    )
+    .await?;
+
+    println!("\n== A write that fails leaves nothing behind");
+    let too_many = json!({"tenant_id": 1, "product_id": 2, "quantity": 5});
+    let digest = step(shop, "alice", "place_order", too_many.clone(), "3 in stock").await?;
+    approve(shop, digest, "bob").await?;
+    step(
+        shop,
+        "alice",
+        "place_order",
+        too_many,
+        "approved, but out of stock",
+    )
+    .await?;
+
+    println!("\n== Only managers change prices");
+    let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
+    step(
+        shop,
+        "alice",
+        "set_price",
+        price.clone(),
+        "alice is not a manager",
+    )
+    .await?;
+    let digest = step(shop, "bob", "set_price", price.clone(), "bob is").await?;
+    approve(shop, digest, "bob").await?;
+    step(shop, "bob", "set_price", price, "approved").await?;
+
+    println!("\n== What the database holds now");
+    let products: Vec<(i64, i64, String, i64, i64)> =
+        sqlx::query_as("SELECT id, tenant, name, price_cents, stock FROM products ORDER BY id")
+            .fetch_all(&shop.pool)
+            .await?;
+    print_table(
+        &["product", "tenant", "name", "price", "stock"],
+        &products
+            .into_iter()
+            .map(|(id, tenant, name, price, stock)| {
+                vec![
+                    id.to_string(),
+                    tenant.to_string(),
+                    name,
+                    format!("{}.{:02}", price / 100, price % 100),
+                    stock.to_string(),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    println!();
+    let orders: Vec<(i64, i64, i64, i64, String)> = sqlx::query_as(
+        "SELECT id, product_id, quantity, total_cents, placed_by FROM orders ORDER BY id",
+    )
+    .fetch_all(&shop.pool)
+    .await?;
+    print_table(
+        &["order", "product", "quantity", "total", "placed by"],
+        &orders
+            .into_iter()
+            .map(|(id, product, quantity, total, by)| {
+                vec![
+                    id.to_string(),
+                    product.to_string(),
+                    quantity.to_string(),
+                    format!("{}.{:02}", total / 100, total % 100),
+                    by,
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    println!("\nOne order committed; the out-of-stock order rolled back; one price changed.");
+    Ok(())
+}
