@@ -180,14 +180,20 @@ impl ApprovalLedger {
         Ok(Verdict::Pending)
     }
 
-    /// A person approves a pending call. Fails if nothing is pending under
-    /// that digest.
+    /// A manager of the requester's tenant approves a pending call. Fails
+    /// if nothing is pending under that digest for them to approve.
     pub async fn approve(&self, digest: &Digest, by: &Actor) -> Result<ApprovalRow, ShopError> {
+        if !by.manager {
+            return Err(ShopError::NotFound("pending approval for a manager"));
+        }
         let updated = sqlx::query(
-            "UPDATE approvals SET status = 'approved', approved_by = ? WHERE digest = ? AND status = 'pending'",
+            "UPDATE approvals SET status = 'approved', approved_by = ?
+             WHERE digest = ? AND status = 'pending'
+               AND requested_by IN (SELECT name FROM actors WHERE tenant = ?)",
         )
         .bind(&by.name)
         .bind(digest.to_string())
+        .bind(by.tenant)
         .execute(&self.pool)
         .await?;
         if updated.rows_affected() != 1 {

@@ -62,10 +62,9 @@ struct Who {
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
 struct Serve {
     /// On stdin/stdout, as `--as` (default alice).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
     stdio: bool,
     /// Over Streamable HTTP at http://ADDR/mcp; the bearer token is the actor's name.
     #[arg(long, value_name = "ADDR")]

@@ -1,0 +1,284 @@
+//! End to end on a real SQLite database: what commits, what rolls back, what
+//! an approval allows, and what a denied read never touches.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use shop::app::{MODULES, Tx};
+use shop::{Caller, Shop, open_database};
+use toolwright::{CallError, Catalog, Digest, Inject, Invocation, tool};
+
+async fn yes<A>(_: &Caller, _: &Invocation<'_, A>) -> bool {
+    true
+}
+
+/// Writes an order row, then panics.
+#[tool(key = "test.insert_then_panic", effect = write, authorize = yes, approve = yes)]
+async fn insert_then_panic(tx: Inject<Tx>) -> bool {
+    insert_order(&tx).await;
+    panic!("the tool broke after writing")
+}
+
+/// Writes an order row, then takes longer than its timeout.
+#[tool(key = "test.insert_then_hang", effect = write, authorize = yes, approve = yes, timeout = "100ms")]
+async fn insert_then_hang(tx: Inject<Tx>) -> bool {
+    insert_order(&tx).await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    true
+}
+
+async fn insert_order(tx: &Tx) {
+    let mut conn = tx.conn().await;
+    sqlx::query(
+        "INSERT INTO orders (tenant, product_id, quantity, total_cents, placed_by) VALUES (1, 1, 1, 4999, 'test')",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+}
+
+async fn shop() -> Shop {
+    let pool = open_database("sqlite::memory:").await.unwrap();
+    let catalog = Catalog::discover_in(MODULES.into_iter().chain(["e2e"])).unwrap();
+    Shop::with_catalog(pool, catalog).unwrap()
+}
+
+async fn count(shop: &Shop, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(&shop.pool).await.unwrap()
+}
+
+async fn orders(shop: &Shop) -> i64 {
+    count(shop, "SELECT COUNT(*) FROM orders").await
+}
+
+async fn call(shop: &Shop, who: &str, name: &str, args: Value) -> Result<Value, CallError> {
+    let caller = shop.caller(who).await.unwrap();
+    shop.executor.invoke(name, args, &caller).await
+}
+
+/// Calls, expects a pending approval, has `approver` approve it.
+async fn request_and_approve(
+    shop: &Shop,
+    who: &str,
+    name: &str,
+    args: Value,
+    approver: &str,
+) -> Digest {
+    let digest = match call(shop, who, name, args).await {
+        Err(CallError::ApprovalRequired(request)) => request.digest,
+        other => panic!("expected ApprovalRequired, got {other:?}"),
+    };
+    let approver = shop.caller(approver).await.unwrap();
+    shop.ledger.approve(&digest, &approver.actor).await.unwrap();
+    digest
+}
+
+fn anvils(quantity: i64) -> Value {
+    json!({"tenant_id": 1, "product_id": 1, "quantity": quantity})
+}
+
+#[tokio::test]
+async fn an_approved_write_commits() {
+    let shop = shop().await;
+    request_and_approve(&shop, "alice", "place_order", anvils(2), "bob").await;
+    let order = call(&shop, "alice", "place_order", anvils(2))
+        .await
+        .unwrap();
+    assert_eq!(order["total_cents"], 9998);
+    assert_eq!(orders(&shop).await, 1);
+    assert_eq!(
+        count(&shop, "SELECT stock FROM products WHERE id = 1").await,
+        10
+    );
+}
+
+#[tokio::test]
+async fn a_write_that_fails_after_inserting_leaves_no_rows() {
+    let shop = shop().await;
+    let too_many = json!({"tenant_id": 1, "product_id": 2, "quantity": 5});
+    request_and_approve(&shop, "alice", "place_order", too_many.clone(), "bob").await;
+    let error = call(&shop, "alice", "place_order", too_many)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, CallError::Tool { .. }), "{error:?}");
+    let source = std::error::Error::source(&error).unwrap();
+    assert_eq!(source.to_string(), "only 3 in stock");
+    assert_eq!(orders(&shop).await, 0, "the inserted order rolled back");
+    assert_eq!(
+        count(&shop, "SELECT stock FROM products WHERE id = 2").await,
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_write_leaves_no_rows() {
+    let shop = shop().await;
+    let error = call(&shop, "alice", "insert_then_panic", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, CallError::Panicked { .. }), "{error:?}");
+    assert_eq!(orders(&shop).await, 0);
+}
+
+#[tokio::test]
+async fn a_timed_out_write_leaves_no_rows() {
+    let shop = shop().await;
+    let error = call(&shop, "alice", "insert_then_hang", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, CallError::Timeout { .. }), "{error:?}");
+    assert_eq!(orders(&shop).await, 0);
+}
+
+#[tokio::test]
+async fn an_approval_runs_the_call_once_and_a_replay_needs_another() {
+    let shop = shop().await;
+    let digest = request_and_approve(&shop, "alice", "place_order", anvils(1), "bob").await;
+    call(&shop, "alice", "place_order", anvils(1))
+        .await
+        .unwrap();
+    let replay = call(&shop, "alice", "place_order", anvils(1)).await;
+    match replay {
+        Err(CallError::ApprovalRequired(request)) => assert_eq!(request.digest, digest),
+        other => panic!("a replay must need approval again, got {other:?}"),
+    }
+    assert_eq!(orders(&shop).await, 1, "ran exactly once");
+    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "pending");
+}
+
+#[tokio::test]
+async fn a_changed_argument_after_approval_needs_its_own_approval() {
+    let shop = shop().await;
+    request_and_approve(&shop, "alice", "place_order", anvils(1), "bob").await;
+    let changed = call(&shop, "alice", "place_order", anvils(9)).await;
+    assert!(
+        matches!(changed, Err(CallError::ApprovalRequired(_))),
+        "{changed:?}"
+    );
+    // Another key order is the same call, and the approval still holds.
+    let same = call(
+        &shop,
+        "alice",
+        "place_order",
+        json!({"quantity": 1, "product_id": 1, "tenant_id": 1}),
+    )
+    .await;
+    assert!(same.is_ok(), "{same:?}");
+    assert_eq!(orders(&shop).await, 1);
+}
+
+#[tokio::test]
+async fn a_denied_read_runs_no_query() {
+    let shop = shop().await;
+    let before = shop.transactions_begun();
+    let denied = call(
+        &shop,
+        "carol",
+        "get_product",
+        json!({"tenant_id": 1, "product_id": 1}),
+    )
+    .await;
+    assert!(
+        matches!(denied, Err(CallError::Denied { .. })),
+        "{denied:?}"
+    );
+    assert_eq!(
+        shop.transactions_begun(),
+        before,
+        "no transaction, so no query"
+    );
+    // The same read by someone of tenant 1 does touch the database.
+    let allowed = call(
+        &shop,
+        "alice",
+        "get_product",
+        json!({"tenant_id": 1, "product_id": 1}),
+    )
+    .await;
+    assert_eq!(allowed.unwrap()["sku"], "ACME-ANVIL");
+    assert_eq!(shop.transactions_begun(), before + 1);
+}
+
+#[tokio::test]
+async fn reads_see_only_the_callers_tenant() {
+    let shop = shop().await;
+    let alices = call(&shop, "alice", "list_products", json!({}))
+        .await
+        .unwrap();
+    let carols = call(&shop, "carol", "list_products", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(alices.as_array().unwrap().len(), 3);
+    assert_eq!(carols.as_array().unwrap().len(), 1);
+    assert_eq!(carols[0]["sku"], "GLX-LAMP");
+}
+
+#[tokio::test]
+async fn only_a_manager_may_change_a_price() {
+    let shop = shop().await;
+    let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
+    let denied = call(&shop, "alice", "set_price", price.clone()).await;
+    assert!(matches!(denied, Err(CallError::Denied { .. })));
+    request_and_approve(&shop, "bob", "set_price", price.clone(), "bob").await;
+    let changed = call(&shop, "bob", "set_price", price).await.unwrap();
+    assert_eq!(changed["old_cents"], 2500);
+    assert_eq!(
+        count(&shop, "SELECT price_cents FROM products WHERE id = 3").await,
+        2750
+    );
+}
+
+#[tokio::test]
+async fn cancelling_an_order_returns_its_stock() {
+    let shop = shop().await;
+    request_and_approve(&shop, "alice", "place_order", anvils(4), "bob").await;
+    let order = call(&shop, "alice", "place_order", anvils(4))
+        .await
+        .unwrap();
+    let cancel = json!({"tenant_id": 1, "order_id": order["id"]});
+    request_and_approve(&shop, "alice", "cancel_order", cancel.clone(), "bob").await;
+    call(&shop, "alice", "cancel_order", cancel).await.unwrap();
+    assert_eq!(
+        count(&shop, "SELECT stock FROM products WHERE id = 1").await,
+        12
+    );
+    assert_eq!(count(&shop, "SELECT cancelled FROM orders").await, 1);
+}
+
+#[tokio::test]
+async fn a_file_database_keeps_approvals_between_runs() {
+    let dir = std::env::temp_dir().join(format!("shop-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("shop.db").display());
+    let first = Shop::new(open_database(&url).await.unwrap()).unwrap();
+    let digest = request_and_approve(&first, "alice", "place_order", anvils(1), "bob").await;
+    first.pool.close().await;
+    // A second process (here: a second pool) finds the approval and runs the call.
+    let second = Shop::new(open_database(&url).await.unwrap()).unwrap();
+    call(&second, "alice", "place_order", anvils(1))
+        .await
+        .unwrap();
+    assert_eq!(second.ledger.get(&digest).await.unwrap().status, "consumed");
+    second.pool.close().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn only_a_manager_of_the_requesters_tenant_approves() {
+    let shop = shop().await;
+    let digest = match call(&shop, "alice", "place_order", anvils(1)).await {
+        Err(CallError::ApprovalRequired(request)) => request.digest,
+        other => panic!("{other:?}"),
+    };
+    for who in ["alice", "carol"] {
+        let approver = shop.caller(who).await.unwrap();
+        assert!(
+            shop.ledger.approve(&digest, &approver.actor).await.is_err(),
+            "{who} may not approve"
+        );
+    }
+    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "pending");
+    let bob = shop.caller("bob").await.unwrap();
+    shop.ledger.approve(&digest, &bob.actor).await.unwrap();
+    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "approved");
+}
