@@ -1,0 +1,2 @@
+//! Placeholder until the soak program lands.
+fn main() {}
