@@ -27,6 +27,14 @@ async fn insert_then_hang(tx: Inject<Tx>) -> bool {
     true
 }
 
+/// Writes an order row, then waits until its caller gives up.
+#[tool(key = "test.insert_then_wait", effect = write, authorize = yes, approve = yes)]
+async fn insert_then_wait(tx: Inject<Tx>) -> bool {
+    insert_order(&tx).await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    true
+}
+
 async fn insert_order(tx: &Tx) {
     let mut conn = tx.conn().await;
     sqlx::query(
@@ -281,4 +289,33 @@ async fn only_a_manager_of_the_requesters_tenant_approves() {
     let bob = shop.caller("bob").await.unwrap();
     shop.ledger.approve(&digest, &bob.actor).await.unwrap();
     assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "approved");
+}
+
+#[tokio::test]
+async fn a_cancelled_write_leaves_no_rows() {
+    let shop = shop().await;
+    let caller = shop.caller("alice").await.unwrap();
+    let call = shop.executor.invoke("insert_then_wait", json!({}), &caller);
+    // The caller gives up: the call is dropped mid-flight.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    // The rollback was handed to the runtime; wait for it to release the
+    // one in-memory connection, then look.
+    let mut rows = -1;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if let Ok(Ok(n)) = tokio::time::timeout(
+            Duration::from_millis(50),
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM orders").fetch_one(&shop.pool),
+        )
+        .await
+        {
+            rows = n;
+            break;
+        }
+    }
+    assert_eq!(rows, 0, "the cancelled call's row rolled back");
 }
