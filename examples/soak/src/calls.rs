@@ -1,0 +1,277 @@
+//! The mix of calls the soak sends, and how each kind is made and judged.
+
+use std::fmt::Debug;
+use std::pin::pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use serde_json::json;
+use toolwright::{CallError, Executor, Outcome};
+
+use crate::tools::{Caller, DELIBERATE_PANIC, Refused};
+
+tokio::task_local! {
+    /// The kind of call the current task is making. The request provider
+    /// reads it while the call builds its dependency, so every build, and
+    /// the finalizer it registers, is attributed to the kind of call that
+    /// caused it.
+    pub(crate) static CALL_KIND: Kind;
+}
+
+/// How long a caller waits before it abandons a call ([`Kind::Abandoned`]).
+const CALLER_PATIENCE: Duration = Duration::from_millis(1);
+
+/// One kind of call, by the way it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The tool returns a value.
+    Ok,
+    /// The tool returns an error.
+    ToolError,
+    /// The tool panics.
+    Panic,
+    /// The tool outlives its `timeout = "1ms"`; the executor cancels it.
+    Timeout,
+    /// The arguments break the schema; nothing runs.
+    InvalidArguments,
+    /// The caller is not allowed; nothing runs.
+    Denied,
+    /// The caller polls the call once, then drops it mid-flight.
+    Dropped,
+    /// The caller wraps the call in a 1 ms `tokio::time::timeout` and gives up.
+    Abandoned,
+}
+
+/// Whether calls of a kind build the request dependency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builds {
+    /// Every call runs its body, so builds it exactly once.
+    EveryCall,
+    /// A call may be cancelled before it gets as far as building it (when
+    /// tokio's cooperative budget makes its first poll yield early and the
+    /// 1 ms deadline passes before the next one), so at most once.
+    AtMostEveryCall,
+    /// No call runs its body.
+    Never,
+}
+
+impl Kind {
+    /// Every kind, in the order of the summary table.
+    pub(crate) const ALL: [Kind; 8] = [
+        Kind::Ok,
+        Kind::ToolError,
+        Kind::Panic,
+        Kind::Timeout,
+        Kind::InvalidArguments,
+        Kind::Denied,
+        Kind::Dropped,
+        Kind::Abandoned,
+    ];
+
+    /// How many kinds there are.
+    pub(crate) const COUNT: usize = Kind::ALL.len();
+
+    /// Calls of this kind per thousand. The three cancelled kinds each hold
+    /// a caller for a millisecond or two, so they stay a small share.
+    const fn per_mille(self) -> u64 {
+        match self {
+            Kind::Ok => 700,
+            Kind::ToolError => 100,
+            Kind::Panic => 50,
+            Kind::Timeout => 20,
+            Kind::InvalidArguments => 50,
+            Kind::Denied => 50,
+            Kind::Dropped => 20,
+            Kind::Abandoned => 10,
+        }
+    }
+
+    /// The kind of the `call`-th call: a fixed pseudo-random interleaving,
+    /// the same on every run.
+    pub(crate) fn of_call(call: u64) -> Kind {
+        let mut slot = splitmix64(call) % 1000;
+        for kind in Kind::ALL {
+            if slot < kind.per_mille() {
+                return kind;
+            }
+            slot -= kind.per_mille();
+        }
+        unreachable!("the shares sum to 1000")
+    }
+
+    /// The kind's position in [`Kind::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The kind's name in the summary.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Kind::Ok => "ok",
+            Kind::ToolError => "tool error",
+            Kind::Panic => "panic",
+            Kind::Timeout => "timeout (1 ms)",
+            Kind::InvalidArguments => "invalid arguments",
+            Kind::Denied => "denied",
+            Kind::Dropped => "dropped after 1 poll",
+            Kind::Abandoned => "abandoned (1 ms)",
+        }
+    }
+
+    /// The outcome the finalizers of this kind's calls must receive.
+    pub(crate) fn outcome(self) -> Option<Outcome> {
+        match self {
+            Kind::Ok => Some(Outcome::Ok),
+            Kind::ToolError => Some(Outcome::Error),
+            Kind::Panic => Some(Outcome::Panicked),
+            Kind::Timeout | Kind::Dropped | Kind::Abandoned => Some(Outcome::Cancelled),
+            Kind::InvalidArguments | Kind::Denied => None,
+        }
+    }
+
+    /// Whether this kind's calls build the request dependency.
+    pub(crate) fn builds(self) -> Builds {
+        match self {
+            Kind::Ok | Kind::ToolError | Kind::Panic | Kind::Dropped => Builds::EveryCall,
+            Kind::Timeout | Kind::Abandoned => Builds::AtMostEveryCall,
+            Kind::InvalidArguments | Kind::Denied => Builds::Never,
+        }
+    }
+
+    /// Makes the `call`-th call, of this kind, and checks what the caller
+    /// got back; an unexpected answer comes back as its `Debug` text.
+    pub(crate) async fn make(self, executor: &Executor, call: u64) -> Result<(), String> {
+        let admin = &Caller { admin: true };
+        match self {
+            Kind::Ok => {
+                let n = call % 1000;
+                let result = executor.invoke("echo", json!({ "n": n }), admin).await;
+                expect(
+                    matches!(&result, Ok(value) if *value == json!({ "next": n + 1 })),
+                    &result,
+                )
+            }
+            Kind::ToolError => {
+                let result = executor.invoke("fail", json!({}), admin).await;
+                expect(
+                    matches!(&result, Err(CallError::Tool { source, .. }) if source.is::<Refused>()),
+                    &result,
+                )
+            }
+            Kind::Panic => {
+                let result = executor.invoke("explode", json!({}), admin).await;
+                expect(
+                    matches!(&result, Err(CallError::Panicked { message, .. }) if message == DELIBERATE_PANIC),
+                    &result,
+                )
+            }
+            Kind::Timeout => {
+                let result = executor.invoke("stall", json!({}), admin).await;
+                expect(
+                    matches!(&result, Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(1)),
+                    &result,
+                )
+            }
+            Kind::InvalidArguments => {
+                let result = executor
+                    .invoke("echo", json!({ "n": "seven" }), admin)
+                    .await;
+                expect(
+                    matches!(&result, Err(CallError::InvalidArguments { .. })),
+                    &result,
+                )
+            }
+            Kind::Denied => {
+                let stranger = &Caller { admin: false };
+                let result = executor.invoke("echo", json!({ "n": 1 }), stranger).await;
+                expect(matches!(&result, Err(CallError::Denied { .. })), &result)
+            }
+            Kind::Dropped => {
+                // Unconstrained, so that tokio's cooperative budget cannot
+                // make this single poll yield before the call's scope opens:
+                // every such call builds its dependency, then is dropped
+                // while the body sleeps, and the executor hands the
+                // finalizer to the runtime.
+                let mut call = pin!(tokio::task::unconstrained(executor.invoke(
+                    "linger",
+                    json!({}),
+                    admin
+                )));
+                let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+                expect(first.is_pending(), &first)
+            }
+            Kind::Abandoned => {
+                let invoke = executor.invoke("linger", json!({}), admin);
+                let result = tokio::time::timeout(CALLER_PATIENCE, invoke).await;
+                expect(result.is_err(), &result)
+            }
+        }
+    }
+}
+
+/// `Ok` when the answer is the expected one, its `Debug` text otherwise.
+fn expect(expected: bool, got: &impl Debug) -> Result<(), String> {
+    if expected {
+        Ok(())
+    } else {
+        Err(format!("{got:?}"))
+    }
+}
+
+/// A well-mixed hash (SplitMix64's finalizer), to interleave the kinds.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+// The shares are per mille: they must cover every call.
+const _: () = {
+    let mut sum = 0;
+    let mut i = 0;
+    while i < Kind::COUNT {
+        sum += Kind::ALL[i].per_mille();
+        i += 1;
+    }
+    assert!(sum == 1000, "the kinds' shares must sum to 1000 per mille");
+};
+
+/// What the callers saw, per kind.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Calls made.
+    pub(crate) sent: [u64; Kind::COUNT],
+    /// Calls whose answer was not the one their kind expects.
+    pub(crate) unexpected: [u64; Kind::COUNT],
+    /// The first unexpected answer, for the report.
+    pub(crate) first_unexpected: [Option<String>; Kind::COUNT],
+}
+
+impl Tally {
+    /// Records one call's answer.
+    pub(crate) fn record(&mut self, kind: Kind, answer: Result<(), String>) {
+        let i = kind.index();
+        self.sent[i] += 1;
+        if let Err(got) = answer {
+            self.unexpected[i] += 1;
+            self.first_unexpected[i].get_or_insert(got);
+        }
+    }
+
+    /// Adds another caller's tally to this one.
+    pub(crate) fn merge(&mut self, other: Tally) {
+        for (i, first) in other.first_unexpected.into_iter().enumerate() {
+            self.sent[i] += other.sent[i];
+            self.unexpected[i] += other.unexpected[i];
+            if let Some(got) = first {
+                self.first_unexpected[i].get_or_insert(got);
+            }
+        }
+    }
+
+    /// Every call made.
+    pub(crate) fn total(&self) -> u64 {
+        self.sent.iter().sum()
+    }
+}
