@@ -235,6 +235,18 @@ pub trait ForTenant {
     fn tenant(&self) -> i64;
 }
 
+/// Implements [`ForTenant`] for argument structs with a `tenant_id` field.
+macro_rules! tenant_scoped {
+    ($($args:ty),+ $(,)?) => {
+        $(impl $crate::app::ForTenant for $args {
+            fn tenant(&self) -> i64 {
+                self.tenant_id
+            }
+        })+
+    };
+}
+pub(crate) use tenant_scoped;
+
 /// The call is about the caller's own tenant: decided on the arguments,
 /// before anything touches the database.
 pub async fn own_tenant<A: ForTenant>(caller: &Caller, call: &Invocation<'_, A>) -> bool {

@@ -3,7 +3,7 @@
 use toolwright::{Context, Inject, tool};
 
 use super::{Order, OrderService};
-use crate::app::{Caller, ForTenant, ShopError, approved, own_tenant};
+use crate::app::{Caller, ShopError, approved, own_tenant};
 
 /// Place an order for a product. Needs a person's approval.
 #[tool(key = "orders.place", effect = write, authorize = own_tenant, approve = approved)]
@@ -35,14 +35,4 @@ pub async fn cancel_order(
     orders.cancel(tenant_id, order_id).await
 }
 
-impl ForTenant for PlaceOrderArgs {
-    fn tenant(&self) -> i64 {
-        self.tenant_id
-    }
-}
-
-impl ForTenant for CancelOrderArgs {
-    fn tenant(&self) -> i64 {
-        self.tenant_id
-    }
-}
+crate::app::tenant_scoped!(PlaceOrderArgs, CancelOrderArgs);

@@ -4,7 +4,7 @@ use serde::Serialize;
 use toolwright::{Inject, tool};
 
 use super::{PriceService, Quote};
-use crate::app::{ForTenant, ShopError, approved, own_tenant, tenant_manager};
+use crate::app::{ShopError, approved, own_tenant, tenant_manager};
 
 /// Quote a price for a quantity of a product.
 #[tool(key = "pricing.quote", effect = read, authorize = own_tenant)]
@@ -58,14 +58,4 @@ pub async fn set_price(
     })
 }
 
-impl ForTenant for QuoteArgs {
-    fn tenant(&self) -> i64 {
-        self.tenant_id
-    }
-}
-
-impl ForTenant for SetPriceArgs {
-    fn tenant(&self) -> i64 {
-        self.tenant_id
-    }
-}
+crate::app::tenant_scoped!(QuoteArgs, SetPriceArgs);

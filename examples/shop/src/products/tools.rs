@@ -3,7 +3,7 @@
 use toolwright::{Context, Inject, tool};
 
 use super::{Product, ProductService};
-use crate::app::{Caller, ForTenant, ShopError, own_tenant, signed_in};
+use crate::app::{Caller, ShopError, own_tenant, signed_in};
 
 /// List the caller's products, optionally only those whose name contains a text.
 #[tool(key = "products.list", effect = read, authorize = signed_in)]
@@ -31,8 +31,4 @@ pub async fn get_product(
     products.get(tenant_id, product_id).await
 }
 
-impl ForTenant for GetProductArgs {
-    fn tenant(&self) -> i64 {
-        self.tenant_id
-    }
-}
+crate::app::tenant_scoped!(GetProductArgs);
