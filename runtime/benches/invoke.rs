@@ -12,12 +12,45 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
-use toolwright::{Catalog, Container, Executor, tool};
+use toolwright::{Catalog, Container, Digest, Executor, Inject, ResolveError, Scope, tool};
 
 /// Add two integers.
 #[tool(key = "math.add", effect = read, authorize = public)]
 async fn add(a: i64, b: i64) -> i64 {
     a + b
+}
+
+/// A request-scoped value, one type per slot so a tool can inject five.
+struct Slot<const N: usize>(u64);
+
+/// Add two integers, with one request-scoped dependency.
+#[tool(key = "math.add_one", effect = read, authorize = public)]
+async fn add_one(a: i64, b: i64, s0: Inject<Slot<0>>) -> i64 {
+    a + b + s0.0 as i64
+}
+
+/// Add two integers, with five request-scoped dependencies.
+#[tool(key = "math.add_five", effect = read, authorize = public)]
+async fn add_five(
+    a: i64,
+    b: i64,
+    s0: Inject<Slot<0>>,
+    s1: Inject<Slot<1>>,
+    s2: Inject<Slot<2>>,
+    s3: Inject<Slot<3>>,
+    s4: Inject<Slot<4>>,
+) -> i64 {
+    a + b + (s0.0 + s1.0 + s2.0 + s3.0 + s4.0) as i64
+}
+
+fn slots() -> Container {
+    fn slot<const N: usize>(builder: toolwright::ContainerBuilder) -> toolwright::ContainerBuilder {
+        builder.request::<Slot<N>>(|_: Scope| async { Ok::<_, ResolveError>(Slot::<N>(0)) })
+    }
+    slot::<4>(slot::<3>(slot::<2>(slot::<1>(slot::<0>(
+        Container::builder(),
+    )))))
+    .build()
 }
 
 /// The floor: what any tool layer must do at least.
@@ -44,13 +77,18 @@ struct Bench {
 
 impl Bench {
     fn new() -> Self {
-        let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+        let catalog = Catalog::builder()
+            .register::<AddArgs>()
+            .register::<AddOneArgs>()
+            .register::<AddFiveArgs>()
+            .build()
+            .unwrap();
         Bench {
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap(),
-            executor: Executor::new(catalog, Container::default()).unwrap(),
+            executor: Executor::new(catalog, slots()).unwrap(),
             arguments: json!({"a": 2, "b": 3}),
         }
     }
@@ -66,11 +104,15 @@ impl Bench {
     // The arguments are cloned per call, as the floor clones them, so both
     // pay for owning the input.
     fn invoke(&self, iters: u64) -> Duration {
+        self.invoke_tool("add", iters)
+    }
+
+    fn invoke_tool(&self, name: &str, iters: u64) -> Duration {
         self.runtime.block_on(async {
             let start = Instant::now();
             for _ in 0..iters {
                 let args = black_box(&self.arguments).clone();
-                black_box(self.executor.invoke("add", args, &()).await.unwrap());
+                black_box(self.executor.invoke(name, args, &()).await.unwrap());
             }
             start.elapsed()
         })
@@ -95,6 +137,19 @@ fn criterion_benches(c: &mut Criterion) {
     group.bench_function("invoke", |b| b.iter_custom(|n| bench.invoke(n)));
     group.bench_function("call", |b| b.iter_custom(|n| bench.call(n)));
     group.finish();
+
+    let mut group = c.benchmark_group("request_providers");
+    for (providers, name) in [(0, "add"), (1, "add_one"), (5, "add_five")] {
+        group.bench_function(format!("{providers}"), |b| {
+            b.iter_custom(|n| bench.invoke_tool(name, n))
+        });
+    }
+    group.finish();
+
+    let arguments = serde_json::json!({"sku": "ACME-ANVIL", "quantity": 2, "note": "gift wrap"});
+    c.bench_function("approval_digest", |b| {
+        b.iter(|| Digest::of(black_box("orders.place"), black_box(&arguments)))
+    });
 }
 
 criterion_group!(benches, criterion_benches);
