@@ -72,6 +72,28 @@ type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;
 /// An MCP server over an [`Executor`], for callers whose context is `C`.
 ///
 /// Cheap to clone.
+///
+/// ```
+/// use toolwright::mcp::McpServer;
+/// use toolwright::{tool, Catalog, Container, Effect, Executor};
+///
+/// /// Read the weather.
+/// #[tool(key = "weather.read", effect = read, authorize = public)]
+/// async fn weather(city: String) -> String { format!("sunny in {city}") }
+///
+/// #[derive(Clone)]
+/// struct Actor { guest: bool }
+///
+/// let catalog = Catalog::builder().register::<WeatherArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let server = McpServer::<Actor>::new(executor, "weather", "1.0.0")
+///     .with_instructions("Ask about the weather.")
+///     // Guests see read tools only.
+///     .with_visibility(|actor, tool| !actor.guest || tool.effect() == Effect::Read);
+/// // Any rmcp transport can serve a handler; `serve_stdio` and
+/// // `http_router` are the usual two.
+/// let _handler = server.handler(Actor { guest: true });
+/// ```
 pub struct McpServer<C> {
     shared: Arc<Shared<C>>,
 }
@@ -244,6 +266,10 @@ impl<C: Any + Send + Sync> McpServer<C> {
 }
 
 /// Where [`McpServer::serve_http`] listens by default: loopback only.
+///
+/// ```
+/// assert!(toolwright::mcp::DEFAULT_HTTP_ADDR.ip().is_loopback());
+/// ```
 pub const DEFAULT_HTTP_ADDR: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8000);
 
@@ -387,11 +413,49 @@ impl Rejection {
 }
 
 /// The server stopped with an error.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+/// use toolwright::{Catalog, Container, Executor};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+/// let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let addr: SocketAddr = taken.local_addr().unwrap();
+/// // The port is in use: serving fails with a message naming it.
+/// let error = McpServer::<()>::new(executor, "demo", "0.1.0")
+///     .serve_http(addr, |_| Err(Rejection::unauthorized()), HttpOptions::default())
+///     .await
+///     .unwrap_err();
+/// assert!(error.to_string().contains(&addr.to_string()));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("MCP server: {0}")]
 pub struct ServeError(String);
 
 /// The [`rmcp::ServerHandler`] of an [`McpServer`].
+///
+/// Serve it on any rmcp transport, here an in-process stream:
+///
+/// ```no_run
+/// use toolwright::mcp::rmcp::ServiceExt;
+/// use toolwright::mcp::McpServer;
+/// use toolwright::{Catalog, Container, Executor};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let executor = Executor::new(Catalog::builder().build()?, Container::default())?;
+/// let (server_side, _client_side) = tokio::io::duplex(64 * 1024);
+/// let running = McpServer::<()>::new(executor, "demo", "0.1.0")
+///     .handler(())
+///     .serve(server_side)
+///     .await?;
+/// running.waiting().await?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct McpHandler<C> {
     shared: Arc<Shared<C>>,
     /// Fixed (stdio and other streams), or `None` to read it from the HTTP request.
