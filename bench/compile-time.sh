@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Compile cost of N tools, written three ways, built in the same run:
+#   toolwright  N `#[toolwright::tool]` async fns
+#   rmcp        one struct with N rmcp `#[tool]` methods under `#[tool_router]`
+#   baseline    N argument structs with serde + schemars derives and a
+#               hand-written `match` dispatching on the tool name (no tool macro)
+# For each: the crate's own clean debug build (dependencies already built, so
+# only the tools are measured) and the rebuild after a one-body edit.
+#
+#   bench/compile-time.sh            # 100 and 500 tools
+#   bench/compile-time.sh 100        # only 100
+#
+# Prints seconds and the ratios to the baseline. Generated crates live under
+# target/compile-time/ (not committed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work="$root/target/compile-time"
+sizes=("${@:-100 500}")
+# shellcheck disable=SC2206
+sizes=(${sizes[*]})
+mkdir -p "$work"
+
+manifest() { # name, extra dependencies
+    cat <<EOF
+[package]
+name = "$1"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+schemars = "1"
+tokio = { version = "1", features = ["rt", "macros"] }
+$2
+EOF
+}
+
+gen_toolwright() { # n
+    echo "use toolwright::tool;"
+    for i in $(seq 1 "$1"); do
+        cat <<EOF
+/// Tool number $i: adds $i.
+#[tool(key = "gen.t$i", effect = read, authorize = public)]
+pub async fn t$i(a: i64, b: Option<String>) -> i64 {
+    a + b.map_or(0, |s| s.len() as i64) + $i
+}
+EOF
+    done
+    echo 'fn main() { println!("{}", toolwright::Catalog::discover().unwrap().len()); }'
+}
+
+gen_rmcp() { # n
+    cat <<'EOF'
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+EOF
+    for i in $(seq 1 "$1"); do
+        cat <<EOF
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct A$i { a: i64, b: Option<String> }
+EOF
+    done
+    echo '#[derive(Clone)] pub struct S { tool_router: ToolRouter<Self> }'
+    echo '#[tool_router] impl S {'
+    echo '    pub fn new() -> Self { S { tool_router: Self::tool_router() } }'
+    for i in $(seq 1 "$1"); do
+        cat <<EOF
+    /// Tool number $i: adds $i.
+    #[tool(description = "Tool number $i: adds $i.")]
+    async fn t$i(&self, Parameters(A$i { a, b }): Parameters<A$i>) -> String {
+        (a + b.map_or(0, |s| s.len() as i64) + $i).to_string()
+    }
+EOF
+    done
+    echo '}'
+    echo '#[tool_handler(router = self.tool_router)] impl ServerHandler for S {}'
+    echo 'fn main() { let s = S::new(); println!("{}", s.tool_router.list_all().len()); }'
+}
+
+gen_baseline() { # n
+    for i in $(seq 1 "$1"); do
+        cat <<EOF
+/// Tool number $i.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct A$i { a: i64, b: Option<String> }
+EOF
+    done
+    echo 'pub fn schemas() -> Vec<serde_json::Value> { vec!['
+    for i in $(seq 1 "$1"); do echo "    schemars::schema_for!(A$i).to_value(),"; done
+    echo '] }'
+    echo 'pub async fn call(name: &str, args: serde_json::Value) -> Result<serde_json::Value, serde_json::Error> {'
+    echo '    match name {'
+    for i in $(seq 1 "$1"); do
+        echo "        \"t$i\" => { let A$i { a, b } = serde_json::from_value(args)?; serde_json::to_value(a + b.map_or(0, |s| s.len() as i64) + $i) }"
+    done
+    echo '        _ => Ok(serde_json::Value::Null),'
+    echo '    }'
+    echo '}'
+    echo '#[tokio::main(flavor = "current_thread")] async fn main() { println!("{}", schemas().len()); let _ = call("t1", serde_json::json!({"a": 1})).await; }'
+}
+
+seconds() { # command...
+    local start end
+    start=$(date +%s.%N)
+    "$@" > /dev/null 2>&1
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc
+}
+
+measure() { # variant, n  -> prints "clean incremental"
+    local variant=$1 n=$2 dir="$work/$1-$2"
+    mkdir -p "$dir/src"
+    case $variant in
+        toolwright) manifest "$variant-$n" "toolwright = { path = \"$root/runtime\" }" > "$dir/Cargo.toml" ;;
+        rmcp) manifest "$variant-$n" 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }' > "$dir/Cargo.toml" ;;
+        baseline) manifest "$variant-$n" "" > "$dir/Cargo.toml" ;;
+    esac
+    "gen_$variant" "$n" > "$dir/src/main.rs"
+    cp "$root/Cargo.lock" "$dir/Cargo.lock"
+    export CARGO_TARGET_DIR="$work/target-$variant"
+    # Dependencies first, so the clean build measures only the tools.
+    (cd "$dir" && cargo build -q 2>/dev/null)
+    (cd "$dir" && cargo clean -q -p "$variant-$n")
+    local clean incremental
+    clean=$(cd "$dir" && seconds cargo build)
+    # A one-body edit: tool 1 adds another constant.
+    sed -i '0,/+ 1$/s//+ 1 + 0/' "$dir/src/main.rs"
+    sed -i '0,/+ 1)/s//+ 1 + 0)/' "$dir/src/main.rs"
+    sed -i '0,/+ 1\.to_string/s//+ 1 + 0.to_string/' "$dir/src/main.rs"
+    incremental=$(cd "$dir" && seconds cargo build)
+    unset CARGO_TARGET_DIR
+    echo "$clean $incremental"
+}
+
+printf '%-6s %-11s %9s %13s %12s %14s\n' tools variant "clean s" "incremental s" "clean ratio" "increm. ratio"
+for n in "${sizes[@]}"; do
+    read -r base_clean base_incr < <(measure baseline "$n")
+    for variant in baseline toolwright rmcp; do
+        if [ "$variant" = baseline ]; then
+            clean=$base_clean incr=$base_incr
+        else
+            read -r clean incr < <(measure "$variant" "$n")
+        fi
+        printf '%-6s %-11s %9.1f %13.1f %12.2f %14.2f\n' "$n" "$variant" "$clean" "$incr" \
+            "$(echo "$clean / $base_clean" | bc -l)" "$(echo "$incr / $base_incr" | bc -l)"
+    done
+done
