@@ -174,6 +174,16 @@ async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) 
         .unwrap()
 }
 
+async fn tool_names(client: &RunningService<RoleClient, ()>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 fn text(result: &CallToolResult) -> String {
     serde_json::to_value(&result.content).unwrap()[0]["text"]
         .as_str()
@@ -229,13 +239,7 @@ async fn lists_tools_with_schemas_and_annotations() {
 async fn visibility_hides_tools_per_caller() {
     let (server, _) = test_server();
     let client = connect(&server, Actor::new("bob", false)).await;
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&client).await;
     assert!(!names.contains(&"wipe".to_owned()), "{names:?}");
     assert!(names.contains(&"add".to_owned()));
     // A hidden tool cannot be called either: it does not exist for bob.
@@ -399,13 +403,7 @@ async fn http_serves_list_and_call_with_the_callers_context() {
             .json_response(stateless);
         let (url, _) = serve_http(options).await;
         let ada = http_client(&url, "ada-token").await;
-        let names: Vec<String> = ada
-            .list_all_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect();
+        let names = tool_names(&ada).await;
         assert!(names.contains(&"wipe".to_owned()));
         let sum = call(&ada, "add", json!({"a": 20, "b": 22})).await;
         assert_eq!(text(&sum), "42", "stateless: {stateless}");
@@ -414,13 +412,7 @@ async fn http_serves_list_and_call_with_the_callers_context() {
         ada.cancel().await.unwrap();
 
         let bob = http_client(&url, "bob-token").await;
-        let names: Vec<String> = bob
-            .list_all_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect();
+        let names = tool_names(&bob).await;
         assert!(
             !names.contains(&"wipe".to_owned()),
             "visibility follows the token"

@@ -41,6 +41,9 @@ pub trait OrderService: Send + Sync {
     fn cancel(&self, tenant: i64, order_id: i64) -> BoxFuture<'_, Result<Order, ShopError>>;
 }
 
+/// What `RETURNING` gives back to build an [`Order`].
+const ORDER_COLUMNS: &str = "id, product_id, quantity, total_cents, placed_by, cancelled";
+
 /// [`OrderService`] on SQLite.
 pub struct SqlOrders {
     tx: Arc<Tx>,
@@ -72,11 +75,11 @@ impl OrderService for SqlOrders {
             .fetch_optional(&mut *conn)
             .await?;
             let (price, stock) = product.ok_or(ShopError::NotFound("product"))?;
-            let order: Order = sqlx::query_as(
+            let order: Order = sqlx::query_as(&format!(
                 "INSERT INTO orders (tenant, product_id, quantity, total_cents, placed_by)
                  VALUES (?, ?, ?, ?, ?)
-                 RETURNING id, product_id, quantity, total_cents, placed_by, cancelled",
-            )
+                 RETURNING {ORDER_COLUMNS}"
+            ))
             .bind(tenant)
             .bind(product_id)
             .bind(quantity)
@@ -99,10 +102,10 @@ impl OrderService for SqlOrders {
     fn cancel(&self, tenant: i64, order_id: i64) -> BoxFuture<'_, Result<Order, ShopError>> {
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
-            let order: Order = sqlx::query_as(
+            let order: Order = sqlx::query_as(&format!(
                 "UPDATE orders SET cancelled = 1 WHERE tenant = ? AND id = ? AND cancelled = 0
-                 RETURNING id, product_id, quantity, total_cents, placed_by, cancelled",
-            )
+                 RETURNING {ORDER_COLUMNS}"
+            ))
             .bind(tenant)
             .bind(order_id)
             .fetch_optional(&mut *conn)
