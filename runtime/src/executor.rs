@@ -506,13 +506,13 @@ impl Executor {
         };
         let ctx = ErasedContext::new(ctx);
         let inner = &self.inner;
-        traced::<A, _, _>(async move {
+        traced::<A, _>(async move {
             // Typed arguments satisfy every structural rule; only a schema
             // with constraints (ranges, lengths, patterns) needs a check.
             if !inner.validators[index].by_deserializing {
                 let value =
-                    serde_json::to_value(&args).map_err(|e| invalid::<A>("", e.to_string()))?;
-                inner.validate::<A>(index, &value)?;
+                    serde_json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
+                inner.validate(index, A::KEY, &value)?;
             }
             inner.run(args, ctx).await
         })
@@ -537,7 +537,7 @@ pub(crate) fn invoke_erased<'a, T: Tool>(
     arguments: Value,
     ctx: ErasedContext<'a>,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
-    Box::pin(traced::<T, _, _>(async move {
+    Box::pin(traced::<T, _>(async move {
         let args = inner.check::<T>(index, &arguments)?;
         let output = inner.run(args, ctx).await?;
         serde_json::to_value(output).map_err(|source| CallError::Output {
@@ -553,21 +553,22 @@ pub(crate) fn invoke_erased<'a, T: Tool>(
 /// A plain future rather than an `async fn`: an `async fn` would hold the
 /// pipeline twice (as its argument and as the awaited value), and this
 /// future is what every call allocates and moves.
-fn traced<T: Tool, R, F>(pipeline: F) -> Traced<F>
-where
-    F: Future<Output = Result<R, CallError>>,
-{
-    let span = tracing::info_span!(
-        "toolwright.call",
-        key = T::KEY,
-        name = T::NAME,
-        effect = T::EFFECT.as_str(),
-        outcome = tracing::field::Empty,
-    );
+fn traced<T: Tool, F>(pipeline: F) -> Traced<F> {
     Traced {
         tool: T::KEY,
-        inner: CatchUnwind::new(pipeline).instrument(span),
+        inner: CatchUnwind::new(pipeline).instrument(call_span(T::KEY, T::NAME, T::EFFECT)),
     }
+}
+
+/// The span of one call; not generic, so every tool shares it.
+fn call_span(key: &'static str, name: &'static str, effect: crate::tool::Effect) -> tracing::Span {
+    tracing::info_span!(
+        "toolwright.call",
+        key,
+        name,
+        effect = effect.as_str(),
+        outcome = tracing::field::Empty,
+    )
 }
 
 pin_project_lite::pin_project! {
@@ -607,9 +608,9 @@ fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
     }
 }
 
-fn invalid<T: Tool>(path: &str, message: String) -> CallError {
+fn invalid(tool: &'static str, path: &str, message: String) -> CallError {
     CallError::InvalidArguments {
-        tool: T::KEY,
+        tool,
         violations: Violations(vec![Violation {
             path: path.to_owned(),
             message,
@@ -628,7 +629,7 @@ fn deserialize_valid<T: Tool>(arguments: &Value) -> Result<T, CallError> {
         {
             return Ok(args);
         }
-        Err(invalid::<T>("", first.to_string()))
+        Err(invalid(T::KEY, "", first.to_string()))
     })
 }
 
@@ -668,11 +669,16 @@ impl ExecutorInner {
         {
             return Ok(args);
         }
-        self.validate::<T>(index, arguments)?;
+        self.validate(index, T::KEY, arguments)?;
         deserialize_valid::<T>(arguments)
     }
 
-    fn validate<T: Tool>(&self, index: usize, arguments: &Value) -> Result<(), CallError> {
+    fn validate(
+        &self,
+        index: usize,
+        tool: &'static str,
+        arguments: &Value,
+    ) -> Result<(), CallError> {
         let validator = &self.validators[index].validator;
         if validator.is_valid(arguments) {
             return Ok(());
@@ -685,7 +691,7 @@ impl ExecutorInner {
             })
             .collect();
         Err(CallError::InvalidArguments {
-            tool: T::KEY,
+            tool,
             violations: Violations(violations),
         })
     }
@@ -712,27 +718,8 @@ impl ExecutorInner {
         }
 
         let guard = T::INJECTS.then(|| ScopeGuard::open(&self.container));
-        let body = CatchUnwind::new(T::__run(
-            call.into_args(),
-            ctx,
-            guard.as_ref().map(ScopeGuard::scope),
-        ));
-        let timeout = T::TIMEOUT.or(self.default_timeout);
-        let (result, outcome) = match timeout {
-            // Boxed: a timer is large, and calls without a timeout should
-            // not carry (and copy) its space in their future.
-            Some(after) => match Box::pin(tokio::time::timeout(after, body)).await {
-                Ok(finished) => settle::<T>(finished),
-                Err(_) => (
-                    Err(CallError::Timeout {
-                        tool: T::KEY,
-                        after,
-                    }),
-                    Outcome::Cancelled,
-                ),
-            },
-            None => settle::<T>(body.await),
-        };
+        let body = T::__run(call.into_args(), ctx, guard.as_ref().map(ScopeGuard::scope));
+        let (result, outcome) = run_body(T::KEY, T::TIMEOUT.or(self.default_timeout), body).await;
         if let Some(guard) = guard {
             guard.close(outcome).await;
         }
@@ -740,17 +727,29 @@ impl ExecutorInner {
     }
 }
 
-fn settle<T: Tool>(
-    finished: Result<Result<T::Output, CallError>, String>,
-) -> (Result<T::Output, CallError>, Outcome) {
+/// Runs a tool's body under its timeout with panics caught, and says how it
+/// ended. Generic only over the output, so tools that return the same type
+/// share one copy.
+async fn run_body<O>(
+    tool: &'static str,
+    timeout: Option<Duration>,
+    body: BoxFuture<'_, Result<O, CallError>>,
+) -> (Result<O, CallError>, Outcome) {
+    let body = CatchUnwind::new(body);
+    let finished = match timeout {
+        // Boxed: a timer is large, and calls without a timeout should not
+        // carry (and copy) its space in their future.
+        Some(after) => match Box::pin(tokio::time::timeout(after, body)).await {
+            Ok(finished) => finished,
+            Err(_) => return (Err(CallError::Timeout { tool, after }), Outcome::Cancelled),
+        },
+        None => body.await,
+    };
     match finished {
         Ok(Ok(output)) => (Ok(output), Outcome::Ok),
         Ok(Err(error)) => (Err(error), Outcome::Error),
         Err(message) => (
-            Err(CallError::Panicked {
-                tool: T::KEY,
-                message,
-            }),
+            Err(CallError::Panicked { tool, message }),
             Outcome::Panicked,
         ),
     }

@@ -355,32 +355,6 @@ pub mod __private {
         }
     }
 
-    /// Asserts at compile time that `T` is a valid tool input.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool input",
-        label = "inputs implement `Serialize`, `Deserialize` and `JsonSchema`",
-        note = "derive `serde::Serialize`, `serde::Deserialize` and `schemars::JsonSchema` for `{Self}`, or make it an injected parameter with `Inject<T>`"
-    )]
-    pub trait Input {}
-
-    impl<T: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema> Input for T {}
-
-    /// Used by generated code to check an input type.
-    pub const fn assert_input<T: Input + ?Sized>() {}
-
-    /// Asserts at compile time that `T` is a valid tool output.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool's result",
-        label = "results implement `Serialize`",
-        note = "derive `serde::Serialize` for `{Self}` (and `schemars::JsonSchema` to advertise an output schema)"
-    )]
-    pub trait Output: Send + 'static {}
-
-    impl<T: serde::Serialize + Send + 'static> Output for T {}
-
-    /// Used by generated code to check an output type.
-    pub const fn assert_output<T: Output>() {}
-
     /// Used by generated code to check an injected type.
     pub const fn assert_injectable<T: FromScope>() {}
 }

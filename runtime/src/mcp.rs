@@ -173,12 +173,12 @@ impl<C: Any + Send + Sync> McpServer<C> {
             .handler(ctx)
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|e| ServeError(e.to_string()))?;
+            .map_err(|e| ServeError::new("starting the stdio session failed", e))?;
         running
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|e| ServeError(e.to_string()))
+            .map_err(|e| ServeError::new("the stdio session failed", e))
     }
 
     /// A Streamable HTTP endpoint at `/mcp`, to mount in the application's
@@ -258,10 +258,10 @@ impl<C: Any + Send + Sync> McpServer<C> {
         let router = self.http_router(authenticate, options);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|e| ServeError(format!("cannot bind {addr}: {e}")))?;
+            .map_err(|e| ServeError::new(format!("cannot bind {addr}"), e))?;
         axum::serve(listener, router)
             .await
-            .map_err(|e| ServeError(e.to_string()))
+            .map_err(|e| ServeError::new("serving HTTP failed", e))
     }
 }
 
@@ -430,11 +430,29 @@ impl Rejection {
 ///     .await
 ///     .unwrap_err();
 /// assert!(error.to_string().contains(&addr.to_string()));
+/// // The operating system's error is kept as the source.
+/// let source = std::error::Error::source(&error).unwrap();
+/// let io = source.downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse);
 /// # }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("MCP server: {0}")]
-pub struct ServeError(String);
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server: {what}")]
+pub struct ServeError {
+    what: String,
+    /// What rmcp, axum or the operating system reported.
+    #[source]
+    source: crate::error::BoxError,
+}
+
+impl ServeError {
+    fn new(what: impl Into<String>, source: impl Into<crate::error::BoxError>) -> Self {
+        ServeError {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
 
 /// The [`rmcp::ServerHandler`] of an [`McpServer`].
 ///
