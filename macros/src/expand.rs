@@ -76,6 +76,13 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
     };
 
     let run = run_body(tool, args);
+    // On the fn's name: a body whose future is not `Send` is reported
+    // there, not on the whole attribute.
+    let run_future = quote_spanned! {fn_ident.span()=>
+        impl ::core::future::Future<
+            Output = ::core::result::Result<Self::Output, ::toolwright::__private::CallError>,
+        > + ::core::marker::Send + '__a
+    };
     let fn_span = fn_ident.span();
     let location = quote_spanned! {fn_span=>
         ::toolwright::__private::Location {
@@ -154,10 +161,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
                 self,
                 __ctx: ::toolwright::__private::ErasedContext<'__a>,
                 __scope: ::core::option::Option<&'__a ::toolwright::__private::Scope>,
-            ) -> ::toolwright::__private::BoxFuture<
-                '__a,
-                ::core::result::Result<Self::Output, ::toolwright::__private::CallError>,
-            > {
+            ) -> #run_future {
                 #run
             }
         }
@@ -323,20 +327,18 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
         _ => quote!(::core::result::Result::Ok(#call)),
     };
-    // On the fn's name: a body whose future is not `Send` is reported
-    // there, not on the whole attribute.
-    let boxed = quote_spanned! {fn_ident.span()=>
-        ::std::boxed::Box::pin(async move {
+    let body = quote_spanned! {fn_ident.span()=>
+        async move {
             #(#resolve)*
             #result
-        })
+        }
     };
     quote! {
         let #args { #(#inputs,)* } = self;
         let _ = (&__ctx, &__scope);
         #[allow(unused_imports)]
         use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
-        #boxed
+        #body
     }
 }
 

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,17 +15,130 @@ use tracing::Instrument;
 
 use crate::catalog::Catalog;
 use crate::error::{CallError, Violation, Violations};
-use crate::invocation::Invocation;
-use crate::scope::{Container, Outcome, Requirement, ScopeGuard};
-use crate::tool::{BoxFuture, ErasedContext, Location, Tool, Verdict};
+use crate::invocation::{ApprovalRequest, Invocation};
+use crate::scope::{Container, Outcome, Requirement, Scope, ScopeGuard};
+use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdict};
 
-/// The erased entry point a registration stores for its tool.
-pub(crate) type ErasedInvoke = for<'a> fn(
-    &'a ExecutorInner,
-    usize,
-    Value,
-    ErasedContext<'a>,
-) -> BoxFuture<'a, Result<Value, CallError>>;
+/// What a registration stores to start a call of its tool: validate the
+/// arguments and deserialize them into a [`Prepared`] call.
+///
+/// With [`Prepared`]'s methods, this is all of the pipeline that depends on
+/// the tool's type; steps 3 to 7 (hooks, scope, timeout, panic catching,
+/// the span) are one copy shared by every tool, which keeps what each
+/// `#[tool]` adds to a build small.
+pub(crate) type Prepare =
+    fn(&ExecutorInner, usize, &Value) -> Result<Box<dyn Prepared<Value>>, CallError>;
+
+/// A call with validated arguments, ready for the shared pipeline: its
+/// hooks, its approval request and its body, behind one vtable.
+pub(crate) trait Prepared<O>: Send + Sync {
+    fn authorize<'a>(&'a self, ctx: ErasedContext<'a>)
+    -> BoxFuture<'a, Result<Verdict, CallError>>;
+    fn approve<'a>(&'a self, ctx: ErasedContext<'a>) -> BoxFuture<'a, Result<Verdict, CallError>>;
+    fn approval_request(&self) -> ApprovalRequest;
+    /// Runs the body; consumes the arguments.
+    fn run<'a>(
+        self: Box<Self>,
+        ctx: ErasedContext<'a>,
+        scope: Option<&'a Scope>,
+    ) -> BoxFuture<'a, Result<O, CallError>>;
+}
+
+/// How a [`Call`] finishes: as JSON for [`Executor::invoke`], typed for
+/// [`Executor::call`].
+trait Finish<T: Tool>: Send + Sync + 'static {
+    type Output;
+    fn finish<'a>(
+        args: T,
+        ctx: ErasedContext<'a>,
+        scope: Option<&'a Scope>,
+    ) -> BoxFuture<'a, Result<Self::Output, CallError>>;
+}
+
+struct Json;
+
+impl<T: Tool> Finish<T> for Json {
+    type Output = Value;
+
+    fn finish<'a>(
+        args: T,
+        ctx: ErasedContext<'a>,
+        scope: Option<&'a Scope>,
+    ) -> BoxFuture<'a, Result<Value, CallError>> {
+        Box::pin(async move {
+            let output = T::__run(args, ctx, scope).await?;
+            serde_json::to_value(output).map_err(|source| CallError::Output {
+                tool: T::KEY,
+                source,
+            })
+        })
+    }
+}
+
+struct Typed;
+
+impl<T: Tool> Finish<T> for Typed {
+    type Output = T::Output;
+
+    fn finish<'a>(
+        args: T,
+        ctx: ErasedContext<'a>,
+        scope: Option<&'a Scope>,
+    ) -> BoxFuture<'a, Result<T::Output, CallError>> {
+        Box::pin(T::__run(args, ctx, scope))
+    }
+}
+
+/// The one implementation of [`Prepared`]: tool `T`'s invocation, finished
+/// the way `M` says.
+struct Call<T: Tool, M> {
+    invocation: Invocation<'static, T>,
+    finish: PhantomData<fn() -> M>,
+}
+
+impl<T: Tool, M> Call<T, M> {
+    fn new(args: T) -> Self {
+        Call {
+            invocation: Invocation::new(args),
+            finish: PhantomData,
+        }
+    }
+}
+
+impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
+    fn authorize<'a>(
+        &'a self,
+        ctx: ErasedContext<'a>,
+    ) -> BoxFuture<'a, Result<Verdict, CallError>> {
+        T::__authorize(ctx, &self.invocation)
+    }
+
+    fn approve<'a>(&'a self, ctx: ErasedContext<'a>) -> BoxFuture<'a, Result<Verdict, CallError>> {
+        T::__approve(ctx, &self.invocation)
+    }
+
+    fn approval_request(&self) -> ApprovalRequest {
+        self.invocation.approval_request()
+    }
+
+    fn run<'a>(
+        self: Box<Self>,
+        ctx: ErasedContext<'a>,
+        scope: Option<&'a Scope>,
+    ) -> BoxFuture<'a, Result<M::Output, CallError>> {
+        M::finish(self.invocation.into_args(), ctx, scope)
+    }
+}
+
+/// The [`Prepare`] a registration of `T` stores.
+pub(crate) fn prepare<T: Tool>(
+    inner: &ExecutorInner,
+    index: usize,
+    arguments: &Value,
+) -> Result<Box<dyn Prepared<Value>>, CallError> {
+    let args = inner.check::<T>(index, arguments)?;
+    Ok(Box::new(Call::<T, Json>::new(args)))
+}
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -454,8 +568,14 @@ impl Executor {
                 name: name.to_owned(),
             });
         };
-        let invoke = self.inner.catalog.entry(index).registration().invoke;
-        invoke(&self.inner, index, arguments, ErasedContext::new(ctx)).await
+        let inner = &*self.inner;
+        let tool = inner.catalog.entry(index).registration();
+        let ctx = ErasedContext::new(ctx);
+        traced(tool, async move {
+            let call = (tool.prepare)(inner, index, &arguments)?;
+            inner.run(tool, call, ctx).await
+        })
+        .await
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline
@@ -504,9 +624,10 @@ impl Executor {
                 name: A::NAME.to_owned(),
             });
         };
+        let inner = &*self.inner;
+        let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
-        let inner = &self.inner;
-        traced::<A, _>(async move {
+        traced(tool, async move {
             // Typed arguments satisfy every structural rule; only a schema
             // with constraints (ranges, lengths, patterns) needs a check.
             if !inner.validators[index].by_deserializing {
@@ -514,7 +635,8 @@ impl Executor {
                     serde_json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
                 inner.validate(index, A::KEY, &value)?;
             }
-            inner.run(args, ctx).await
+            let call: Box<dyn Prepared<A::Output>> = Box::new(Call::<A, Typed>::new(args));
+            inner.run(tool, call, ctx).await
         })
         .await
     }
@@ -530,33 +652,16 @@ impl fmt::Debug for Executor {
     }
 }
 
-/// The entry point `Registration::of::<T>()` stores.
-pub(crate) fn invoke_erased<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    index: usize,
-    arguments: Value,
-    ctx: ErasedContext<'a>,
-) -> BoxFuture<'a, Result<Value, CallError>> {
-    Box::pin(traced::<T, _>(async move {
-        let args = inner.check::<T>(index, &arguments)?;
-        let output = inner.run(args, ctx).await?;
-        serde_json::to_value(output).map_err(|source| CallError::Output {
-            tool: T::KEY,
-            source,
-        })
-    }))
-}
-
 /// Runs one call inside its `tracing` span, catching any panic outside the
 /// body (a hook's, a serializer's), and records the outcome.
 ///
 /// A plain future rather than an `async fn`: an `async fn` would hold the
 /// pipeline twice (as its argument and as the awaited value), and this
 /// future is what every call allocates and moves.
-fn traced<T: Tool, F>(pipeline: F) -> Traced<F> {
+fn traced<F>(tool: &Registration, pipeline: F) -> Traced<F> {
     Traced {
-        tool: T::KEY,
-        inner: CatchUnwind::new(pipeline).instrument(call_span(T::KEY, T::NAME, T::EFFECT)),
+        tool: tool.key,
+        inner: CatchUnwind::new(pipeline).instrument(call_span(tool.key, tool.name, tool.effect)),
     }
 }
 
@@ -696,19 +801,26 @@ impl ExecutorInner {
         })
     }
 
-    /// Steps 3 to 7 of the pipeline, on validated arguments.
-    async fn run<T: Tool>(&self, args: T, ctx: ErasedContext<'_>) -> Result<T::Output, CallError> {
-        let call = Invocation::new(args);
-        if !T::PUBLIC {
-            match T::__authorize(ctx, &call).await? {
+    /// Steps 3 to 7 of the pipeline, on validated arguments. Generic only
+    /// over the output: every JSON call shares one copy.
+    async fn run<O>(
+        &self,
+        tool: &Registration,
+        call: Box<dyn Prepared<O>>,
+        ctx: ErasedContext<'_>,
+    ) -> Result<O, CallError> {
+        if !tool.public {
+            match call.authorize(ctx).await? {
                 Verdict::Allow => {}
-                Verdict::Deny | Verdict::Pending => return Err(CallError::Denied { tool: T::KEY }),
+                Verdict::Deny | Verdict::Pending => {
+                    return Err(CallError::Denied { tool: tool.key });
+                }
             }
         }
-        if T::EFFECT.requires_approval() {
-            match T::__approve(ctx, &call).await? {
+        if tool.effect.requires_approval() {
+            match call.approve(ctx).await? {
                 Verdict::Allow => {}
-                Verdict::Deny => return Err(CallError::NotApproved { tool: T::KEY }),
+                Verdict::Deny => return Err(CallError::NotApproved { tool: tool.key }),
                 Verdict::Pending => {
                     return Err(CallError::ApprovalRequired(Box::new(
                         call.approval_request(),
@@ -717,9 +829,10 @@ impl ExecutorInner {
             }
         }
 
-        let guard = T::INJECTS.then(|| ScopeGuard::open(&self.container));
-        let body = T::__run(call.into_args(), ctx, guard.as_ref().map(ScopeGuard::scope));
-        let (result, outcome) = run_body(T::KEY, T::TIMEOUT.or(self.default_timeout), body).await;
+        let guard = tool.injects.then(|| ScopeGuard::open(&self.container));
+        let body = call.run(ctx, guard.as_ref().map(ScopeGuard::scope));
+        let timeout = tool.timeout.or(self.default_timeout);
+        let (result, outcome) = run_body(tool.key, timeout, body).await;
         if let Some(guard) = guard {
             guard.close(outcome).await;
         }

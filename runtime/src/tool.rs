@@ -429,7 +429,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         self,
         ctx: ErasedContext<'a>,
         scope: Option<&'a Scope>,
-    ) -> BoxFuture<'a, Result<Self::Output, CallError>>;
+    ) -> impl std::future::Future<Output = Result<Self::Output, CallError>> + Send + 'a;
 }
 
 /// The caller's context, type-erased so one catalog serves every context type.
@@ -503,7 +503,9 @@ pub struct Registration {
     pub(crate) input_schema: fn() -> serde_json::Value,
     pub(crate) output_schema: fn() -> Option<serde_json::Value>,
     pub(crate) requirements: fn(&mut Vec<Requirement>),
-    pub(crate) invoke: crate::executor::ErasedInvoke,
+    pub(crate) public: bool,
+    pub(crate) injects: bool,
+    pub(crate) prepare: crate::executor::Prepare,
 }
 
 impl Registration {
@@ -534,7 +536,9 @@ impl Registration {
             input_schema: T::__input_schema,
             output_schema: T::__output_schema,
             requirements: T::__requirements,
-            invoke: crate::executor::invoke_erased::<T>,
+            public: T::PUBLIC,
+            injects: T::INJECTS,
+            prepare: crate::executor::prepare::<T>,
         }
     }
 
