@@ -1,0 +1,275 @@
+//! What one call costs in-process, with no transport: `Executor::invoke`
+//! against rmcp's `ToolRouter::call`, both against the floor (deserialize the
+//! arguments, call the fn directly, serialize the result).
+//!
+//! The same two-integer `add` three ways. The rmcp call is what its
+//! `#[tool_handler]`-generated `call_tool` does with a request the service
+//! loop has already parsed: build a `RequestContext` and a `ToolCallContext`,
+//! then `ToolRouter::call` (name lookup, `Parameters<T>` extraction, the
+//! call, the `CallToolResult`). A `RequestContext` needs a `Peer`, which
+//! rmcp only hands out from a running service, so one is served over an idle
+//! `tokio::io::duplex` once, before measuring; no message ever crosses it.
+//!
+//! Each round runs a batch of every variant in rotating order; the report is
+//! the median of the per-round ratios (`ROUNDS`, `BATCH` override the 41
+//! rounds of 20,000 calls).
+//!
+//! `cargo bench -p toolwright-bench --bench dispatch`
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, RunningService, serve_directly};
+use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde_json::{Value, json};
+use toolwright::{Catalog, Container, Executor};
+
+// ------------------------------------------------------------------ floor
+
+#[derive(serde::Deserialize)]
+struct Direct {
+    a: i64,
+    b: i64,
+}
+
+async fn add_direct(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// What any tool layer must do at least.
+async fn floor(arguments: &Value) -> Value {
+    let args: Direct = serde_json::from_value(arguments.clone()).unwrap();
+    serde_json::to_value(add_direct(args.a, args.b).await).unwrap()
+}
+
+// ------------------------------------------------------------- toolwright
+
+/// Add two integers.
+#[toolwright::tool(key = "math.add", effect = read, authorize = public)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+// ------------------------------------------------------------------- rmcp
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddRequest {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Clone)]
+struct RmcpCalculator {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpCalculator {
+    fn new() -> Self {
+        RmcpCalculator {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(description = "Add two integers.")]
+    async fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
+        (a + b).to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpCalculator {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+/// A running rmcp server, for the `Peer` every `RequestContext` carries.
+struct RmcpServer {
+    service: RunningService<RoleServer, RmcpCalculator>,
+    // Dropping the client end would close the connection.
+    _client_end: tokio::io::DuplexStream,
+}
+
+impl RmcpServer {
+    /// Serves over an in-memory pipe nobody writes to; needs the runtime.
+    fn start() -> Self {
+        let (server_end, client_end) = tokio::io::duplex(4096);
+        RmcpServer {
+            service: serve_directly(RmcpCalculator::new(), server_end, None),
+            _client_end: client_end,
+        }
+    }
+
+    fn calculator(&self) -> &RmcpCalculator {
+        self.service.service()
+    }
+
+    fn peer(&self) -> Peer<RoleServer> {
+        self.service.peer().clone()
+    }
+}
+
+// ------------------------------------------------------------------ bench
+
+struct Bench {
+    runtime: tokio::runtime::Runtime,
+    arguments: Value,
+    executor: Executor,
+    rmcp: RmcpServer,
+    // rmcp takes the arguments as the object inside the same JSON value.
+    rmcp_arguments: JsonObject,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+        let arguments = json!({"a": 1, "b": 2});
+        Bench {
+            rmcp: runtime.block_on(async { RmcpServer::start() }),
+            runtime,
+            rmcp_arguments: arguments.as_object().unwrap().clone(),
+            arguments,
+            executor: Executor::new(catalog, Container::default()).unwrap(),
+        }
+    }
+
+    // Every variant clones its arguments per call: each pays for owning the input.
+    fn floor(&self, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(floor(black_box(&self.arguments)).await);
+            }
+            start.elapsed()
+        })
+    }
+
+    fn toolwright(&self, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let args = black_box(&self.arguments).clone();
+                black_box(self.executor.invoke("add", args, &()).await.unwrap());
+            }
+            start.elapsed()
+        })
+    }
+
+    fn rmcp(&self, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(self.rmcp_call().await);
+            }
+            start.elapsed()
+        })
+    }
+
+    /// Exactly what `#[tool_handler]`'s `call_tool` receives and does.
+    async fn rmcp_call(&self) -> CallToolResponse {
+        let params = CallToolRequestParams::new("add")
+            .with_arguments(black_box(&self.rmcp_arguments).clone());
+        let context = RequestContext::new(NumberOrString::Number(1), self.rmcp.peer());
+        let calculator = self.rmcp.calculator();
+        let call = ToolCallContext::new(calculator, params, context);
+        calculator.tool_router.call(call).await.unwrap()
+    }
+
+    /// Each variant answers 3 to `{"a": 1, "b": 2}` before anything is timed.
+    fn check(&self) {
+        self.runtime.block_on(async {
+            assert_eq!(floor(&self.arguments).await, json!(3), "floor");
+            let sum = self.executor.invoke("add", self.arguments.clone(), &());
+            assert_eq!(sum.await.unwrap(), json!(3), "toolwright");
+            let CallToolResponse::Complete(result) = self.rmcp_call().await else {
+                panic!("rmcp: not a complete result");
+            };
+            assert_eq!(result.is_error, Some(false), "rmcp: an error result");
+            let text = result.content.first().and_then(|block| block.as_text());
+            assert_eq!(text.map(|t| t.text.as_str()), Some("3"), "rmcp");
+        });
+    }
+}
+
+/// Median, p10 and p90.
+fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |value| {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {value:?}"))
+    })
+}
+
+fn main() {
+    // `cargo test --benches` runs this without `--bench`: a short smoke run.
+    let full = std::env::args().any(|a| a == "--bench");
+    let (rounds, batch) = if full { (41, 20_000) } else { (3, 1_000) };
+    let rounds = env_or("ROUNDS", rounds) as usize;
+    let batch = env_or("BATCH", batch);
+    assert!(rounds > 0 && batch > 0, "ROUNDS and BATCH must be positive");
+
+    let bench = Bench::new();
+    bench.check();
+    type Variant<'a> = (&'a str, Box<dyn Fn(u64) -> Duration + 'a>);
+    let variants: Vec<Variant<'_>> = vec![
+        ("floor", Box::new(|n| bench.floor(n))),
+        ("toolwright `invoke`", Box::new(|n| bench.toolwright(n))),
+        ("rmcp `ToolRouter::call`", Box::new(|n| bench.rmcp(n))),
+    ];
+    // Warm up every variant.
+    for (_, run) in &variants {
+        run(batch);
+    }
+
+    let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    for round in 0..rounds {
+        for k in 0..variants.len() {
+            let i = (round + k) % variants.len();
+            let elapsed = (variants[i].1)(batch);
+            per_call[i].push(elapsed.as_nanos() as f64 / batch as f64);
+        }
+    }
+    let per_round = |of: usize, to: usize| -> Vec<f64> {
+        per_call[of]
+            .iter()
+            .zip(&per_call[to])
+            .map(|(a, b)| a / b)
+            .collect()
+    };
+
+    println!("in-process `add` from JSON arguments, {rounds} rounds x {batch} calls per variant\n");
+    println!("| variant | median per call (p10–p90) | ratio to floor (p10–p90) |");
+    println!("|---|---|---|");
+    for (i, (name, _)) in variants.iter().enumerate() {
+        let (ns, ns_lo, ns_hi) = spread(per_call[i].clone());
+        let (ratio, ratio_lo, ratio_hi) = spread(per_round(i, 0));
+        let ratio = if i == 0 {
+            "1.00×".to_owned()
+        } else {
+            format!("**{ratio:.2}×** ({ratio_lo:.2}–{ratio_hi:.2})")
+        };
+        println!("| {name} | {ns:.0} ns ({ns_lo:.0}–{ns_hi:.0}) | {ratio} |");
+    }
+    let (ratio, ratio_lo, ratio_hi) = spread(per_round(1, 2));
+    println!(
+        "| **ratio toolwright / rmcp** (per round) | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
+    );
+}
