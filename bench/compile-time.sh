@@ -11,11 +11,13 @@
 #   bench/compile-time.sh 100        # only 100
 #
 # Prints seconds and the ratios to the baseline. Generated crates live under
-# target/compile-time/ (not committed).
+# $TMPDIR/toolwright-compile-time/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-work="$root/target/compile-time"
+# Outside the workspace, so that its .cargo/config.toml (our build
+# profiles) does not apply: the crates build as a user's would.
+work="${TMPDIR:-/tmp}/toolwright-compile-time"
 sizes=("${@:-100 500}")
 # shellcheck disable=SC2206
 sizes=(${sizes[*]})
