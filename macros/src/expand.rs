@@ -267,9 +267,8 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
 fn hook_body(path: Option<&Path>, kind: TokenStream) -> TokenStream {
     let Some(path) = path else {
         return quote! {
-            ::std::boxed::Box::pin(async {
-                ::core::result::Result::Ok(::toolwright::__private::Verdict::Allow)
-            })
+            let _ = (__ctx, __call);
+            ::toolwright::__private::allow()
         };
     };
     // Everything on the hook's path, so that a hook of the wrong shape is

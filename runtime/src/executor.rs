@@ -65,13 +65,36 @@ impl<T: Tool> Finish<T> for Json {
         ctx: ErasedContext<'a>,
         scope: Option<&'a Scope>,
     ) -> BoxFuture<'a, Result<Value, CallError>> {
-        Box::pin(async move {
-            let output = T::__run(args, ctx, scope).await?;
-            serde_json::to_value(output).map_err(|source| CallError::Output {
-                tool: T::KEY,
-                source,
-            })
+        Box::pin(ToJson {
+            tool: T::KEY,
+            body: T::__run(args, ctx, scope),
         })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A body whose output is serialized when it finishes: a plain future
+    /// rather than an `async` block, which would compile to a larger state
+    /// machine in every tool.
+    struct ToJson<F> {
+        tool: &'static str,
+        #[pin]
+        body: F,
+    }
+}
+
+impl<O: serde::Serialize, F: Future<Output = Result<O, CallError>>> Future for ToJson<F> {
+    type Output = Result<Value, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Poll::Ready(finished) = this.body.poll(cx) else {
+            return Poll::Pending;
+        };
+        let tool = *this.tool;
+        Poll::Ready(finished.and_then(|output| {
+            serde_json::to_value(output).map_err(|source| CallError::Output { tool, source })
+        }))
     }
 }
 
@@ -130,14 +153,27 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
     }
 }
 
-/// The [`Prepare`] a registration of `T` stores.
+/// The [`Prepare`] a registration of `T` stores. Only the deserializer is
+/// `T`'s own; the checks around it are [`ExecutorInner::check`], shared.
 pub(crate) fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
 ) -> Result<Box<dyn Prepared<Value>>, CallError> {
-    let args = inner.check::<T>(index, arguments)?;
-    Ok(Box::new(Call::<T, Json>::new(args)))
+    let mut args = None;
+    inner.check(index, T::KEY, arguments, &mut |value| {
+        args = Some(T::deserialize(value)?);
+        Ok(())
+    })?;
+    match args {
+        Some(args) => Ok(Box::new(Call::<T, Json>::new(args))),
+        // `check` succeeds only once the deserializer has.
+        None => Err(invalid(
+            T::KEY,
+            "",
+            "the arguments were not read".to_owned(),
+        )),
+    }
 }
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -723,21 +759,6 @@ fn invalid(tool: &'static str, path: &str, message: String) -> CallError {
     }
 }
 
-/// Deserializes arguments the validator accepted. JSON Schema counts `2.0`
-/// as an integer but serde does not, so a failure is retried once with
-/// integral floats written as integers, which changes no value's meaning.
-fn deserialize_valid<T: Tool>(arguments: &Value) -> Result<T, CallError> {
-    T::deserialize(arguments).or_else(|first| {
-        let mut normalized = arguments.clone();
-        if integral_floats_to_integers(&mut normalized)
-            && let Ok(args) = T::deserialize(&normalized)
-        {
-            return Ok(args);
-        }
-        Err(invalid(T::KEY, "", first.to_string()))
-    })
-}
-
 /// Rewrites every float with no fractional part that fits in 64 bits as an
 /// integer; returns whether anything changed.
 fn integral_floats_to_integers(value: &mut Value) -> bool {
@@ -765,17 +786,33 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 }
 
 impl ExecutorInner {
-    /// Step 2: validate against the advertised schema and deserialize.
-    fn check<T: Tool>(&self, index: usize, arguments: &Value) -> Result<T, CallError> {
+    /// Step 2: validate against the advertised schema and deserialize
+    /// (`deserialize` stores the arguments when it succeeds).
+    fn check(
+        &self,
+        index: usize,
+        tool: &'static str,
+        arguments: &Value,
+        deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
+    ) -> Result<(), CallError> {
         // serde also builds a struct from an array; the schema wants an object.
         if self.validators[index].by_deserializing
             && arguments.is_object()
-            && let Ok(args) = T::deserialize(arguments)
+            && deserialize(arguments).is_ok()
         {
-            return Ok(args);
+            return Ok(());
         }
-        self.validate(index, T::KEY, arguments)?;
-        deserialize_valid::<T>(arguments)
+        self.validate(index, tool, arguments)?;
+        // JSON Schema counts `2.0` as an integer but serde does not, so a
+        // failure is retried once with integral floats written as
+        // integers, which changes no value's meaning.
+        deserialize(arguments).or_else(|first| {
+            let mut normalized = arguments.clone();
+            if integral_floats_to_integers(&mut normalized) && deserialize(&normalized).is_ok() {
+                return Ok(());
+            }
+            Err(invalid(tool, "", first.to_string()))
+        })
     }
 
     fn validate(

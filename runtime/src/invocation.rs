@@ -378,23 +378,38 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn approval_request(&self) -> ApprovalRequest {
-        ApprovalRequest {
-            key: self.key.to_owned(),
-            name: self.name.to_owned(),
-            arguments: self.canonical_arguments().clone(),
-            digest: self.digest(),
-        }
+        approval_request(self.key, self.name, self.canonical())
     }
 
     fn canonical(&self) -> &Canonical {
-        self.canonical.get_or_init(|| {
-            // Arguments that came through validation always serialize; a
-            // custom `Serialize` that fails digests as `null`, which no
-            // approval of real arguments can match.
-            let arguments = (self.to_json)(&self.args).unwrap_or(Value::Null);
-            let digest = Digest::of(self.key, &arguments);
-            Box::new(Canonical { arguments, digest })
-        })
+        canonical(&self.canonical, self.key, &|| (self.to_json)(&self.args))
+    }
+}
+
+// The work behind `Invocation`'s methods, outside the generic impl so that
+// one copy serves every tool (each `#[tool]` would otherwise compile its own).
+
+fn canonical<'c>(
+    cell: &'c OnceLock<Box<Canonical>>,
+    key: &str,
+    to_json: &dyn Fn() -> serde_json::Result<Value>,
+) -> &'c Canonical {
+    cell.get_or_init(|| {
+        // Arguments that came through validation always serialize; a
+        // custom `Serialize` that fails digests as `null`, which no
+        // approval of real arguments can match.
+        let arguments = to_json().unwrap_or(Value::Null);
+        let digest = Digest::of(key, &arguments);
+        Box::new(Canonical { arguments, digest })
+    })
+}
+
+fn approval_request(key: &str, name: &str, canonical: &Canonical) -> ApprovalRequest {
+    ApprovalRequest {
+        key: key.to_owned(),
+        name: name.to_owned(),
+        arguments: canonical.arguments.clone(),
+        digest: canonical.digest,
     }
 }
 
