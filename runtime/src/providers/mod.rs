@@ -244,39 +244,56 @@ pub fn tool_definition(tool: &ToolEntry, format: Format) -> Result<Value, Export
         }
         _ => tool.description().to_owned(),
     };
+    // Built by moving `parameters` in: `json!` would copy it through
+    // `Serialize`, which costs more than transforming it did.
+    let name = Value::from(tool.name());
+    let description = Value::from(description);
     Ok(match format {
-        Format::OpenAiChat { strict } => json!({
-            "type": "function",
-            "function": {
-                "name": tool.name(),
-                "description": description,
-                "parameters": parameters,
-                "strict": strict,
-            }
-        }),
-        Format::OpenAiResponses { strict } => json!({
-            "type": "function",
-            "name": tool.name(),
-            "description": description,
-            "parameters": parameters,
-            "strict": strict,
-        }),
-        Format::Anthropic => json!({
-            "name": tool.name(),
-            "description": description,
-            "input_schema": parameters,
-        }),
-        Format::Gemini => json!({
-            "name": tool.name(),
-            "description": description,
-            "parameters": parameters,
-        }),
-        Format::GeminiJsonSchema => json!({
-            "name": tool.name(),
-            "description": description,
-            "parametersJsonSchema": parameters,
-        }),
+        Format::OpenAiChat { strict } => object([
+            ("type", "function".into()),
+            (
+                "function",
+                object([
+                    ("name", name),
+                    ("description", description),
+                    ("parameters", parameters),
+                    ("strict", strict.into()),
+                ]),
+            ),
+        ]),
+        Format::OpenAiResponses { strict } => object([
+            ("type", "function".into()),
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+            ("strict", strict.into()),
+        ]),
+        Format::Anthropic => object([
+            ("name", name),
+            ("description", description),
+            ("input_schema", parameters),
+        ]),
+        Format::Gemini => object([
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+        ]),
+        Format::GeminiJsonSchema => object([
+            ("name", name),
+            ("description", description),
+            ("parametersJsonSchema", parameters),
+        ]),
     })
+}
+
+/// A JSON object of `entries`, moved in.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// The request's `tools` field for `tools` (a whole catalog, or any subset
@@ -307,9 +324,10 @@ pub fn export<'a>(
         .map(|tool| tool_definition(tool, format))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(match format {
-        Format::Gemini | Format::GeminiJsonSchema => {
-            json!([{ "functionDeclarations": definitions }])
-        }
+        Format::Gemini | Format::GeminiJsonSchema => Value::Array(vec![object([(
+            "functionDeclarations",
+            Value::Array(definitions),
+        )])]),
         _ => Value::Array(definitions),
     })
 }
@@ -517,7 +535,7 @@ pub fn parse_calls(response: &Value, format: Format) -> Result<Vec<ToolCall>, Pa
                 .ok_or_else(|| fail("no `output`"))?;
             output
                 .iter()
-                .filter(|item| item.get("type") == Some(&json!("function_call")))
+                .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
                 .map(|item| {
                     Ok(ToolCall::parsed(
                         format,
@@ -541,7 +559,7 @@ pub fn parse_calls(response: &Value, format: Format) -> Result<Vec<ToolCall>, Pa
                 .as_array()
                 .ok_or_else(|| fail("`content` is not an array"))?
                 .iter()
-                .filter(|block| block.get("type") == Some(&json!("tool_use")))
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
                 .map(|block| {
                     Ok(ToolCall::parsed(
                         format,

@@ -104,7 +104,7 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
         defs,
     };
     let mut out = strict_node(&cx, schema, &FieldPath::default())?;
-    if out.get("type") != Some(&json!("object")) {
+    if out.get("type").and_then(Value::as_str) != Some("object") {
         return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
     }
     if let Some(defs) = defs {
@@ -151,14 +151,15 @@ fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Val
             }
             "required" => {} // rebuilt below from every property
             "properties" => {
-                let properties = value.as_object().cloned().unwrap_or_default();
+                let no_properties = Map::new();
+                let properties = value.as_object().unwrap_or(&no_properties);
                 let required: Vec<&str> = map
                     .get("required")
                     .and_then(Value::as_array)
                     .map(|r| r.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
                 let mut converted = Map::new();
-                for (name, property) in &properties {
+                for (name, property) in properties {
                     let mut property = strict_node(cx, property, &path.push(name))?;
                     if !required.contains(&name.as_str()) {
                         property = nullable(property);
@@ -191,7 +192,7 @@ fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Val
                 // schemars writes `oneOf` for enums whose variants are told
                 // apart by a tag or by shape, so no value matches two
                 // branches and `anyOf` means the same.
-                let branches = value.as_array().cloned().unwrap_or_default();
+                let branches = value.as_array().map_or(&[][..], Vec::as_slice);
                 let converted = branches
                     .iter()
                     .map(|b| strict_node(cx, b, path))
@@ -205,7 +206,8 @@ fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Val
             other => return Err(cx.error(path, format!("the `{other}` keyword"))),
         }
     }
-    if out.get("type") == Some(&json!("object")) && !out.contains_key("properties") {
+    if out.get("type").and_then(Value::as_str) == Some("object") && !out.contains_key("properties")
+    {
         if map
             .get("additionalProperties")
             .is_none_or(|a| a != &Value::Bool(false))
@@ -218,7 +220,7 @@ fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Val
         out.insert("properties".into(), json!({}));
         out.insert("required".into(), json!([]));
     }
-    if out.get("type") == Some(&json!("object")) || out.contains_key("properties") {
+    if out.get("type").and_then(Value::as_str) == Some("object") || out.contains_key("properties") {
         out.insert("additionalProperties".into(), Value::Bool(false));
     }
     if let Some(reference) = out.get("$ref").cloned()
@@ -260,7 +262,7 @@ fn nullable(schema: Value) -> Value {
         if let Some(Value::Array(branches)) = map.get("anyOf")
             && branches
                 .iter()
-                .any(|b| b.get("type") == Some(&json!("null")))
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("null"))
         {
             return schema;
         }
@@ -318,7 +320,7 @@ pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
         defs: root.get("$defs").and_then(Value::as_object),
     };
     let out = gemini_node(&cx, schema, &FieldPath::default(), &mut Vec::new())?;
-    if out.get("type") != Some(&json!("object")) {
+    if out.get("type").and_then(Value::as_str) != Some("object") {
         return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
     }
     Ok(out)
@@ -396,7 +398,7 @@ fn gemini_node(
                 out.insert(keyword.clone(), value.clone());
             }
             "enum" => {
-                let values = value.as_array().cloned().unwrap_or_default();
+                let values = value.as_array().map_or(&[][..], Vec::as_slice);
                 let strings: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
                 nullable |= strings.len() < values.len();
                 if strings.iter().any(|v| !v.is_string()) {
@@ -450,7 +452,7 @@ fn gemini_node(
             "anyOf" | "oneOf" => {
                 let mut branches = Vec::new();
                 for branch in value.as_array().into_iter().flatten() {
-                    if branch.get("type") == Some(&json!("null"))
+                    if branch.get("type").and_then(Value::as_str) == Some("null")
                         && branch.as_object().is_some_and(|b| b.len() == 1)
                     {
                         nullable = true;
@@ -542,7 +544,7 @@ fn resolve_object_schema<'a>(
         {
             let mut non_null = branches
                 .iter()
-                .filter(|b| b.get("type") != Some(&json!("null")));
+                .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"));
             match (non_null.next(), non_null.next()) {
                 (Some(only), None) => {
                     current = only;
