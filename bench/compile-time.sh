@@ -9,7 +9,11 @@
 #
 #   bench/compile-time.sh            # 100 and 500 tools
 #   bench/compile-time.sh 100        # only 100
+#   ROUNDS=5 bench/compile-time.sh   # rounds per size (default 3)
 #
+# Each round measures the three variants in rotating order; the report is
+# the median of the rounds (seconds, and ratios to the same round's
+# baseline), since these shared machines drift between runs.
 # Prints seconds and the ratios to the baseline. Generated crates live under
 # $TMPDIR/toolwright-compile-time/.
 set -euo pipefail
@@ -19,6 +23,7 @@ root=$(pwd)
 # profiles) does not apply: the crates build as a user's would.
 work="${TMPDIR:-/tmp}/toolwright-compile-time"
 sizes=("${@:-100 500}")
+rounds=${ROUNDS:-3}
 # shellcheck disable=SC2206
 sizes=(${sizes[*]})
 mkdir -p "$work"
@@ -141,16 +146,34 @@ measure() { # variant, n  -> prints "clean incremental"
     echo "$clean $incremental"
 }
 
+median() { # numbers... -> the middle one (the lower middle of an even count)
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+variants=(baseline toolwright rmcp)
 printf '%-6s %-11s %9s %13s %12s %14s\n' tools variant "clean s" "incremental s" "clean ratio" "increm. ratio"
 for n in "${sizes[@]}"; do
-    read -r base_clean base_incr < <(measure baseline "$n")
-    for variant in baseline toolwright rmcp; do
-        if [ "$variant" = baseline ]; then
-            clean=$base_clean incr=$base_incr
-        else
-            read -r clean incr < <(measure "$variant" "$n")
-        fi
-        printf '%-6s %-11s %9.1f %13.1f %12.2f %14.2f\n' "$n" "$variant" "$clean" "$incr" \
-            "$(echo "$clean / $base_clean" | bc -l)" "$(echo "$incr / $base_incr" | bc -l)"
+    declare -A clean=() incr=() clean_ratio=() incr_ratio=()
+    for round in $(seq 1 "$rounds"); do
+        # Rotate the order each round, so that no variant always runs
+        # first (or right after the slowest one).
+        declare -A c=() i=()
+        for k in 0 1 2; do
+            variant=${variants[$(((k + round) % 3))]}
+            read -r "c[$variant]" "i[$variant]" < <(measure "$variant" "$n")
+        done
+        for variant in "${variants[@]}"; do
+            clean[$variant]+="${c[$variant]} "
+            incr[$variant]+="${i[$variant]} "
+            clean_ratio[$variant]+="$(echo "${c[$variant]} / ${c[baseline]}" | bc -l) "
+            incr_ratio[$variant]+="$(echo "${i[$variant]} / ${i[baseline]}" | bc -l) "
+        done
+    done
+    for variant in "${variants[@]}"; do
+        # shellcheck disable=SC2086
+        printf '%-6s %-11s %9.1f %13.1f %12.2f %14.2f\n' "$n" "$variant" \
+            "$(median ${clean[$variant]})" "$(median ${incr[$variant]})" \
+            "$(median ${clean_ratio[$variant]})" "$(median ${incr_ratio[$variant]})"
     done
 done
+echo "(medians of $rounds rounds; ratios are per round, to that round's baseline)"
