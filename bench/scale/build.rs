@@ -4,6 +4,12 @@
 //! has 10 tools, of the first two 100, of the first three 1,000 and of
 //! all four 10,000.
 //!
+//! rustc needs about 2 MB of memory per tool of this shape, and a crate of
+//! 10,000 was killed at 24 GB; so half of the largest module goes into this
+//! package's library (`lib_tools.rs`) and the rest into the benchmark
+//! (`tools.rs`), two crates of about 5,000 tools each. Within a crate the
+//! tools sit in parts of 200, so that they spread over codegen units.
+//!
 //! `SCALE_TOOLS=10000 cargo bench -p toolwright-scale-bench`
 
 use std::fmt::Write as _;
@@ -16,6 +22,9 @@ const MODULES: [usize; 4] = [10, 90, 900, 9_000];
 /// Tools per submodule.
 const PART: usize = 200;
 
+/// A module at least this large is split between the library and the bench.
+const SPLIT_FROM: usize = 2_000;
+
 fn main() {
     println!("cargo::rerun-if-env-changed=SCALE_TOOLS");
     println!("cargo::rerun-if-changed=build.rs");
@@ -26,40 +35,64 @@ fn main() {
         Err(_) => 100,
     };
 
-    let mut out = String::new();
+    let mut bench = String::new();
+    let mut lib = String::new();
     let mut made = 0;
     let mut sizes = Vec::new();
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut prefixes_by_size = Vec::new();
     for (m, size) in MODULES.into_iter().enumerate() {
         if made + size > wanted {
             break;
         }
-        writeln!(out, "pub mod m{m} {{").unwrap();
-        // Parts of at most PART tools: rustc places a module's items in one
-        // codegen unit, and one unit of thousands of tools needs more
-        // memory than these machines have.
-        for (p, start) in (made..made + size).step_by(PART).enumerate() {
-            writeln!(out, "pub mod p{p} {{").unwrap();
-            writeln!(out, "    use super::super::{{Filter, Order}};").unwrap();
-            for i in start..(start + PART).min(made + size) {
-                tool(&mut out, i);
-            }
-            writeln!(out, "}}").unwrap();
+        let end = made + size;
+        let in_lib = if size >= SPLIT_FROM { size / 2 } else { 0 };
+        if in_lib > 0 {
+            module(&mut lib, m, made..made + in_lib);
+            prefixes.push(format!("toolwright_scale_bench::generated::m{m}"));
         }
-        writeln!(out, "}}").unwrap();
-        made += size;
+        module(&mut bench, m, made + in_lib..end);
+        prefixes.push(format!("scale::tools::m{m}"));
+        made = end;
         sizes.push(made);
+        prefixes_by_size.push(prefixes.clone());
     }
+    writeln!(bench, "/// The catalog sizes generated.").unwrap();
+    writeln!(bench, "pub const SIZES: &[usize] = &{sizes:?};").unwrap();
     writeln!(
-        out,
-        "/// The catalog sizes generated: module prefixes `m0` to `m<i>`."
+        bench,
+        "/// For each size, the module prefixes that select its tools."
     )
     .unwrap();
-    writeln!(out, "pub const SIZES: &[usize] = &{sizes:?};").unwrap();
+    let prefixes_by_size: Vec<String> = prefixes_by_size
+        .iter()
+        .map(|prefixes| format!("&{prefixes:?}"))
+        .collect();
+    writeln!(
+        bench,
+        "pub const PREFIXES: &[&[&str]] = &[{}];",
+        prefixes_by_size.join(", ")
+    )
+    .unwrap();
 
-    let path = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tools.rs");
-    fs::write(path, out).expect("OUT_DIR is writable");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    fs::write(out.join("tools.rs"), bench).expect("OUT_DIR is writable");
+    fs::write(out.join("lib_tools.rs"), lib).expect("OUT_DIR is writable");
 }
 
+/// Module `m{m}` with the tools numbered `range`, in parts of [`PART`].
+fn module(out: &mut String, m: usize, range: std::ops::Range<usize>) {
+    writeln!(out, "pub mod m{m} {{").unwrap();
+    for (p, start) in range.clone().step_by(PART).enumerate() {
+        writeln!(out, "pub mod p{p} {{").unwrap();
+        writeln!(out, "    use super::super::{{Filter, Order}};").unwrap();
+        for i in start..(start + PART).min(range.end) {
+            tool(out, i);
+        }
+        writeln!(out, "}}").unwrap();
+    }
+    writeln!(out, "}}").unwrap();
+}
 /// One tool with a realistic mix of argument shapes: a required integer,
 /// an optional string, an enum, a constrained optional integer and, for
 /// every tenth tool, a nested struct.

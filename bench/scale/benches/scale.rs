@@ -17,31 +17,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use toolwright::Catalog;
 use toolwright::providers::{Format, export};
-
-/// The order of results.
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    /// Oldest first.
-    Asc,
-    /// Newest first.
-    Desc,
-}
-
-/// A filter on records.
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Filter {
-    /// Only records with this tag.
-    pub tag: String,
-    /// Only records created after this day.
-    #[schemars(length(min = 10, max = 10))]
-    pub since: Option<String>,
-}
+use toolwright_scale_bench::{Filter, Order};
 
 #[allow(missing_docs, unreachable_pub)]
 mod tools {
@@ -50,10 +28,8 @@ mod tools {
 }
 
 /// The module prefixes that make a catalog of the `i`-th size.
-fn prefixes(i: usize) -> Vec<String> {
-    (0..=i)
-        .map(|m| format!("{}::tools::m{m}", module_path!()))
-        .collect()
+fn prefixes(i: usize) -> &'static [&'static str] {
+    tools::PREFIXES[i]
 }
 
 fn catalog(i: usize) -> Catalog {
@@ -81,7 +57,7 @@ fn scale(c: &mut Criterion) {
 
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("discover", n), &prefixes, |b, p| {
-            b.iter(|| Catalog::discover_in(black_box(p)).expect("discovers"))
+            b.iter(|| Catalog::discover_in(black_box(*p)).expect("discovers"))
         });
         group.bench_with_input(BenchmarkId::new("export_canonical", n), &catalog, |b, c| {
             b.iter(|| serde_json::to_value(black_box(c)).expect("serializes"))
@@ -96,7 +72,7 @@ fn scale(c: &mut Criterion) {
             &prefixes,
             |b, p| {
                 b.iter(|| {
-                    let catalog = Catalog::discover_in(black_box(p)).expect("discovers");
+                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
                     export(catalog.iter(), STRICT).expect("exports")
                 })
             },
