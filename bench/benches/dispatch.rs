@@ -19,15 +19,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString, ServerCapabilities,
-    ServerConfig,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
 use rmcp::service::{RequestContext, RunningService, serve_directly};
-use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use toolwright::{Catalog, Container, Executor};
 
@@ -59,37 +54,9 @@ async fn add(a: i64, b: i64) -> i64 {
 
 // ------------------------------------------------------------------- rmcp
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct AddRequest {
-    a: i64,
-    b: i64,
-}
-
-#[derive(Clone)]
-struct RmcpCalculator {
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl RmcpCalculator {
-    fn new() -> Self {
-        RmcpCalculator {
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    #[tool(description = "Add two integers.")]
-    async fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
-        (a + b).to_string()
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpCalculator {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
+#[path = "common/rmcp_add.rs"]
+mod rmcp_add;
+use rmcp_add::RmcpCalculator;
 
 /// A running rmcp server, for the `Peer` every `RequestContext` carries.
 struct RmcpServer {

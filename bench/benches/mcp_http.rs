@@ -14,12 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use toolwright::mcp::{HttpOptions, McpServer};
 use toolwright::{Catalog, Container, Executor};
 
@@ -42,37 +38,9 @@ fn toolwright_router() -> axum::Router {
 
 // ------------------------------------------------------------------- rmcp
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct AddRequest {
-    a: i64,
-    b: i64,
-}
-
-#[derive(Clone)]
-struct RmcpCalculator {
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl RmcpCalculator {
-    fn new() -> Self {
-        RmcpCalculator {
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    #[tool(description = "Add two integers.")]
-    async fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
-        (a + b).to_string()
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpCalculator {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
+#[path = "common/rmcp_add.rs"]
+mod rmcp_add;
+use rmcp_add::RmcpCalculator;
 
 fn rmcp_router() -> axum::Router {
     let mut config = StreamableHttpServerConfig::default();
