@@ -28,7 +28,7 @@ pub struct Filter {
     pub since: Option<String>,
 }
 
-#[allow(missing_docs)]
+#[allow(missing_docs, unreachable_pub)]
 mod generated {
     // Used by the tools, when there are any (`SCALE_TOOLS` ≥ 10,000).
     #[allow(unused_imports)]
