@@ -796,23 +796,28 @@ impl ExecutorInner {
         deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
     ) -> Result<(), CallError> {
         // serde also builds a struct from an array; the schema wants an object.
-        if self.validators[index].by_deserializing
-            && arguments.is_object()
-            && deserialize(arguments).is_ok()
-        {
+        let fast = self.validators[index].by_deserializing && arguments.is_object();
+        let tried = fast.then(|| deserialize(arguments));
+        if let Some(Ok(())) = tried {
             return Ok(());
         }
         self.validate(index, tool, arguments)?;
+        // Deserialize once: a fast-path failure is already this answer.
+        let first = match tried {
+            Some(Err(first)) => first,
+            _ => match deserialize(arguments) {
+                Ok(()) => return Ok(()),
+                Err(first) => first,
+            },
+        };
         // JSON Schema counts `2.0` as an integer but serde does not, so a
         // failure is retried once with integral floats written as
         // integers, which changes no value's meaning.
-        deserialize(arguments).or_else(|first| {
-            let mut normalized = arguments.clone();
-            if integral_floats_to_integers(&mut normalized) && deserialize(&normalized).is_ok() {
-                return Ok(());
-            }
-            Err(invalid(tool, "", first.to_string()))
-        })
+        let mut normalized = arguments.clone();
+        if integral_floats_to_integers(&mut normalized) && deserialize(&normalized).is_ok() {
+            return Ok(());
+        }
+        Err(invalid(tool, "", first.to_string()))
     }
 
     fn validate(

@@ -510,3 +510,27 @@ async fn http_refuses_an_oversized_body() {
     .await;
     assert_eq!(response.status(), 413);
 }
+
+#[tokio::test]
+async fn serve_http_on_a_taken_address_fails_keeping_the_os_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let (server, _) = test_server();
+    let error = server
+        .serve_http(
+            addr,
+            |_| Ok(Actor::new("ada", false)),
+            HttpOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(&format!("cannot bind {addr}")),
+        "{error}"
+    );
+    let source = std::error::Error::source(&error).expect("the OS error is the source");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse);
+}
