@@ -5,7 +5,11 @@
 #   baseline    N argument structs with serde + schemars derives and a
 #               hand-written `match` dispatching on the tool name (no tool macro)
 # For each: the crate's own clean debug build (dependencies already built, so
-# only the tools are measured) and the rebuild after a one-body edit.
+# only the tools are measured), the rebuild after a one-body edit of the
+# first tool, then after one of the last tool. The two differ because rustc
+# type-checks macro-generated code (every derive) again when an edit above
+# it shifts its position in the file; in the baseline every body is in the
+# `match` at the end, so its edits shift nothing either way.
 #
 #   bench/compile-time.sh            # 100 and 500 tools
 #   bench/compile-time.sh 100        # only 100
@@ -135,15 +139,22 @@ measure() { # variant, n  -> prints "clean incremental"
     # Dependencies first, so the clean build measures only the tools.
     (cd "$dir" && cargo build -q 2>/dev/null)
     (cd "$dir" && cargo clean -q -p "$variant-$n")
-    local clean incremental
+    local clean first last
     clean=$(cd "$dir" && seconds cargo build)
-    # A one-body edit: tool 1 adds another constant.
-    sed -i '0,/+ 1$/s//+ 1 + 0/' "$dir/src/main.rs"
-    sed -i '0,/+ 1)/s//+ 1 + 0)/' "$dir/src/main.rs"
-    sed -i '0,/+ 1\.to_string/s//+ 1 + 0.to_string/' "$dir/src/main.rs"
-    incremental=$(cd "$dir" && seconds cargo build)
+    # A one-body edit of the first tool: tool 1 adds another constant.
+    edit "$dir" 1
+    first=$(cd "$dir" && seconds cargo build)
+    # The same edit of the last tool, which no other tool follows.
+    edit "$dir" "$n"
+    last=$(cd "$dir" && seconds cargo build)
     unset CARGO_TARGET_DIR
-    echo "$clean $incremental"
+    echo "$clean $first $last"
+}
+
+edit() { # dir, tool number: tool i's body adds another constant
+    sed -i "0,/+ $2\$/s//+ $2 + 0/" "$1/src/main.rs"
+    sed -i "0,/+ $2)/s//+ $2 + 0)/" "$1/src/main.rs"
+    sed -i "0,/+ $2\.to_string/s//+ $2 + 0.to_string/" "$1/src/main.rs"
 }
 
 median() { # numbers... -> the middle one (the lower middle of an even count)
@@ -151,29 +162,34 @@ median() { # numbers... -> the middle one (the lower middle of an even count)
 }
 
 variants=(baseline toolwright rmcp)
-printf '%-6s %-11s %9s %13s %12s %14s\n' tools variant "clean s" "incremental s" "clean ratio" "increm. ratio"
+printf '%-6s %-11s %8s %8s %8s %8s %8s %8s\n' tools variant "clean s" "first s" "last s" \
+    "clean x" "first x" "last x"
 for n in "${sizes[@]}"; do
-    declare -A clean=() incr=() clean_ratio=() incr_ratio=()
+    declare -A clean=() first=() last=() clean_ratio=() first_ratio=() last_ratio=()
     for round in $(seq 1 "$rounds"); do
         # Rotate the order each round, so that no variant always runs
         # first (or right after the slowest one).
-        declare -A c=() i=()
+        declare -A c=() f=() l=()
         for k in 0 1 2; do
             variant=${variants[$(((k + round) % 3))]}
-            read -r "c[$variant]" "i[$variant]" < <(measure "$variant" "$n")
+            read -r "c[$variant]" "f[$variant]" "l[$variant]" < <(measure "$variant" "$n")
         done
         for variant in "${variants[@]}"; do
             clean[$variant]+="${c[$variant]} "
-            incr[$variant]+="${i[$variant]} "
+            first[$variant]+="${f[$variant]} "
+            last[$variant]+="${l[$variant]} "
             clean_ratio[$variant]+="$(echo "${c[$variant]} / ${c[baseline]}" | bc -l) "
-            incr_ratio[$variant]+="$(echo "${i[$variant]} / ${i[baseline]}" | bc -l) "
+            first_ratio[$variant]+="$(echo "${f[$variant]} / ${f[baseline]}" | bc -l) "
+            last_ratio[$variant]+="$(echo "${l[$variant]} / ${l[baseline]}" | bc -l) "
         done
     done
     for variant in "${variants[@]}"; do
         # shellcheck disable=SC2086
-        printf '%-6s %-11s %9.1f %13.1f %12.2f %14.2f\n' "$n" "$variant" \
-            "$(median ${clean[$variant]})" "$(median ${incr[$variant]})" \
-            "$(median ${clean_ratio[$variant]})" "$(median ${incr_ratio[$variant]})"
+        printf '%-6s %-11s %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f\n' "$n" "$variant" \
+            "$(median ${clean[$variant]})" "$(median ${first[$variant]})" \
+            "$(median ${last[$variant]})" "$(median ${clean_ratio[$variant]})" \
+            "$(median ${first_ratio[$variant]})" "$(median ${last_ratio[$variant]})"
     done
 done
-echo "(medians of $rounds rounds; ratios are per round, to that round's baseline)"
+echo "(medians of $rounds rounds; ratios (x) are per round, to that round's baseline;"
+echo " first / last: rebuild after editing the body of the first / last tool)"

@@ -118,7 +118,9 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
             type Output = #output_ty;
 
             fn __input_schema() -> ::toolwright::__private::serde_json::Value {
-                ::toolwright::__private::input_schema::<Self>()
+                ::toolwright::__private::input_schema(
+                    <Self as ::toolwright::__private::schemars::JsonSchema>::json_schema,
+                )
             }
 
             fn __output_schema() -> ::core::option::Option<::toolwright::__private::serde_json::Value> {

@@ -88,14 +88,24 @@ impl<O: serde::Serialize, F: Future<Output = Result<O, CallError>>> Future for T
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let Poll::Ready(finished) = this.body.poll(cx) else {
-            return Poll::Pending;
-        };
-        let tool = *this.tool;
-        Poll::Ready(finished.and_then(|output| {
-            serde_json::to_value(output).map_err(|source| CallError::Output { tool, source })
-        }))
+        match this.body.poll(cx) {
+            Poll::Ready(finished) => Poll::Ready(to_json(this.tool, finished)),
+            Poll::Pending => Poll::Pending,
+        }
     }
+}
+
+/// The serialization half of [`ToJson`], generic only over the output type,
+/// so that tools returning the same type share it.
+fn to_json<O: serde::Serialize>(
+    tool: &&'static str,
+    finished: Result<O, CallError>,
+) -> Result<Value, CallError> {
+    let output = finished?;
+    serde_json::to_value(output).map_err(|source| CallError::Output {
+        tool: *tool,
+        source,
+    })
 }
 
 struct Typed;

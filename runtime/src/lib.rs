@@ -131,9 +131,12 @@ pub mod __private {
 
     use serde_json::Value;
 
-    /// The canonical input schema of `T`.
-    pub fn input_schema<T: schemars::JsonSchema>() -> Value {
-        crate::schema::input_schema::<T>()
+    /// The canonical input schema of a tool whose argument struct's
+    /// `JsonSchema::json_schema` is `json_schema`.
+    pub fn input_schema(
+        json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    ) -> Value {
+        crate::schema::input_schema(json_schema)
     }
 
     /// Picks the output schema when the output type has one.
@@ -147,12 +150,10 @@ pub mod __private {
 
     impl<T: schemars::JsonSchema> OutputWithSchema for &OutputProbe<T> {
         fn output_schema(&self) -> Option<Value> {
-            Some(
-                schemars::generate::SchemaSettings::draft2020_12()
-                    .into_generator()
-                    .into_root_schema_for::<T>()
-                    .to_value(),
-            )
+            Some(crate::schema::root_schema(
+                T::json_schema,
+                Some(T::schema_name().into_owned()),
+            ))
         }
     }
 

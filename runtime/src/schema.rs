@@ -2,20 +2,45 @@
 
 use serde_json::{Map, Value};
 
-/// The canonical input schema of `T`: JSON Schema draft 2020-12, without the
-/// root title and description (the generated struct's, not the tool's), and
-/// with every integer bounded by its Rust type, so the schema accepts
-/// exactly the numbers the deserializer accepts.
-pub(crate) fn input_schema<T: schemars::JsonSchema>() -> Value {
-    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
-        .into_generator()
-        .into_root_schema_for::<T>();
-    schema.remove("title");
-    schema.remove("description");
-    let mut value = schema.to_value();
+/// What `schemars` derives for a type: its `JsonSchema::json_schema`.
+pub(crate) type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
+/// The canonical input schema of a tool whose argument struct's schema is
+/// `json_schema`: JSON Schema draft 2020-12, without the root title and
+/// description (the generated struct's, not the tool's), and with every
+/// integer bounded by its Rust type, so the schema accepts exactly the
+/// numbers the deserializer accepts.
+pub(crate) fn input_schema(json_schema: SchemaFn) -> Value {
+    let mut value = root_schema(json_schema, None);
+    if let Value::Object(map) = &mut value {
+        map.remove("title");
+        map.remove("description");
+    }
     bound_integers(&mut value);
     value
 }
+
+/// A root schema (draft 2020-12, with its `$defs`), as
+/// `SchemaGenerator::into_root_schema_for` builds it, but through a function
+/// pointer: generic code here would be compiled again for every tool.
+/// `title` is the root's title when the schema has none.
+pub(crate) fn root_schema(json_schema: SchemaFn, title: Option<String>) -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = json_schema(&mut generator);
+    let definitions = generator.take_definitions(false);
+    let map = schema.ensure_object();
+    if let Some(title) = title {
+        map.entry("title").or_insert(Value::String(title));
+    }
+    map.insert("$schema".to_owned(), Value::from(DRAFT_2020_12));
+    if !definitions.is_empty() {
+        map.insert("$defs".to_owned(), Value::Object(definitions));
+    }
+    schema.to_value()
+}
+
+/// The meta-schema URI of JSON Schema draft 2020-12.
+const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The bounds of the integer formats schemars writes.
 fn format_bounds(format: &str) -> Option<(Value, Value)> {
