@@ -98,14 +98,11 @@ impl<O: serde::Serialize, F: Future<Output = Result<O, CallError>>> Future for T
 /// The serialization half of [`ToJson`], generic only over the output type,
 /// so that tools returning the same type share it.
 fn to_json<O: serde::Serialize>(
-    tool: &&'static str,
+    tool: &'static str,
     finished: Result<O, CallError>,
 ) -> Result<Value, CallError> {
     let output = finished?;
-    serde_json::to_value(output).map_err(|source| CallError::Output {
-        tool: *tool,
-        source,
-    })
+    serde_json::to_value(output).map_err(|source| CallError::Output { tool, source })
 }
 
 struct Typed;
