@@ -20,14 +20,48 @@ use crate::scope::{Container, Outcome, Requirement, Scope, ScopeGuard};
 use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdict};
 
 /// What a registration stores to start a call of its tool: validate the
-/// arguments and deserialize them into a [`Prepared`] call.
+/// arguments and deserialize them into a call the shared pipeline runs.
 ///
 /// With [`Prepared`]'s methods, this is all of the pipeline that depends on
 /// the tool's type; steps 3 to 7 (hooks, scope, timeout, panic catching,
 /// the span) are one copy shared by every tool, which keeps what each
 /// `#[tool]` adds to a build small.
-pub(crate) type Prepare =
+#[derive(Clone, Copy)]
+pub(crate) enum Prepare {
+    /// A tool with a hook or an injected parameter: its arguments, behind
+    /// the hooks' vtable, for the whole pipeline.
+    Hooked(PrepareHooked),
+    /// A public tool that needs no approval and injects nothing: straight to
+    /// its body, whose future is the call's one allocation.
+    Direct(PrepareDirect),
+}
+
+/// See [`Prepare::Hooked`].
+type PrepareHooked =
     fn(&ExecutorInner, usize, &Value) -> Result<Box<dyn Prepared<Value>>, CallError>;
+
+/// See [`Prepare::Direct`].
+type PrepareDirect = for<'a> fn(
+    &ExecutorInner,
+    usize,
+    &Value,
+    ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError>;
+
+/// A JSON call's body.
+type JsonFuture<'a> = BoxFuture<'a, Result<Value, CallError>>;
+
+impl Prepare {
+    /// The way to start a call of `T`, chosen when the registration is built
+    /// (a constant), so each tool compiles only the path it takes.
+    pub(crate) const fn of<T: Tool>() -> Self {
+        if T::PUBLIC && !T::EFFECT.requires_approval() && !T::INJECTS {
+            Prepare::Direct(direct::<T>)
+        } else {
+            Prepare::Hooked(prepare::<T>)
+        }
+    }
+}
 
 /// A call with validated arguments, ready for the shared pipeline: its
 /// hooks, its approval request and its body, behind one vtable.
@@ -160,27 +194,26 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
     }
 }
 
-/// The [`Prepare`] a registration of `T` stores. Only the deserializer is
-/// `T`'s own; the checks around it are [`ExecutorInner::check`], shared.
-pub(crate) fn prepare<T: Tool>(
+/// [`Prepare::Hooked`] for `T`. Only the deserializer is `T`'s own; the
+/// checks around it are [`ExecutorInner::check`], shared.
+fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
 ) -> Result<Box<dyn Prepared<Value>>, CallError> {
-    let mut args = None;
-    inner.check(index, T::KEY, arguments, &mut |value| {
-        args = Some(T::deserialize(value)?);
-        Ok(())
-    })?;
-    match args {
-        Some(args) => Ok(Box::new(Call::<T, Json>::new(args))),
-        // `check` succeeds only once the deserializer has.
-        None => Err(invalid(
-            T::KEY,
-            "",
-            "the arguments were not read".to_owned(),
-        )),
-    }
+    let args = inner.arguments::<T>(index, arguments)?;
+    Ok(Box::new(Call::<T, Json>::new(args)))
+}
+
+/// [`Prepare::Direct`] for `T`.
+fn direct<'a, T: Tool>(
+    inner: &ExecutorInner,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    let args = inner.arguments::<T>(index, arguments)?;
+    Ok(<Json as Finish<T>>::finish(args, ctx, None))
 }
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -600,25 +633,40 @@ impl Executor {
     /// assert!(matches!(invalid, Err(CallError::InvalidArguments { .. })));
     /// # }
     /// ```
-    pub async fn invoke<C: Any + Send + Sync>(
-        &self,
+    pub fn invoke<'a, C: Any + Send + Sync>(
+        &'a self,
         name: &str,
         arguments: Value,
-        ctx: &C,
-    ) -> Result<Value, CallError> {
-        let Some(index) = self.inner.catalog.index_of(name) else {
-            return Err(CallError::UnknownTool {
-                name: name.to_owned(),
-            });
-        };
+        ctx: &'a C,
+    ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
+        // Not an `async fn`: the name is looked up now, and the future holds
+        // only what the call needs, so it is small to create and move.
         let inner = &*self.inner;
+        let Some(index) = inner.catalog.index_of(name) else {
+            return Invoke::Unknown {
+                name: Some(name.to_owned()),
+            };
+        };
         let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
-        traced(tool, async move {
-            let call = (tool.prepare)(inner, index, &arguments)?;
-            inner.run(tool, call, ctx).await
-        })
-        .await
+        Invoke::Call {
+            call: traced(tool, async move {
+                match tool.prepare {
+                    Prepare::Direct(start) => {
+                        let body = start(inner, index, &arguments, ctx)?;
+                        drop(arguments);
+                        inner.timed(tool, body).await
+                    }
+                    Prepare::Hooked(prepare) => {
+                        let call = prepare(inner, index, &arguments)?;
+                        drop(arguments);
+                        // Boxed: the whole pipeline's state is large, and
+                        // direct calls should not carry (and move) its space.
+                        Box::pin(inner.run(tool, call, ctx)).await
+                    }
+                }
+            }),
+        }
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline
@@ -695,12 +743,56 @@ impl fmt::Debug for Executor {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// A direct call's body under its timeout.
+    struct Timed<F> {
+        tool: &'static str,
+        after: Duration,
+        #[pin]
+        body: tokio::time::Timeout<F>,
+    }
+}
+
+impl<F: Future<Output = Result<Value, CallError>>> Future for Timed<F> {
+    type Output = Result<Value, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        match this.body.poll(cx) {
+            Poll::Ready(Ok(finished)) => Poll::Ready(finished),
+            Poll::Ready(Err(_)) => Poll::Ready(Err(CallError::Timeout {
+                tool: this.tool,
+                after: *this.after,
+            })),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`Executor::invoke`].
+    #[project = InvokeProjection]
+    enum Invoke<F> {
+        Unknown { name: Option<String> },
+        Call { #[pin] call: F },
+    }
+}
+
+impl<F: Future<Output = Result<Value, CallError>>> Future for Invoke<F> {
+    type Output = Result<Value, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            InvokeProjection::Call { call } => call.poll(cx),
+            InvokeProjection::Unknown { name } => Poll::Ready(Err(CallError::UnknownTool {
+                name: name.take().unwrap_or_default(),
+            })),
+        }
+    }
+}
+
 /// Runs one call inside its `tracing` span, catching any panic outside the
 /// body (a hook's, a serializer's), and records the outcome.
-///
-/// A plain future rather than an `async fn`: an `async fn` would hold the
-/// pipeline twice (as its argument and as the awaited value), and this
-/// future is what every call allocates and moves.
 fn traced<F>(tool: &Registration, pipeline: F) -> Traced<F> {
     Traced {
         tool: tool.key,
@@ -756,6 +848,12 @@ fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
     }
 }
 
+/// Cannot happen: `check` succeeds only once the deserializer has. Not
+/// generic, unlike the fn that would otherwise build it.
+fn not_read(tool: &'static str) -> CallError {
+    invalid(tool, "", "the arguments were not read".to_owned())
+}
+
 fn invalid(tool: &'static str, path: &str, message: String) -> CallError {
     CallError::InvalidArguments {
         tool,
@@ -793,6 +891,17 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 }
 
 impl ExecutorInner {
+    /// Step 2 for tool `T`: its arguments, validated and deserialized.
+    fn arguments<T: Tool>(&self, index: usize, arguments: &Value) -> Result<T, CallError> {
+        let mut args = None;
+        self.check(index, T::KEY, arguments, &mut |value| {
+            args = Some(T::deserialize(value)?);
+            Ok(())
+        })?;
+        // `check` succeeds only once the deserializer has.
+        args.ok_or_else(|| not_read(T::KEY))
+    }
+
     /// Step 2: validate against the advertised schema and deserialize
     /// (`deserialize` stores the arguments when it succeeds).
     fn check(
@@ -848,6 +957,21 @@ impl ExecutorInner {
             tool,
             violations: Violations(violations),
         })
+    }
+
+    /// Step 6 alone, for a [`Prepare::Direct`] tool (no hook to ask, no
+    /// scope to open or close): the body under its timeout, if it has one.
+    /// Panics are caught by [`traced`]: with no finalizer to tell, a panic
+    /// in the body needs no outcome of its own.
+    fn timed<'a>(&self, tool: &Registration, body: JsonFuture<'a>) -> JsonFuture<'a> {
+        match tool.timeout.or(self.default_timeout) {
+            Some(after) => Box::pin(Timed {
+                tool: tool.key,
+                after,
+                body: tokio::time::timeout(after, body),
+            }),
+            None => body,
+        }
     }
 
     /// Steps 3 to 7 of the pipeline, on validated arguments. Generic only

@@ -538,7 +538,7 @@ impl Registration {
             requirements: T::__requirements,
             public: T::PUBLIC,
             injects: T::INJECTS,
-            prepare: crate::executor::prepare::<T>,
+            prepare: crate::executor::Prepare::of::<T>(),
         }
     }
 

@@ -19,6 +19,17 @@ async fn double(#[schemars(range(max = 10))] n: u32) -> u32 {
     n * 2
 }
 
+/// Halve an even number; a public tool, so its calls take the direct path
+/// (no hook, no scope), which must be traced all the same.
+#[tool(key = "math.halve", effect = read, authorize = public, timeout = "20ms")]
+async fn halve(n: u32) -> u32 {
+    if n == 0 {
+        std::future::pending::<()>().await;
+    }
+    assert!(n.is_multiple_of(2), "odd");
+    n / 2
+}
+
 /// A span as the subscriber saw it: its name and every field recorded.
 #[derive(Debug, Default, Clone)]
 struct SeenSpan {
@@ -87,10 +98,15 @@ fn field<'a>(span: &'a SeenSpan, name: &str) -> Option<&'a str> {
 fn each_call_is_a_span_with_tool_and_outcome() {
     let recorder = Recorder::default();
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .unwrap();
     tracing::subscriber::with_default(recorder.clone(), || {
-        let catalog = Catalog::builder().register::<DoubleArgs>().build().unwrap();
+        let catalog = Catalog::builder()
+            .register::<DoubleArgs>()
+            .register::<HalveArgs>()
+            .build()
+            .unwrap();
         let executor = Executor::new(catalog, Container::default()).unwrap();
         runtime.block_on(async {
             executor
@@ -105,6 +121,9 @@ fn each_call_is_a_span_with_tool_and_outcome() {
                 .invoke("double", json!({"n": 2}), &"not a unit")
                 .await
                 .unwrap_err();
+            for n in [4, 3, 0, -1] {
+                let _ = executor.invoke("halve", json!({ "n": n }), &()).await;
+            }
         });
     });
     let spans: Vec<SeenSpan> = recorder
@@ -115,15 +134,27 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         .filter(|s| s.name == "toolwright.call")
         .cloned()
         .collect();
-    assert_eq!(spans.len(), 3, "{spans:?}");
-    for span in &spans {
+    assert_eq!(spans.len(), 7, "{spans:?}");
+    for span in &spans[..3] {
         assert_eq!(field(span, "key"), Some("math.double"));
         assert_eq!(field(span, "name"), Some("double"));
         assert_eq!(field(span, "effect"), Some("read"));
     }
+    for span in &spans[3..] {
+        assert_eq!(field(span, "key"), Some("math.halve"));
+        assert_eq!(field(span, "name"), Some("halve"));
+    }
     let outcomes: Vec<_> = spans.iter().map(|s| field(s, "outcome")).collect();
     assert_eq!(
         outcomes,
-        [Some("ok"), Some("invalid_arguments"), Some("error")]
+        [
+            Some("ok"),
+            Some("invalid_arguments"),
+            Some("error"),
+            Some("ok"),
+            Some("panicked"),
+            Some("timeout"),
+            Some("invalid_arguments"),
+        ]
     );
 }
