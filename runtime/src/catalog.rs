@@ -5,7 +5,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -95,16 +95,23 @@ struct CatalogInner {
 #[derive(Clone)]
 pub struct ToolEntry {
     registration: Registration,
-    input_schema: Arc<Value>,
-    output_schema: Option<Arc<Value>>,
+    schemas: Arc<Schemas>,
+}
+
+/// A tool's schemas, generated the first time they are asked for: building
+/// a catalog then costs little, and a schema nobody reads (the output schema
+/// of a provider export, say) is never built. Clones of an entry share them.
+#[derive(Default)]
+struct Schemas {
+    input: OnceLock<Value>,
+    output: OnceLock<Option<Value>>,
 }
 
 impl ToolEntry {
     fn new(registration: Registration) -> Self {
         ToolEntry {
-            input_schema: Arc::new((registration.input_schema)()),
-            output_schema: (registration.output_schema)().map(Arc::new),
             registration,
+            schemas: Arc::default(),
         }
     }
 
@@ -388,7 +395,9 @@ impl ToolEntry {
     /// assert_eq!(schema["additionalProperties"], false);
     /// ```
     pub fn input_schema(&self) -> &Value {
-        &self.input_schema
+        self.schemas
+            .input
+            .get_or_init(|| (self.registration.input_schema)())
     }
 
     /// The JSON Schema of the result, when the output type has one (implements
@@ -421,7 +430,10 @@ impl ToolEntry {
     /// assert!(catalog.get("product_handle").unwrap().output_schema().is_none());
     /// ```
     pub fn output_schema(&self) -> Option<&Value> {
-        self.output_schema.as_deref()
+        self.schemas
+            .output
+            .get_or_init(|| (self.registration.output_schema)())
+            .as_ref()
     }
 
     pub(crate) fn registration(&self) -> &Registration {

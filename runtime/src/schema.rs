@@ -75,8 +75,13 @@ fn bound_integers(value: &mut Value) {
                     .and_then(Value::as_str)
                     .and_then(format_bounds)
             {
-                map.entry("minimum").or_insert(min);
-                map.entry("maximum").or_insert(max);
+                // Not `entry`, which would allocate its key every time.
+                if !map.contains_key("minimum") {
+                    map.insert("minimum".to_owned(), min);
+                }
+                if !map.contains_key("maximum") {
+                    map.insert("maximum".to_owned(), max);
+                }
             }
             map.values_mut().for_each(bound_integers);
         }

@@ -222,3 +222,54 @@ fn builder_refuses_duplicates_too() {
         }]
     ));
 }
+
+mod counted {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use toolwright::tool;
+
+    /// How many times `Receipt`'s schema was generated.
+    pub(crate) static RECEIPT_SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A result whose schema counts its own generation.
+    #[derive(serde::Serialize)]
+    pub(crate) struct Receipt {
+        pub(crate) id: u64,
+    }
+
+    impl schemars::JsonSchema for Receipt {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Receipt".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            RECEIPT_SCHEMAS.fetch_add(1, Ordering::SeqCst);
+            schemars::json_schema!({"type": "object", "properties": {"id": {"type": "integer"}}})
+        }
+    }
+
+    /// Issue a receipt.
+    #[tool(key = "receipts.issue", effect = read, authorize = public)]
+    pub(crate) async fn issue_receipt(id: u64) -> Receipt {
+        Receipt { id }
+    }
+}
+
+#[test]
+fn schemas_are_built_once_when_first_asked_for() {
+    use std::sync::atomic::Ordering;
+
+    let catalog = Catalog::discover_in(["catalog::counted"]).unwrap();
+    let entry = catalog.get("issue_receipt").unwrap();
+    // Discovery builds no schema; a provider export never needs this one.
+    assert_eq!(counted::RECEIPT_SCHEMAS.load(Ordering::SeqCst), 0);
+    assert_eq!(entry.input_schema()["required"], json!(["id"]));
+    assert_eq!(counted::RECEIPT_SCHEMAS.load(Ordering::SeqCst), 0);
+
+    assert_eq!(entry.output_schema().unwrap()["type"], "object");
+    assert_eq!(entry.output_schema().unwrap()["title"], "Receipt");
+    // Asked again, and through a clone of the catalog: the same schema.
+    let copy = catalog.clone();
+    assert!(copy.get("issue_receipt").unwrap().output_schema().is_some());
+    assert_eq!(counted::RECEIPT_SCHEMAS.load(Ordering::SeqCst), 1);
+}

@@ -12,19 +12,46 @@ use super::ExportError;
 
 /// Where in the arguments a schema node applies, for error messages:
 /// `/address/zip`, `/tags/items`.
-#[derive(Clone, Default)]
-struct FieldPath(String);
+///
+/// Borrowed segments, rendered only when an error needs them: an export
+/// that succeeds builds no path.
+#[derive(Clone, Copy)]
+enum FieldPath<'a> {
+    /// The arguments themselves.
+    Root,
+    /// A definition under `$defs`.
+    Definition(&'a str),
+    /// A field (or `items`) below another path.
+    Below(&'a FieldPath<'a>, &'a str),
+}
 
-impl FieldPath {
-    fn push(&self, segment: &str) -> FieldPath {
-        FieldPath(format!("{}/{segment}", self.0))
+impl<'a> FieldPath<'a> {
+    fn push(&'a self, segment: &'a str) -> FieldPath<'a> {
+        FieldPath::Below(self, segment)
     }
 
     fn render(&self) -> String {
-        if self.0.is_empty() {
+        let mut out = String::new();
+        self.write(&mut out);
+        if out.is_empty() {
             "(arguments)".to_owned()
         } else {
-            self.0.clone()
+            out
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            FieldPath::Root => {}
+            FieldPath::Definition(name) => {
+                out.push_str("$defs/");
+                out.push_str(name);
+            }
+            FieldPath::Below(parent, segment) => {
+                parent.write(out);
+                out.push('/');
+                out.push_str(segment);
+            }
         }
     }
 }
@@ -36,7 +63,7 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn error(&self, path: &FieldPath, construct: impl Into<String>) -> ExportError {
+    fn error(&self, path: &FieldPath<'_>, construct: impl Into<String>) -> ExportError {
         ExportError {
             tool: self.tool.to_owned(),
             provider: self.provider,
@@ -46,7 +73,7 @@ impl Context<'_> {
     }
 
     /// The schema a local `$ref` points to.
-    fn resolve<'s>(&'s self, reference: &str, path: &FieldPath) -> Result<&'s Value, ExportError> {
+    fn resolve<'s>(&'s self, reference: &str, path: &FieldPath<'_>) -> Result<&'s Value, ExportError> {
         reference
             .strip_prefix("#/$defs/")
             .and_then(|name| self.defs?.get(name))
@@ -103,14 +130,14 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
         provider: "OpenAI strict",
         defs,
     };
-    let mut out = strict_node(&cx, schema, &FieldPath::default())?;
+    let mut out = strict_node(&cx, schema, &FieldPath::Root)?;
     if out.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
+        return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
     if let Some(defs) = defs {
         let mut converted = Map::new();
         for (name, def) in defs {
-            let path = FieldPath(format!("$defs/{name}"));
+            let path = FieldPath::Definition(name);
             converted.insert(name.clone(), strict_node(&cx, def, &path)?);
         }
         out.as_object_mut()
@@ -120,14 +147,14 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
     let depth = object_depth(&out, defs, &mut Vec::new());
     if depth > STRICT_MAX_DEPTH {
         return Err(cx.error(
-            &FieldPath::default(),
+            &FieldPath::Root,
             format!("{depth} levels of nested objects (at most {STRICT_MAX_DEPTH})"),
         ));
     }
     Ok(out)
 }
 
-fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath) -> Result<Value, ExportError> {
+fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath<'_>) -> Result<Value, ExportError> {
     let map = match schema {
         Value::Object(map) if !map.is_empty() => map,
         _ => return Err(cx.error(path, "a value of any type (strict mode needs a type)")),
@@ -319,9 +346,9 @@ pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
         provider: "Gemini",
         defs: root.get("$defs").and_then(Value::as_object),
     };
-    let out = gemini_node(&cx, schema, &FieldPath::default(), &mut Vec::new())?;
+    let out = gemini_node(&cx, schema, &FieldPath::Root, &mut Vec::new())?;
     if out.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(cx.error(&FieldPath::default(), "a root that is not an object"));
+        return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
     Ok(out)
 }
@@ -329,7 +356,7 @@ pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
 fn gemini_node(
     cx: &Context<'_>,
     schema: &Value,
-    path: &FieldPath,
+    path: &FieldPath<'_>,
     inlining: &mut Vec<String>,
 ) -> Result<Value, ExportError> {
     let map = match schema {
