@@ -195,7 +195,28 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     }
 }
 
+/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke` or `call`): make N calls
+/// of one variant and nothing else, for an instruction counter;
+/// `bench/instructions.sh` runs this under callgrind.
+fn count_calls(spec: &str) {
+    let (variant, calls) = spec
+        .split_once(':')
+        .expect("TOOLWRIGHT_CALLS is VARIANT:N, such as invoke:20000");
+    let calls: u64 = calls.parse().expect("N is a number of calls");
+    let bench = Bench::new();
+    match variant {
+        "floor" => bench.floor(calls),
+        "invoke" => bench.invoke(calls),
+        "call" => bench.call(calls),
+        other => panic!("unknown variant {other:?}: floor, invoke or call"),
+    };
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("TOOLWRIGHT_CALLS") {
+        count_calls(&spec);
+        return;
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     // `--profile-time` runs one benchmark under a profiler: nothing else.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Instructions per call of the floor, `Executor::invoke` and the typed
+# `Executor::call` (the variants of `runtime/benches/invoke.rs`), counted
+# by callgrind. Unlike time, an instruction count does not drift on a
+# shared machine; it does not see cache misses or the allocator's speed,
+# so read it next to the interleaved time ratios in BENCHMARKS.md.
+#
+#   bench/instructions.sh          # needs valgrind (apt-get install valgrind)
+#   CALLS=100000 bench/instructions.sh
+#
+# Each variant runs twice, with 0 and with CALLS calls; the difference
+# divided by CALLS is its cost per call, set-up excluded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+calls=${CALLS:-20000}
+command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
+bin=$(cargo bench -q -p toolwright --bench invoke --no-run --message-format=json 2> /dev/null \
+    | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
+count() { # variant, calls -> instructions
+    TOOLWRIGHT_CALLS="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" 2>&1 \
+        | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+floor=
+printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
+for variant in floor invoke call; do
+    base=$(count "$variant" 0)
+    total=$(count "$variant" "$calls")
+    per=$(((total - base) / calls))
+    floor=${floor:-$per}
+    printf '%-8s %14d %9.2fx\n' "$variant" "$per" "$(echo "$per / $floor" | bc -l)"
+done
