@@ -195,25 +195,46 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
 }
 
 /// [`Prepare::Hooked`] for `T`. Only the deserializer is `T`'s own; the
-/// checks around it are [`ExecutorInner::check`], shared.
+/// checks around it are [`ExecutorInner::check`], shared. (Written out
+/// here and in [`direct`] rather than shared through a generic helper:
+/// each `#[tool]` compiles one of the two, and a helper would be a third
+/// function per tool.)
 fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
 ) -> Result<Box<dyn Prepared<Value>>, CallError> {
-    let args = inner.arguments::<T>(index, arguments)?;
-    Ok(Box::new(Call::<T, Json>::new(args)))
+    let mut args = None;
+    inner.check(index, T::KEY, arguments, &mut |value| {
+        args = Some(T::deserialize(value)?);
+        Ok(())
+    })?;
+    match args {
+        Some(args) => Ok(Box::new(Call::<T, Json>::new(args))),
+        None => Err(not_read(T::KEY)),
+    }
 }
 
-/// [`Prepare::Direct`] for `T`.
+/// [`Prepare::Direct`] for `T`: validated arguments, straight into the
+/// body's future.
 fn direct<'a, T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    let args = inner.arguments::<T>(index, arguments)?;
-    Ok(<Json as Finish<T>>::finish(args, ctx, None))
+    let mut args = None;
+    inner.check(index, T::KEY, arguments, &mut |value| {
+        args = Some(T::deserialize(value)?);
+        Ok(())
+    })?;
+    match args {
+        Some(args) => Ok(Box::pin(ToJson {
+            tool: T::KEY,
+            body: T::__run(args, ctx, None),
+        })),
+        None => Err(not_read(T::KEY)),
+    }
 }
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -848,8 +869,8 @@ fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
     }
 }
 
-/// Cannot happen: `check` succeeds only once the deserializer has. Not
-/// generic, unlike the fn that would otherwise build it.
+/// Cannot happen: `check` succeeds only once the deserializer has stored
+/// the arguments. Not generic, so no tool compiles its own copy.
 fn not_read(tool: &'static str) -> CallError {
     invalid(tool, "", "the arguments were not read".to_owned())
 }
@@ -891,17 +912,6 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 }
 
 impl ExecutorInner {
-    /// Step 2 for tool `T`: its arguments, validated and deserialized.
-    fn arguments<T: Tool>(&self, index: usize, arguments: &Value) -> Result<T, CallError> {
-        let mut args = None;
-        self.check(index, T::KEY, arguments, &mut |value| {
-            args = Some(T::deserialize(value)?);
-            Ok(())
-        })?;
-        // `check` succeeds only once the deserializer has.
-        args.ok_or_else(|| not_read(T::KEY))
-    }
-
     /// Step 2: validate against the advertised schema and deserialize
     /// (`deserialize` stores the arguments when it succeeds).
     fn check(
