@@ -48,7 +48,8 @@ struct CatalogInner {
     by_type: HashMap<TypeId, usize, BuildHasherDefault<FnvHasher>>,
 }
 
-/// One tool of a [`Catalog`]: its metadata and schemas, built once.
+/// One tool of a [`Catalog`]: its metadata and schemas (each schema built
+/// when first asked for, then kept).
 ///
 /// Serializes as its descriptor: key, name, title (when declared),
 /// description, effect, idempotent, open_world, input schema, output schema
