@@ -40,6 +40,15 @@ pub(crate) enum Kind {
     Dropped,
     /// The caller wraps the call in a 1 ms `tokio::time::timeout` and gives up.
     Abandoned,
+    /// A tool with nothing to inject (the executor's direct path) returns
+    /// a value.
+    DirectOk,
+    /// A tool with nothing to inject panics.
+    DirectPanic,
+    /// A tool with nothing to inject outlives its `timeout = "1ms"`.
+    DirectTimeout,
+    /// A call of a tool with nothing to inject is polled once, then dropped.
+    DirectDropped,
 }
 
 /// Whether calls of a kind build the request dependency.
@@ -57,7 +66,7 @@ pub(crate) enum Builds {
 
 impl Kind {
     /// Every kind, in the order of the summary table.
-    pub(crate) const ALL: [Kind; 8] = [
+    pub(crate) const ALL: [Kind; 12] = [
         Kind::Ok,
         Kind::ToolError,
         Kind::Panic,
@@ -66,6 +75,10 @@ impl Kind {
         Kind::Denied,
         Kind::Dropped,
         Kind::Abandoned,
+        Kind::DirectOk,
+        Kind::DirectPanic,
+        Kind::DirectTimeout,
+        Kind::DirectDropped,
     ];
 
     /// How many kinds there are.
@@ -75,7 +88,7 @@ impl Kind {
     /// a caller for a millisecond or two, so they stay a small share.
     const fn per_mille(self) -> u64 {
         match self {
-            Kind::Ok => 700,
+            Kind::Ok => 550,
             Kind::ToolError => 100,
             Kind::Panic => 50,
             Kind::Timeout => 20,
@@ -83,6 +96,10 @@ impl Kind {
             Kind::Denied => 50,
             Kind::Dropped => 20,
             Kind::Abandoned => 10,
+            Kind::DirectOk => 120,
+            Kind::DirectPanic => 10,
+            Kind::DirectTimeout => 10,
+            Kind::DirectDropped => 10,
         }
     }
 
@@ -115,6 +132,10 @@ impl Kind {
             Kind::Denied => "denied",
             Kind::Dropped => "dropped after 1 poll",
             Kind::Abandoned => "abandoned (1 ms)",
+            Kind::DirectOk => "direct: ok",
+            Kind::DirectPanic => "direct: panic",
+            Kind::DirectTimeout => "direct: timeout (1 ms)",
+            Kind::DirectDropped => "direct: dropped",
         }
     }
 
@@ -125,7 +146,13 @@ impl Kind {
             Kind::ToolError => Some(Outcome::Error),
             Kind::Panic => Some(Outcome::Panicked),
             Kind::Timeout | Kind::Dropped | Kind::Abandoned => Some(Outcome::Cancelled),
-            Kind::InvalidArguments | Kind::Denied => None,
+            // Nothing injected, so no dependency and no finalizer.
+            Kind::InvalidArguments
+            | Kind::Denied
+            | Kind::DirectOk
+            | Kind::DirectPanic
+            | Kind::DirectTimeout
+            | Kind::DirectDropped => None,
         }
     }
 
@@ -134,7 +161,12 @@ impl Kind {
         match self {
             Kind::Ok | Kind::ToolError | Kind::Panic | Kind::Dropped => Builds::EveryCall,
             Kind::Timeout | Kind::Abandoned => Builds::AtMostEveryCall,
-            Kind::InvalidArguments | Kind::Denied => Builds::Never,
+            Kind::InvalidArguments
+            | Kind::Denied
+            | Kind::DirectOk
+            | Kind::DirectPanic
+            | Kind::DirectTimeout
+            | Kind::DirectDropped => Builds::Never,
         }
     }
 
@@ -204,6 +236,33 @@ impl Kind {
                 let invoke = executor.invoke("linger", json!({}), admin);
                 let result = tokio::time::timeout(CALLER_PATIENCE, invoke).await;
                 expect(result.is_err(), &result)
+            }
+            Kind::DirectOk => {
+                let n = call % 1000;
+                let result = executor.invoke("next", json!({ "n": n }), admin).await;
+                expect(
+                    matches!(&result, Ok(value) if *value == json!(n + 1)),
+                    &result,
+                )
+            }
+            Kind::DirectPanic => {
+                let result = executor.invoke("explode_direct", json!({}), admin).await;
+                expect(
+                    matches!(&result, Err(CallError::Panicked { message, .. }) if message == DELIBERATE_PANIC),
+                    &result,
+                )
+            }
+            Kind::DirectTimeout => {
+                let result = executor.invoke("stall_direct", json!({}), admin).await;
+                expect(
+                    matches!(&result, Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(1)),
+                    &result,
+                )
+            }
+            Kind::DirectDropped => {
+                let mut call = pin!(executor.invoke("linger_direct", json!({}), admin));
+                let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+                expect(first.is_pending(), &first)
             }
         }
     }

@@ -11,14 +11,17 @@
 //! 50,000, fewer when the run is short). The exit status is 0 when every
 //! check passes, 1 when one fails, 2 on a usage error.
 //!
-//! Each call is one of eight kinds, interleaved pseudo-randomly (the same
+//! Each call is one of twelve kinds, interleaved pseudo-randomly (the same
 //! way on every run): ok, tool error, panic, timeout (a tool with
 //! `timeout = "1ms"`), invalid arguments, denied by `authorize`, dropped by
 //! the caller after one poll, and abandoned by the caller's own 1 ms
-//! `tokio::time::timeout`. Every tool injects a REQUEST-scoped dependency
-//! whose provider counts its builds and registers a finalizer that counts
-//! its runs per [`Outcome`](toolwright::Outcome), both attributed to the kind
-//! of call that caused them.
+//! `tokio::time::timeout`. The tools of these kinds inject a REQUEST-scoped
+//! dependency whose provider counts its builds and registers a finalizer
+//! that counts its runs per [`Outcome`](toolwright::Outcome), both
+//! attributed to the kind of call that caused them. Four more kinds (ok,
+//! panic, timeout, dropped) call public tools that inject nothing, which
+//! take the executor's direct path: they build nothing, and must neither
+//! answer wrongly nor leak.
 //!
 //! What a passing run proves, at this volume and under this concurrency:
 //!

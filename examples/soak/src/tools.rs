@@ -82,7 +82,36 @@ pub(crate) async fn linger(_probe: Inject<Probe>) -> u64 {
     0
 }
 
-/// The soak's five tools.
+// Public tools that inject nothing take the executor's direct path (no
+// hook, no scope); these four end their calls the ways the tools above do.
+
+/// Answer with the number after `n`.
+#[tool(key = "soak.next", effect = read, authorize = public)]
+pub(crate) async fn next(n: u64) -> u64 {
+    n + 1
+}
+
+/// Panic, with nothing injected.
+#[tool(key = "soak.explode_direct", effect = read, authorize = public)]
+pub(crate) async fn explode_direct() -> u64 {
+    panic!("{}", DELIBERATE_PANIC)
+}
+
+/// Sleep far past this tool's timeout, with nothing injected.
+#[tool(key = "soak.stall_direct", effect = read, authorize = public, timeout = "1ms")]
+pub(crate) async fn stall_direct() -> u64 {
+    tokio::time::sleep(FOREVER).await;
+    0
+}
+
+/// Sleep until the caller gives up, with nothing injected.
+#[tool(key = "soak.linger_direct", effect = read, authorize = public)]
+pub(crate) async fn linger_direct() -> u64 {
+    tokio::time::sleep(FOREVER).await;
+    0
+}
+
+/// The soak's nine tools.
 pub(crate) fn catalog() -> Result<Catalog, CatalogError> {
     Catalog::builder()
         .register::<EchoArgs>()
@@ -90,6 +119,10 @@ pub(crate) fn catalog() -> Result<Catalog, CatalogError> {
         .register::<ExplodeArgs>()
         .register::<StallArgs>()
         .register::<LingerArgs>()
+        .register::<NextArgs>()
+        .register::<ExplodeDirectArgs>()
+        .register::<StallDirectArgs>()
+        .register::<LingerDirectArgs>()
         .build()
 }
 

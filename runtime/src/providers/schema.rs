@@ -73,7 +73,11 @@ impl Context<'_> {
     }
 
     /// The schema a local `$ref` points to.
-    fn resolve<'s>(&'s self, reference: &str, path: &FieldPath<'_>) -> Result<&'s Value, ExportError> {
+    fn resolve<'s>(
+        &'s self,
+        reference: &str,
+        path: &FieldPath<'_>,
+    ) -> Result<&'s Value, ExportError> {
         reference
             .strip_prefix("#/$defs/")
             .and_then(|name| self.defs?.get(name))
@@ -154,7 +158,11 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
     Ok(out)
 }
 
-fn strict_node(cx: &Context<'_>, schema: &Value, path: &FieldPath<'_>) -> Result<Value, ExportError> {
+fn strict_node(
+    cx: &Context<'_>,
+    schema: &Value,
+    path: &FieldPath<'_>,
+) -> Result<Value, ExportError> {
     let map = match schema {
         Value::Object(map) if !map.is_empty() => map,
         _ => return Err(cx.error(path, "a value of any type (strict mode needs a type)")),
