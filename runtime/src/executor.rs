@@ -631,6 +631,12 @@ impl Executor {
     /// `ctx` is the caller's context (an actor, a session): hooks and
     /// `Context<C>` parameters receive it. It is never part of the arguments.
     ///
+    /// The name is looked up when `invoke` is called; everything else
+    /// happens when the returned future is awaited, and an unknown name is
+    /// that future's [`CallError::UnknownTool`]. The future owns the
+    /// arguments, so `name` need not outlive it. Dropping it cancels the
+    /// call (its scope, if any, is still closed).
+    ///
     /// ```
     /// use serde_json::json;
     /// use toolwright::{tool, CallError, Catalog, Container, Executor};
@@ -812,8 +818,13 @@ impl<F: Future<Output = Result<Value, CallError>>> Future for Invoke<F> {
     }
 }
 
-/// Runs one call inside its `tracing` span, catching any panic outside the
-/// body (a hook's, a serializer's), and records the outcome.
+/// Runs one call inside its `tracing` span, catching any panic (a hook's, a
+/// deserializer's, a serializer's, and a direct call's body's), and records
+/// the outcome.
+///
+/// A plain future rather than an `async fn`: an `async fn` would hold the
+/// pipeline twice (as its argument and as the awaited value), and this
+/// future is what every call creates and moves.
 fn traced<F>(tool: &Registration, pipeline: F) -> Traced<F> {
     Traced {
         tool: tool.key,
