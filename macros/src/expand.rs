@@ -69,11 +69,48 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     });
 
-    let authorize = hook_body(spec.authorize.as_ref(), quote!(Authorize));
+    // Only the hooks the pipeline will ask for; the trait's defaults stand
+    // in for the others (and refuse, should they ever be asked).
+    let authorize = spec.authorize.as_ref().map(|path| {
+        let body = hook_body(path, quote!(Authorize));
+        quote! {
+            fn __authorize<'__a>(
+                __ctx: ::toolwright::__private::ErasedContext<'__a>,
+                __call: &'__a ::toolwright::Invocation<'__a, Self>,
+            ) -> ::toolwright::__private::BoxFuture<
+                '__a,
+                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
+            > {
+                #body
+            }
+        }
+    });
     let approve = match (spec.effect, &spec.approve) {
-        (Effect::Read, _) | (_, None) => hook_body(None, quote!(Approve)),
-        (_, Some(path)) => hook_body(Some(path), quote!(Approve)),
+        (Effect::Read, _) | (_, None) => None,
+        (_, Some(path)) => {
+            let body = hook_body(path, quote!(Approve));
+            Some(quote! {
+                fn __approve<'__a>(
+                    __ctx: ::toolwright::__private::ErasedContext<'__a>,
+                    __call: &'__a ::toolwright::Invocation<'__a, Self>,
+                ) -> ::toolwright::__private::BoxFuture<
+                    '__a,
+                    ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
+                > {
+                    #body
+                }
+            })
+        }
     };
+    let requirements = (!injected.is_empty()).then(|| {
+        quote! {
+            fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
+                #[allow(unused_imports)]
+                use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
+                #(#requirements)*
+            }
+        }
+    });
 
     let run = run_body(tool, args);
     // On the fn's name: a body whose future is not `Send` is reported
@@ -132,32 +169,11 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
                     .output_schema()
             }
 
-            fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
-                #[allow(unused_imports)]
-                use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
-                let _ = &__out;
-                #(#requirements)*
-            }
+            #requirements
 
-            fn __authorize<'__a>(
-                __ctx: ::toolwright::__private::ErasedContext<'__a>,
-                __call: &'__a ::toolwright::Invocation<'__a, Self>,
-            ) -> ::toolwright::__private::BoxFuture<
-                '__a,
-                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
-            > {
-                #authorize
-            }
+            #authorize
 
-            fn __approve<'__a>(
-                __ctx: ::toolwright::__private::ErasedContext<'__a>,
-                __call: &'__a ::toolwright::Invocation<'__a, Self>,
-            ) -> ::toolwright::__private::BoxFuture<
-                '__a,
-                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
-            > {
-                #approve
-            }
+            #approve
 
             fn __run<'__a>(
                 self,
@@ -266,13 +282,7 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
 
 /// The body of `__authorize` / `__approve`: downcast the context to the
 /// type the hook takes (inferred from its signature) and call it.
-fn hook_body(path: Option<&Path>, kind: TokenStream) -> TokenStream {
-    let Some(path) = path else {
-        return quote! {
-            let _ = (__ctx, __call);
-            ::toolwright::__private::allow()
-        };
-    };
+fn hook_body(path: &Path, kind: TokenStream) -> TokenStream {
     // Everything on the hook's path, so that a hook of the wrong shape is
     // reported there, with the signature rustc expected.
     quote_spanned! {path.span()=>

@@ -219,13 +219,6 @@ pub mod __private {
         }
     }
 
-    /// The hook of a tool that has none (`authorize = public`, or the
-    /// approval of a `read` tool): allows, and is one function shared by
-    /// every such tool. The pipeline does not call it; the trait needs it.
-    pub fn allow() -> BoxFuture<'static, Result<Verdict, CallError>> {
-        Box::pin(core::future::ready(Ok(Verdict::Allow)))
-    }
-
     /// The result of a fallible tool body.
     pub fn fallible_output<R>(returned: R, tool: &'static str) -> Result<R::Ok, CallError>
     where

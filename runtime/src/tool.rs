@@ -409,20 +409,32 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn __output_schema() -> Option<serde_json::Value>;
 
+    // The three below have defaults so that `#[tool]` writes them only for
+    // a tool that has injected parameters or the hook: one generic body is
+    // type-checked once, instead of a copy in every tool.
+
     #[doc(hidden)]
-    fn __requirements(out: &mut Vec<Requirement>);
+    fn __requirements(out: &mut Vec<Requirement>) {
+        let _ = out;
+    }
 
     #[doc(hidden)]
     fn __authorize<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> BoxFuture<'a, Result<Verdict, CallError>>;
+    ) -> BoxFuture<'a, Result<Verdict, CallError>> {
+        let _ = (ctx, call);
+        undeclared_hook()
+    }
 
     #[doc(hidden)]
     fn __approve<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> BoxFuture<'a, Result<Verdict, CallError>>;
+    ) -> BoxFuture<'a, Result<Verdict, CallError>> {
+        let _ = (ctx, call);
+        undeclared_hook()
+    }
 
     #[doc(hidden)]
     fn __run<'a>(
@@ -430,6 +442,13 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         ctx: ErasedContext<'a>,
         scope: Option<&'a Scope>,
     ) -> impl std::future::Future<Output = Result<Self::Output, CallError>> + Send + 'a;
+}
+
+/// The answer of a hook a tool does not declare. The pipeline never asks
+/// one (it skips `authorize` for a public tool and `approve` for a `read`
+/// one); should it ever, the answer refuses.
+fn undeclared_hook() -> BoxFuture<'static, Result<Verdict, CallError>> {
+    Box::pin(std::future::ready(Ok(Verdict::Deny)))
 }
 
 /// The caller's context, type-erased so one catalog serves every context type.
