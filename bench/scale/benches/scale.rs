@@ -16,7 +16,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use toolwright::Catalog;
 use toolwright::providers::{Format, export};
 use toolwright_scale_bench::{Filter, Order};
@@ -93,4 +93,24 @@ fn scale(c: &mut Criterion) {
 }
 
 criterion_group!(benches, scale);
-criterion_main!(benches);
+
+/// `SCALE_RUN=N`: discover and export (strict OpenAI) the largest catalog
+/// N times and nothing else, for an instruction counter such as callgrind,
+/// whose counts do not drift the way times do on a shared machine.
+fn count_runs(runs: &str) {
+    let runs: u64 = runs.parse().expect("SCALE_RUN is a number of runs");
+    let prefixes = prefixes(tools::SIZES.len() - 1);
+    for _ in 0..runs {
+        let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
+        black_box(export(catalog.iter(), STRICT).expect("exports"));
+    }
+}
+
+fn main() {
+    if let Ok(runs) = std::env::var("SCALE_RUN") {
+        count_runs(&runs);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
