@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Instructions per call of the floor, `Executor::invoke` and the typed
-# `Executor::call` (the variants of `runtime/benches/invoke.rs`), counted
+# Instructions per call of the floor, `Executor::invoke`, the typed
+# `Executor::call`, and `invoke` of the same tool behind an `authorize`
+# hook (the variants of `runtime/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
 # shared machine; it does not see cache misses or the allocator's speed,
 # so read it next to the interleaved time ratios in BENCHMARKS.md.
@@ -22,7 +23,7 @@ count() { # variant, calls -> instructions
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke call; do
+for variant in floor invoke call hooked; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))

@@ -71,36 +71,13 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
     // Only the hooks the pipeline will ask for; the trait's defaults stand
     // in for the others (and refuse, should they ever be asked).
-    let authorize = spec.authorize.as_ref().map(|path| {
-        let body = hook_body(path, quote!(Authorize));
-        quote! {
-            fn __authorize<'__a>(
-                __ctx: ::toolwright::__private::ErasedContext<'__a>,
-                __call: &'__a ::toolwright::Invocation<'__a, Self>,
-            ) -> ::toolwright::__private::BoxFuture<
-                '__a,
-                ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
-            > {
-                #body
-            }
-        }
-    });
+    let authorize = spec
+        .authorize
+        .as_ref()
+        .map(|path| hook_fn(quote!(__authorize), path, quote!(Authorize)));
     let approve = match (spec.effect, &spec.approve) {
         (Effect::Read, _) | (_, None) => None,
-        (_, Some(path)) => {
-            let body = hook_body(path, quote!(Approve));
-            Some(quote! {
-                fn __approve<'__a>(
-                    __ctx: ::toolwright::__private::ErasedContext<'__a>,
-                    __call: &'__a ::toolwright::Invocation<'__a, Self>,
-                ) -> ::toolwright::__private::BoxFuture<
-                    '__a,
-                    ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
-                > {
-                    #body
-                }
-            })
-        }
+        (_, Some(path)) => Some(hook_fn(quote!(__approve), path, quote!(Approve))),
     };
     let requirements = (!injected.is_empty()).then(|| {
         quote! {
@@ -276,6 +253,22 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
         #[automatically_derived]
         impl #args {
             #(#fns)*
+        }
+    }
+}
+
+/// `__authorize` or `__approve` (`name`) calling the hook at `path`.
+fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
+    let body = hook_body(path, kind);
+    quote! {
+        fn #name<'__a>(
+            __ctx: ::toolwright::__private::ErasedContext<'__a>,
+            __call: &'__a ::toolwright::Invocation<'__a, Self>,
+        ) -> ::toolwright::__private::BoxFuture<
+            '__a,
+            ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
+        > {
+            #body
         }
     }
 }

@@ -20,6 +20,17 @@ async fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// Add two integers, behind an `authorize` hook that lets everyone in: the
+/// pipeline a tool with hooks takes.
+#[tool(key = "math.add_checked", effect = read, authorize = anyone)]
+async fn add_checked(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool {
+    true
+}
+
 /// A request-scoped value, one type per slot so a tool can inject five.
 struct Slot<const N: usize>(u64);
 
@@ -81,6 +92,7 @@ impl Bench {
             .register::<AddArgs>()
             .register::<AddOneArgs>()
             .register::<AddFiveArgs>()
+            .register::<AddCheckedArgs>()
             .build()
             .unwrap();
         Bench {
@@ -195,7 +207,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     }
 }
 
-/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke` or `call`): make N calls
+/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `call`, or `hooked`:
+/// `invoke` of the same `add` behind an `authorize` hook): make N calls
 /// of one variant and nothing else, for an instruction counter;
 /// `bench/instructions.sh` runs this under callgrind.
 fn count_calls(spec: &str) {
@@ -208,7 +221,8 @@ fn count_calls(spec: &str) {
         "floor" => bench.floor(calls),
         "invoke" => bench.invoke(calls),
         "call" => bench.call(calls),
-        other => panic!("unknown variant {other:?}: floor, invoke or call"),
+        "hooked" => bench.invoke_tool("add_checked", calls),
+        other => panic!("unknown variant {other:?}: floor, invoke, call or hooked"),
     };
 }
 

@@ -194,47 +194,42 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
     }
 }
 
-/// [`Prepare::Hooked`] for `T`. Only the deserializer is `T`'s own; the
-/// checks around it are [`ExecutorInner::check`], shared. (Written out
-/// here and in [`direct`] rather than shared through a generic helper:
-/// each `#[tool]` compiles one of the two, and a helper would be a third
-/// function per tool.)
+/// Step 2 for tool `T` inside [`prepare`] and [`direct`]: its validated
+/// arguments, or the error. Only the deserializer is `T`'s own; the checks
+/// around it are [`ExecutorInner::check`], shared. A macro rather than a
+/// generic function, which every `#[tool]` would compile once more.
+macro_rules! read_arguments {
+    ($inner:expr, $index:expr, $arguments:expr, $tool:ty) => {{
+        let mut args = None;
+        $inner.check($index, <$tool>::KEY, $arguments, &mut |value| {
+            args = Some(<$tool>::deserialize(value)?);
+            Ok(())
+        })?;
+        // `check` succeeds only once the deserializer has stored them.
+        args.ok_or_else(|| not_read(<$tool>::KEY))?
+    }};
+}
+
+/// [`Prepare::Hooked`] for `T`: its arguments, behind the hooks' vtable.
 fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
 ) -> Result<Box<dyn Prepared<Value>>, CallError> {
-    let mut args = None;
-    inner.check(index, T::KEY, arguments, &mut |value| {
-        args = Some(T::deserialize(value)?);
-        Ok(())
-    })?;
-    match args {
-        Some(args) => Ok(Box::new(Call::<T, Json>::new(args))),
-        None => Err(not_read(T::KEY)),
-    }
+    let args = read_arguments!(inner, index, arguments, T);
+    Ok(Box::new(Call::<T, Json>::new(args)))
 }
 
-/// [`Prepare::Direct`] for `T`: validated arguments, straight into the
-/// body's future.
+/// [`Prepare::Direct`] for `T`: its arguments, straight into its body's
+/// future.
 fn direct<'a, T: Tool>(
     inner: &ExecutorInner,
     index: usize,
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    let mut args = None;
-    inner.check(index, T::KEY, arguments, &mut |value| {
-        args = Some(T::deserialize(value)?);
-        Ok(())
-    })?;
-    match args {
-        Some(args) => Ok(Box::pin(ToJson {
-            tool: T::KEY,
-            body: T::__run(args, ctx, None),
-        })),
-        None => Err(not_read(T::KEY)),
-    }
+    let args = read_arguments!(inner, index, arguments, T);
+    Ok(<Json as Finish<T>>::finish(args, ctx, None))
 }
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -687,9 +682,7 @@ impl Executor {
                     Prepare::Hooked(prepare) => {
                         let call = prepare(inner, index, &arguments)?;
                         drop(arguments);
-                        // Boxed: the whole pipeline's state is large, and
-                        // direct calls should not carry (and move) its space.
-                        Box::pin(inner.run(tool, call, ctx)).await
+                        inner.run(tool, call, ctx).await
                     }
                 }
             }),
@@ -880,8 +873,8 @@ fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
     }
 }
 
-/// Cannot happen: `check` succeeds only once the deserializer has stored
-/// the arguments. Not generic, so no tool compiles its own copy.
+/// The error for arguments `check` accepted but nothing stored, which cannot
+/// happen. Not generic, so no tool compiles its own copy.
 fn not_read(tool: &'static str) -> CallError {
     invalid(tool, "", "the arguments were not read".to_owned())
 }
@@ -1028,7 +1021,11 @@ impl ExecutorInner {
         let timeout = tool.timeout.or(self.default_timeout);
         let (result, outcome) = run_body(tool.key, timeout, body).await;
         if let Some(guard) = guard {
-            guard.close(outcome).await;
+            // Boxed: running finalizers is most of this future's state, and
+            // only calls that opened a scope (which allocate for it anyway)
+            // should carry it; every other call, hooked or direct, moves
+            // this pipeline's future on its own stack.
+            Box::pin(guard.close(outcome)).await;
         }
         result
     }

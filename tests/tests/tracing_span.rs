@@ -5,9 +5,10 @@
 //! callsite at the same time.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::json;
-use toolwright::{Catalog, Container, Executor, Invocation, tool};
+use toolwright::{CallError, Catalog, Container, Executor, Invocation, tool};
 
 async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {
     true
@@ -121,9 +122,27 @@ fn each_call_is_a_span_with_tool_and_outcome() {
                 .invoke("double", json!({"n": 2}), &"not a unit")
                 .await
                 .unwrap_err();
+            let mut halved = Vec::new();
             for n in [4, 3, 0, -1] {
-                let _ = executor.invoke("halve", json!({ "n": n }), &()).await;
+                halved.push(executor.invoke("halve", json!({ "n": n }), &()).await);
             }
+            // What the caller gets from the direct path, besides the spans.
+            assert_eq!(halved[0].as_ref().unwrap(), &json!(2));
+            assert!(
+                matches!(&halved[1], Err(CallError::Panicked { message, .. }) if message == "odd"),
+                "{:?}",
+                halved[1]
+            );
+            assert!(
+                matches!(&halved[2], Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(20)),
+                "{:?}",
+                halved[2]
+            );
+            assert!(
+                matches!(&halved[3], Err(CallError::InvalidArguments { .. })),
+                "{:?}",
+                halved[3]
+            );
         });
     });
     let spans: Vec<SeenSpan> = recorder

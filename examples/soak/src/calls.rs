@@ -139,6 +139,22 @@ impl Kind {
         }
     }
 
+    /// The tool this kind's calls invoke. A direct kind's tool is the twin
+    /// of its kind's that injects nothing.
+    fn tool(self) -> &'static str {
+        match self {
+            Kind::Ok | Kind::InvalidArguments | Kind::Denied => "echo",
+            Kind::ToolError => "fail",
+            Kind::Panic => "explode",
+            Kind::Timeout => "stall",
+            Kind::Dropped | Kind::Abandoned => "linger",
+            Kind::DirectOk => "next",
+            Kind::DirectPanic => "explode_direct",
+            Kind::DirectTimeout => "stall_direct",
+            Kind::DirectDropped => "linger_direct",
+        }
+    }
+
     /// The outcome the finalizers of this kind's calls must receive.
     pub(crate) fn outcome(self) -> Option<Outcome> {
         match self {
@@ -177,28 +193,28 @@ impl Kind {
         match self {
             Kind::Ok => {
                 let n = call % 1000;
-                let result = executor.invoke("echo", json!({ "n": n }), admin).await;
+                let result = executor.invoke(self.tool(), json!({ "n": n }), admin).await;
                 expect(
                     matches!(&result, Ok(value) if *value == json!({ "next": n + 1 })),
                     &result,
                 )
             }
             Kind::ToolError => {
-                let result = executor.invoke("fail", json!({}), admin).await;
+                let result = executor.invoke(self.tool(), json!({}), admin).await;
                 expect(
                     matches!(&result, Err(CallError::Tool { source, .. }) if source.is::<Refused>()),
                     &result,
                 )
             }
-            Kind::Panic => {
-                let result = executor.invoke("explode", json!({}), admin).await;
+            Kind::Panic | Kind::DirectPanic => {
+                let result = executor.invoke(self.tool(), json!({}), admin).await;
                 expect(
                     matches!(&result, Err(CallError::Panicked { message, .. }) if message == DELIBERATE_PANIC),
                     &result,
                 )
             }
-            Kind::Timeout => {
-                let result = executor.invoke("stall", json!({}), admin).await;
+            Kind::Timeout | Kind::DirectTimeout => {
+                let result = executor.invoke(self.tool(), json!({}), admin).await;
                 expect(
                     matches!(&result, Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(1)),
                     &result,
@@ -206,7 +222,7 @@ impl Kind {
             }
             Kind::InvalidArguments => {
                 let result = executor
-                    .invoke("echo", json!({ "n": "seven" }), admin)
+                    .invoke(self.tool(), json!({ "n": "seven" }), admin)
                     .await;
                 expect(
                     matches!(&result, Err(CallError::InvalidArguments { .. })),
@@ -215,17 +231,19 @@ impl Kind {
             }
             Kind::Denied => {
                 let stranger = &Caller { admin: false };
-                let result = executor.invoke("echo", json!({ "n": 1 }), stranger).await;
+                let result = executor
+                    .invoke(self.tool(), json!({ "n": 1 }), stranger)
+                    .await;
                 expect(matches!(&result, Err(CallError::Denied { .. })), &result)
             }
-            Kind::Dropped => {
+            Kind::Dropped | Kind::DirectDropped => {
                 // Unconstrained, so that tokio's cooperative budget cannot
                 // make this single poll yield before the call's scope opens:
                 // every such call builds its dependency, then is dropped
                 // while the body sleeps, and the executor hands the
                 // finalizer to the runtime.
                 let mut call = pin!(tokio::task::unconstrained(executor.invoke(
-                    "linger",
+                    self.tool(),
                     json!({}),
                     admin
                 )));
@@ -233,36 +251,17 @@ impl Kind {
                 expect(first.is_pending(), &first)
             }
             Kind::Abandoned => {
-                let invoke = executor.invoke("linger", json!({}), admin);
+                let invoke = executor.invoke(self.tool(), json!({}), admin);
                 let result = tokio::time::timeout(CALLER_PATIENCE, invoke).await;
                 expect(result.is_err(), &result)
             }
             Kind::DirectOk => {
                 let n = call % 1000;
-                let result = executor.invoke("next", json!({ "n": n }), admin).await;
+                let result = executor.invoke(self.tool(), json!({ "n": n }), admin).await;
                 expect(
                     matches!(&result, Ok(value) if *value == json!(n + 1)),
                     &result,
                 )
-            }
-            Kind::DirectPanic => {
-                let result = executor.invoke("explode_direct", json!({}), admin).await;
-                expect(
-                    matches!(&result, Err(CallError::Panicked { message, .. }) if message == DELIBERATE_PANIC),
-                    &result,
-                )
-            }
-            Kind::DirectTimeout => {
-                let result = executor.invoke("stall_direct", json!({}), admin).await;
-                expect(
-                    matches!(&result, Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(1)),
-                    &result,
-                )
-            }
-            Kind::DirectDropped => {
-                let mut call = pin!(executor.invoke("linger_direct", json!({}), admin));
-                let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
-                expect(first.is_pending(), &first)
             }
         }
     }

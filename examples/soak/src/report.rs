@@ -327,8 +327,8 @@ impl Report {
         }
         let mut what = format!(
             "one dependency per call of ok, tool error, panic and dropped; none for invalid \
-             arguments or denied; at most one per timeout or abandoned call ({} of those \
-             cancelled before building it)",
+             arguments, denied or any direct call; at most one per timeout or abandoned \
+             call ({} of those cancelled before building it)",
             grouped(cancelled_early),
         );
         if !wrong.is_empty() {

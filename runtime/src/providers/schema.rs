@@ -85,6 +85,11 @@ impl Context<'_> {
     }
 }
 
+/// Whether a schema's `type` keyword (`ty`) is the single type `name`.
+fn type_is(ty: Option<&Value>, name: &str) -> bool {
+    ty.and_then(Value::as_str) == Some(name)
+}
+
 /// Annotations every dialect may drop: they do not constrain values.
 const ANNOTATIONS: &[&str] = &[
     "$schema",
@@ -135,7 +140,7 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
         defs,
     };
     let mut out = strict_node(&cx, schema, &FieldPath::Root)?;
-    if out.get("type").and_then(Value::as_str) != Some("object") {
+    if !type_is(out.get("type"), "object") {
         return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
     if let Some(defs) = defs {
@@ -241,8 +246,7 @@ fn strict_node(
             other => return Err(cx.error(path, format!("the `{other}` keyword"))),
         }
     }
-    if out.get("type").and_then(Value::as_str) == Some("object") && !out.contains_key("properties")
-    {
+    if type_is(out.get("type"), "object") && !out.contains_key("properties") {
         if map
             .get("additionalProperties")
             .is_none_or(|a| a != &Value::Bool(false))
@@ -255,7 +259,7 @@ fn strict_node(
         out.insert("properties".into(), json!({}));
         out.insert("required".into(), json!([]));
     }
-    if out.get("type").and_then(Value::as_str) == Some("object") || out.contains_key("properties") {
+    if type_is(out.get("type"), "object") || out.contains_key("properties") {
         out.insert("additionalProperties".into(), Value::Bool(false));
     }
     if let Some(reference) = out.get("$ref").cloned()
@@ -295,9 +299,7 @@ fn nullable(schema: Value) -> Value {
             _ => {}
         }
         if let Some(Value::Array(branches)) = map.get("anyOf")
-            && branches
-                .iter()
-                .any(|b| b.get("type").and_then(Value::as_str) == Some("null"))
+            && branches.iter().any(|b| type_is(b.get("type"), "null"))
         {
             return schema;
         }
@@ -355,7 +357,7 @@ pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
         defs: root.get("$defs").and_then(Value::as_object),
     };
     let out = gemini_node(&cx, schema, &FieldPath::Root, &mut Vec::new())?;
-    if out.get("type").and_then(Value::as_str) != Some("object") {
+    if !type_is(out.get("type"), "object") {
         return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
     Ok(out)
@@ -487,7 +489,7 @@ fn gemini_node(
             "anyOf" | "oneOf" => {
                 let mut branches = Vec::new();
                 for branch in value.as_array().into_iter().flatten() {
-                    if branch.get("type").and_then(Value::as_str) == Some("null")
+                    if type_is(branch.get("type"), "null")
                         && branch.as_object().is_some_and(|b| b.len() == 1)
                     {
                         nullable = true;
@@ -577,9 +579,7 @@ fn resolve_object_schema<'a>(
         }
         if let Some(Value::Array(branches)) = current.get("anyOf").or_else(|| current.get("oneOf"))
         {
-            let mut non_null = branches
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+            let mut non_null = branches.iter().filter(|b| !type_is(b.get("type"), "null"));
             match (non_null.next(), non_null.next()) {
                 (Some(only), None) => {
                     current = only;
