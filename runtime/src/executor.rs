@@ -206,7 +206,10 @@ macro_rules! read_arguments {
             Ok(())
         })?;
         // `check` succeeds only once the deserializer has stored them.
-        args.ok_or_else(|| not_read(<$tool>::KEY))?
+        match args {
+            Some(args) => args,
+            None => return Err(not_read(<$tool>::KEY)),
+        }
     }};
 }
 
