@@ -629,11 +629,13 @@ impl Executor {
     /// `ctx` is the caller's context (an actor, a session): hooks and
     /// `Context<C>` parameters receive it. It is never part of the arguments.
     ///
-    /// The name is looked up when `invoke` is called; everything else
-    /// happens when the returned future is awaited, and an unknown name is
-    /// that future's [`CallError::UnknownTool`]. The future owns the
-    /// arguments, so `name` need not outlive it. Dropping it cancels the
-    /// call (its scope, if any, is still closed).
+    /// `invoke` itself looks the name up and reads the arguments (steps 1
+    /// and 2: validation and deserialization, inside the call's span, with
+    /// a deserializer's panic caught); everything after that happens when
+    /// the returned future is awaited. An unknown name or invalid arguments
+    /// are that future's error, so the future holds the read arguments,
+    /// not the JSON, and neither `name` nor `arguments` need outlive it.
+    /// Dropping it cancels the call (its scope, if any, is still closed).
     ///
     /// ```
     /// use serde_json::json;
@@ -664,31 +666,42 @@ impl Executor {
         arguments: Value,
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
-        // Not an `async fn`: the name is looked up now, and the future holds
-        // only what the call needs, so it is small to create and move.
+        // Not an `async fn`: the name is looked up and the arguments are
+        // read now, so the future holds the call, not the arguments, and is
+        // small to create and move.
         let inner = &*self.inner;
         let Some(index) = inner.catalog.index_of(name) else {
-            return Invoke::Unknown {
-                name: Some(name.to_owned()),
+            return Invoke::Done {
+                result: Some(Err(CallError::UnknownTool {
+                    name: name.to_owned(),
+                })),
             };
         };
         let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
-        Invoke::Call {
-            call: traced(tool, async move {
-                match tool.prepare {
-                    Prepare::Direct(start) => {
-                        let body = start(inner, index, &arguments, ctx)?;
-                        drop(arguments);
-                        inner.timed(tool, body).await
-                    }
-                    Prepare::Hooked(prepare) => {
-                        let call = prepare(inner, index, &arguments)?;
-                        drop(arguments);
-                        inner.run(tool, call, ctx).await
-                    }
+        let span = call_span(tool.key, tool.name, tool.effect);
+        // Step 2, inside the call's span, with a deserializer's panic caught.
+        let started = span.in_scope(|| {
+            catch_panic(tool.key, || match tool.prepare {
+                Prepare::Direct(start) => Ok(Pipeline::Direct {
+                    body: inner.timed(tool, start(inner, index, &arguments, ctx)?),
+                }),
+                Prepare::Hooked(prepare) => Ok(Pipeline::Hooked {
+                    run: inner.run(tool, prepare(inner, index, &arguments)?, ctx),
+                }),
+            })
+        });
+        drop(arguments);
+        match started {
+            Ok(pipeline) => Invoke::Call {
+                call: traced_in(tool, span, pipeline),
+            },
+            Err(error) => {
+                span.record("outcome", error_label(&error));
+                Invoke::Done {
+                    result: Some(Err(error)),
                 }
-            }),
+            }
         }
     }
 
@@ -793,38 +806,82 @@ impl<F: Future<Output = Result<Value, CallError>>> Future for Timed<F> {
 }
 
 pin_project_lite::pin_project! {
-    /// The future of [`Executor::invoke`].
+    /// The future of [`Executor::invoke`]: a call, or the answer of one
+    /// that ended before it started (an unknown name, invalid arguments).
     #[project = InvokeProjection]
-    enum Invoke<F> {
-        Unknown { name: Option<String> },
-        Call { #[pin] call: F },
+    enum Invoke<'a, R> {
+        Done { result: Option<Result<Value, CallError>> },
+        Call { #[pin] call: Traced<Pipeline<'a, R>> },
     }
 }
 
-impl<F: Future<Output = Result<Value, CallError>>> Future for Invoke<F> {
+impl<R: Future<Output = Result<Value, CallError>>> Future for Invoke<'_, R> {
     type Output = Result<Value, CallError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         match self.project() {
             InvokeProjection::Call { call } => call.poll(cx),
-            InvokeProjection::Unknown { name } => Poll::Ready(Err(CallError::UnknownTool {
-                name: name.take().unwrap_or_default(),
+            InvokeProjection::Done { result } => Poll::Ready(result.take().unwrap_or_else(|| {
+                Err(CallError::Panicked {
+                    tool: "",
+                    message: "the call's future was polled after it finished".to_owned(),
+                })
             })),
         }
     }
 }
 
-/// Runs one call inside its `tracing` span, catching any panic (a hook's, a
-/// deserializer's, a serializer's, and a direct call's body's), and records
-/// the outcome.
+pin_project_lite::pin_project! {
+    /// What [`Executor::invoke`] runs once the arguments are read: a direct
+    /// tool's body, or the whole pipeline (`R`, [`ExecutorInner::run`]'s
+    /// future).
+    #[project = PipelineProjection]
+    enum Pipeline<'a, R> {
+        Direct { body: JsonFuture<'a> },
+        Hooked { #[pin] run: R },
+    }
+}
+
+impl<R: Future<Output = Result<Value, CallError>>> Future for Pipeline<'_, R> {
+    type Output = Result<Value, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            PipelineProjection::Direct { body } => body.as_mut().poll(cx),
+            PipelineProjection::Hooked { run } => run.poll(cx),
+        }
+    }
+}
+
+/// `step()`, with a panic turned into [`CallError::Panicked`].
+fn catch_panic<T>(
+    tool: &'static str,
+    step: impl FnOnce() -> Result<T, CallError>,
+) -> Result<T, CallError> {
+    std::panic::catch_unwind(AssertUnwindSafe(step)).unwrap_or_else(|payload| {
+        Err(CallError::Panicked {
+            tool,
+            message: panic_message(payload),
+        })
+    })
+}
+
+/// Runs one call inside its `tracing` span, catching any panic (a hook's,
+/// a serializer's, a body's), and records the outcome.
 ///
 /// A plain future rather than an `async fn`: an `async fn` would hold the
 /// pipeline twice (as its argument and as the awaited value), and this
 /// future is what every call creates and moves.
 fn traced<F>(tool: &Registration, pipeline: F) -> Traced<F> {
+    traced_in(tool, call_span(tool.key, tool.name, tool.effect), pipeline)
+}
+
+/// [`traced`], in a span already made (and used for step 2, by
+/// [`Executor::invoke`]).
+fn traced_in<F>(tool: &Registration, span: tracing::Span, pipeline: F) -> Traced<F> {
     Traced {
         tool: tool.key,
-        inner: CatchUnwind::new(pipeline).instrument(call_span(tool.key, tool.name, tool.effect)),
+        inner: CatchUnwind::new(pipeline).instrument(span),
     }
 }
 
@@ -866,13 +923,20 @@ impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<F> {
 fn outcome_label<R>(result: &Result<R, CallError>) -> &'static str {
     match result {
         Ok(_) => "ok",
-        Err(CallError::InvalidArguments { .. }) => "invalid_arguments",
-        Err(CallError::Denied { .. }) => "denied",
-        Err(CallError::NotApproved { .. }) => "not_approved",
-        Err(CallError::ApprovalRequired(_)) => "approval_required",
-        Err(CallError::Panicked { .. }) => "panicked",
-        Err(CallError::Timeout { .. }) => "timeout",
-        Err(_) => "error",
+        Err(error) => error_label(error),
+    }
+}
+
+/// The span's `outcome` for a call that failed with `error`.
+fn error_label(error: &CallError) -> &'static str {
+    match error {
+        CallError::InvalidArguments { .. } => "invalid_arguments",
+        CallError::Denied { .. } => "denied",
+        CallError::NotApproved { .. } => "not_approved",
+        CallError::ApprovalRequired(_) => "approval_required",
+        CallError::Panicked { .. } => "panicked",
+        CallError::Timeout { .. } => "timeout",
+        _ => "error",
     }
 }
 
@@ -1023,42 +1087,87 @@ impl ExecutorInner {
         let body = call.run(ctx, guard.as_ref().map(ScopeGuard::scope));
         let timeout = tool.timeout.or(self.default_timeout);
         let (result, outcome) = run_body(tool.key, timeout, body).await;
-        if let Some(guard) = guard {
-            // Boxed: running finalizers is most of this future's state, and
-            // only calls that opened a scope (which allocate for it anyway)
-            // should carry it; every other call, hooked or direct, moves
-            // this pipeline's future on its own stack.
-            Box::pin(guard.close(outcome)).await;
+        match guard {
+            // Boxed, with the result: running finalizers is most of this
+            // future's state, and only calls that opened a scope (which
+            // allocate for it anyway) should carry it; every other call,
+            // hooked or direct, moves this pipeline's future on its own stack.
+            Some(guard) => {
+                Box::pin(async move {
+                    guard.close(outcome).await;
+                    result
+                })
+                .await
+            }
+            None => result,
         }
-        result
     }
 }
 
 /// Runs a tool's body under its timeout with panics caught, and says how it
 /// ended. Generic only over the output, so tools that return the same type
-/// share one copy.
-async fn run_body<O>(
+/// share one copy. A plain future, not an `async fn`, so that it holds
+/// only the body and, with a timeout, the boxed timer: the pipeline's
+/// future carries it inline.
+fn run_body<'a, O>(
     tool: &'static str,
     timeout: Option<Duration>,
-    body: BoxFuture<'_, Result<O, CallError>>,
-) -> (Result<O, CallError>, Outcome) {
+    body: BoxFuture<'a, Result<O, CallError>>,
+) -> RunBody<'a, O> {
     let body = CatchUnwind::new(body);
-    let finished = match timeout {
-        // Boxed: a timer is large, and calls without a timeout should not
-        // carry (and copy) its space in their future.
-        Some(after) => match Box::pin(tokio::time::timeout(after, body)).await {
-            Ok(finished) => finished,
-            Err(_) => return (Err(CallError::Timeout { tool, after }), Outcome::Cancelled),
+    RunBody {
+        tool,
+        body: match timeout {
+            // Boxed: a timer is large, and calls without a timeout should
+            // not carry (and copy) its space in their future.
+            Some(after) => Guarded::Timed(Box::pin(tokio::time::timeout(after, body)), after),
+            None => Guarded::Plain(body),
         },
-        None => body.await,
-    };
-    match finished {
-        Ok(Ok(output)) => (Ok(output), Outcome::Ok),
-        Ok(Err(error)) => (Err(error), Outcome::Error),
-        Err(message) => (
-            Err(CallError::Panicked { tool, message }),
-            Outcome::Panicked,
-        ),
+    }
+}
+
+/// See [`run_body`].
+struct RunBody<'a, O> {
+    tool: &'static str,
+    body: Guarded<'a, O>,
+}
+
+/// A body with panics caught, under a timer or not.
+enum Guarded<'a, O> {
+    Plain(Caught<'a, O>),
+    Timed(Pin<Box<tokio::time::Timeout<Caught<'a, O>>>>, Duration),
+}
+
+/// A body with panics caught.
+type Caught<'a, O> = CatchUnwind<BoxFuture<'a, Result<O, CallError>>>;
+
+impl<O> Future for RunBody<'_, O> {
+    type Output = (Result<O, CallError>, Outcome);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        // Unpin: the body is boxed, and so is the timer.
+        let tool = self.tool;
+        let finished = match &mut self.body {
+            Guarded::Plain(body) => std::task::ready!(Pin::new(body).poll(cx)),
+            Guarded::Timed(body, after) => match std::task::ready!(body.as_mut().poll(cx)) {
+                Ok(finished) => finished,
+                Err(_) => {
+                    let after = *after;
+                    return Poll::Ready((
+                        Err(CallError::Timeout { tool, after }),
+                        Outcome::Cancelled,
+                    ));
+                }
+            },
+        };
+        Poll::Ready(match finished {
+            Ok(Ok(output)) => (Ok(output), Outcome::Ok),
+            Ok(Err(error)) => (Err(error), Outcome::Error),
+            Err(message) => (
+                Err(CallError::Panicked { tool, message }),
+                Outcome::Panicked,
+            ),
+        })
     }
 }
 

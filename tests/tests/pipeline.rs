@@ -458,3 +458,52 @@ async fn typed_call_of_a_tool_outside_the_catalog_is_unknown() {
     let result = exec.call(ReserveArgs { sku: "A".into() }, &()).await;
     assert!(matches!(result, Err(CallError::UnknownTool { .. })));
 }
+
+/// A word whose deserializer panics on "boom": user code that runs while
+/// the arguments are read.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Touchy(#[serde(deserialize_with = "panic_on_boom")] String);
+
+fn panic_on_boom<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let word = <String as serde::Deserialize>::deserialize(deserializer)?;
+    assert_ne!(word, "boom", "the deserializer met a boom");
+    Ok(word)
+}
+
+/// Count a word's letters (public: the direct path).
+#[tool(key = "words.count", effect = read, authorize = public)]
+async fn count_letters(word: Touchy) -> usize {
+    word.0.len()
+}
+
+/// Count a word's letters (behind a hook: the whole pipeline).
+#[tool(key = "words.count_checked", effect = read, authorize = may_call)]
+async fn count_letters_checked(word: Touchy) -> usize {
+    word.0.len()
+}
+
+#[tokio::test]
+async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    let authorized = AUTHORIZED.load(Ordering::SeqCst);
+    for tool in ["count_letters", "count_letters_checked"] {
+        match exec
+            .invoke(tool, json!({"word": "boom"}), &Actor::allowed())
+            .await
+        {
+            Err(CallError::Panicked { tool: key, message }) => {
+                assert!(key.starts_with("words.count"), "{key}");
+                assert!(message.contains("the deserializer met a boom"), "{message}");
+            }
+            other => panic!("{tool}: expected Panicked, got {other:?}"),
+        }
+        let fine = exec
+            .invoke(tool, json!({"word": "fine"}), &Actor::allowed())
+            .await;
+        assert_eq!(fine.unwrap(), json!(4), "{tool}");
+    }
+    // The hook ran for the good call only: nothing after step 2 runs on
+    // arguments that could not be read.
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized + 1);
+}
