@@ -317,6 +317,16 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
     });
     let call_args = tool.params.iter().map(|p| &p.ident);
+    let inputs_only = tool.params.iter().all(|p| matches!(p.kind, Kind::Input(_)));
+    if inputs_only && !matches!(tool.output, Output::Fallible(_)) {
+        // Nothing to resolve or map: the fn's own future, its output in
+        // `Ok`, with no `async` block (one state machine less per tool).
+        return quote_spanned! {fn_ident.span()=>
+            let #args { #(#inputs,)* } = self;
+            let _ = (&__ctx, &__scope);
+            ::toolwright::__private::infallible(#fn_ident(#(#call_args),*))
+        };
+    }
     let call = quote!(#fn_ident(#(#call_args),*).await);
     let result = match &tool.output {
         Output::Fallible(ty) => {

@@ -219,6 +219,32 @@ pub mod __private {
         }
     }
 
+    /// The body of a tool that takes only inputs and cannot fail: its fn's
+    /// future, with the output in `Ok`. A plain future, where an `async`
+    /// block would be one more state machine for every such tool to compile.
+    pub fn infallible<F: core::future::Future>(body: F) -> Infallible<F> {
+        Infallible { body }
+    }
+
+    pin_project_lite::pin_project! {
+        /// See [`infallible`].
+        pub struct Infallible<F> {
+            #[pin]
+            body: F,
+        }
+    }
+
+    impl<F: core::future::Future> core::future::Future for Infallible<F> {
+        type Output = Result<F::Output, CallError>;
+
+        fn poll(
+            self: core::pin::Pin<&mut Self>,
+            cx: &mut core::task::Context<'_>,
+        ) -> core::task::Poll<Self::Output> {
+            self.project().body.poll(cx).map(Ok)
+        }
+    }
+
     /// The result of a fallible tool body.
     pub fn fallible_output<R>(returned: R, tool: &'static str) -> Result<R::Ok, CallError>
     where
