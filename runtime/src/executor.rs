@@ -683,18 +683,31 @@ impl Executor {
         // Step 2, inside the call's span, with a deserializer's panic caught.
         let started = span.in_scope(|| {
             catch_panic(tool.key, || match tool.prepare {
-                Prepare::Direct(start) => Ok(Pipeline::Direct {
-                    body: inner.timed(tool, start(inner, index, &arguments, ctx)?),
-                }),
-                Prepare::Hooked(prepare) => Ok(Pipeline::Hooked {
-                    run: inner.run(tool, prepare(inner, index, &arguments)?, ctx),
-                }),
+                Prepare::Direct(start) => start(inner, index, &arguments, ctx).map(Started::Direct),
+                Prepare::Hooked(prepare) => prepare(inner, index, &arguments).map(Started::Hooked),
             })
         });
         drop(arguments);
+        // What steps 1 and 2 return is small; the pipeline's future is
+        // built in place here, not moved out of them.
         match started {
-            Ok(pipeline) => Invoke::Call {
-                call: traced_in(tool, span, pipeline),
+            Ok(Started::Direct(body)) => Invoke::Call {
+                call: traced_in(
+                    tool,
+                    span,
+                    Pipeline::Direct {
+                        body: inner.timed(tool, body),
+                    },
+                ),
+            },
+            Ok(Started::Hooked(call)) => Invoke::Call {
+                call: traced_in(
+                    tool,
+                    span,
+                    Pipeline::Hooked {
+                        run: inner.run(tool, call, ctx),
+                    },
+                ),
             },
             Err(error) => {
                 span.record("outcome", error_label(&error));
@@ -829,6 +842,13 @@ impl<R: Future<Output = Result<Value, CallError>>> Future for Invoke<'_, R> {
             })),
         }
     }
+}
+
+/// A call whose arguments [`Executor::invoke`] has read: a direct tool's
+/// body, or the call the whole pipeline runs.
+enum Started<'a> {
+    Direct(JsonFuture<'a>),
+    Hooked(Box<dyn Prepared<Value>>),
 }
 
 pin_project_lite::pin_project! {
