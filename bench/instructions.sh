@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per call of the floor, `Executor::invoke`, the typed
-# `Executor::call`, and `invoke` of the same tool behind an `authorize`
-# hook (the variants of `runtime/benches/invoke.rs`), counted
+# `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
+# and `invoke` of a tool that injects one REQUEST value (the variants of
+# `runtime/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
 # shared machine; it does not see cache misses or the allocator's speed,
 # so read it next to the interleaved time ratios in BENCHMARKS.md.
@@ -23,7 +24,7 @@ count() { # variant, calls -> instructions
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke call hooked; do
+for variant in floor invoke call hooked injected; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))

@@ -207,8 +207,9 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     }
 }
 
-/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `call`, or `hooked`:
-/// `invoke` of the same `add` behind an `authorize` hook): make N calls
+/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `call`, `hooked`:
+/// `invoke` of the same `add` behind an `authorize` hook, or `injected`:
+/// `invoke` of `add_one`, which injects one REQUEST value): make N calls
 /// of one variant and nothing else, for an instruction counter;
 /// `bench/instructions.sh` runs this under callgrind.
 fn count_calls(spec: &str) {
@@ -222,7 +223,8 @@ fn count_calls(spec: &str) {
         "invoke" => bench.invoke(calls),
         "call" => bench.call(calls),
         "hooked" => bench.invoke_tool("add_checked", calls),
-        other => panic!("unknown variant {other:?}: floor, invoke, call or hooked"),
+        "injected" => bench.invoke_tool("add_one", calls),
+        other => panic!("unknown variant {other:?}: floor, invoke, call, hooked or injected"),
     };
 }
 
