@@ -257,9 +257,21 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
     }
 }
 
-/// `__authorize` or `__approve` (`name`) calling the hook at `path`.
+/// `__authorize` or `__approve` (`name`) calling the hook at `path`: it
+/// downcasts the context to the type the hook takes (inferred from its
+/// signature) and calls it.
 fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
-    let body = hook_body(path, kind);
+    // The call is on the hook's path, so that a hook of the wrong shape is
+    // reported there, with the signature rustc expected.
+    let body = quote_spanned! {path.span()=>
+        ::toolwright::__private::call_hook::<_, Self, _, _>(
+            __ctx,
+            __call,
+            #path,
+            <Self as ::toolwright::Tool>::KEY,
+            ::toolwright::__private::HookKind::#kind,
+        )
+    };
     quote! {
         fn #name<'__a>(
             __ctx: ::toolwright::__private::ErasedContext<'__a>,
@@ -270,22 +282,6 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
         > {
             #body
         }
-    }
-}
-
-/// The body of `__authorize` / `__approve`: downcast the context to the
-/// type the hook takes (inferred from its signature) and call it.
-fn hook_body(path: &Path, kind: TokenStream) -> TokenStream {
-    // Everything on the hook's path, so that a hook of the wrong shape is
-    // reported there, with the signature rustc expected.
-    quote_spanned! {path.span()=>
-        ::toolwright::__private::call_hook::<_, Self, _, _>(
-            __ctx,
-            __call,
-            #path,
-            <Self as ::toolwright::Tool>::KEY,
-            ::toolwright::__private::HookKind::#kind,
-        )
     }
 }
 
@@ -317,42 +313,44 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
     });
     let call_args = tool.params.iter().map(|p| &p.ident);
+    let call = quote!(#fn_ident(#(#call_args),*));
     let inputs_only = tool.params.iter().all(|p| matches!(p.kind, Kind::Input(_)));
-    if inputs_only && !matches!(tool.output, Output::Fallible(_)) {
+    let future = match &tool.output {
         // Nothing to resolve or map: the fn's own future, its output in
         // `Ok`, with no `async` block (one state machine less per tool).
-        return quote_spanned! {fn_ident.span()=>
-            let #args { #(#inputs,)* } = self;
-            let _ = (&__ctx, &__scope);
-            ::toolwright::__private::infallible(#fn_ident(#(#call_args),*))
-        };
-    }
-    let call = quote!(#fn_ident(#(#call_args),*).await);
-    let result = match &tool.output {
-        Output::Fallible(ty) => {
-            // A bad error type is reported on the `E` of `Result<T, E>`
-            // (or on the whole type when it is an alias such as `io::Result<T>`).
-            let error_ty = result_error_type(ty).unwrap_or(ty);
-            let returned = over_tokens(quote!(__returned), error_ty);
-            quote_spanned! {error_ty.span()=>
-                let __returned = #call;
-                ::toolwright::__private::fallible_output(#returned, <Self as ::toolwright::Tool>::KEY)
+        Output::Unit | Output::Plain(_) if inputs_only => quote_spanned! {fn_ident.span()=>
+            ::toolwright::__private::infallible(#call)
+        },
+        output => {
+            let result = match output {
+                Output::Fallible(ty) => {
+                    // A bad error type is reported on the `E` of `Result<T, E>`
+                    // (or on the whole type when it is an alias such as `io::Result<T>`).
+                    let error_ty = result_error_type(ty).unwrap_or(ty);
+                    let returned = over_tokens(quote!(__returned), error_ty);
+                    quote_spanned! {error_ty.span()=>
+                        let __returned = #call.await;
+                        ::toolwright::__private::fallible_output(#returned, <Self as ::toolwright::Tool>::KEY)
+                    }
+                }
+                _ => quote!(::core::result::Result::Ok(#call.await)),
+            };
+            quote_spanned! {fn_ident.span()=>
+                {
+                    #[allow(unused_imports)]
+                    use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
+                    async move {
+                        #(#resolve)*
+                        #result
+                    }
+                }
             }
-        }
-        _ => quote!(::core::result::Result::Ok(#call)),
-    };
-    let body = quote_spanned! {fn_ident.span()=>
-        async move {
-            #(#resolve)*
-            #result
         }
     };
     quote! {
         let #args { #(#inputs,)* } = self;
         let _ = (&__ctx, &__scope);
-        #[allow(unused_imports)]
-        use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
-        #body
+        #future
     }
 }
 
