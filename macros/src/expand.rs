@@ -16,6 +16,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
     let fn_ident = &tool.ident;
 
     let args_struct = args_struct(tool, args, true);
+    let serde_impls = serde_impls(tool, args);
     let defaults = default_fns(tool, args);
 
     let key = &spec.key;
@@ -111,6 +112,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
         #args_struct
 
+        #serde_impls
+
         #defaults
 
         #[automatically_derived]
@@ -203,13 +206,12 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
             #vis #ident: #ty,
         })
     });
+    // Only the schema is derived; `serde_impls` writes `Serialize` and
+    // `Deserialize`. schemars reads the `#[serde]` attributes (names,
+    // defaults, closed object), which the impls below follow.
     let derive = derives.then(|| {
         quote! {
-            #[derive(
-                ::toolwright::__private::serde::Serialize,
-                ::toolwright::__private::serde::Deserialize,
-                ::toolwright::__private::schemars::JsonSchema,
-            )]
+            #[derive(::toolwright::__private::schemars::JsonSchema)]
             #[serde(crate = "::toolwright::__private::serde", deny_unknown_fields)]
             #[schemars(crate = "::toolwright::__private::schemars")]
         }
@@ -219,6 +221,124 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
         #derive
         #vis struct #args {
             #(#fields)*
+        }
+    }
+}
+
+/// `Serialize` and `Deserialize` for the argument struct, written out
+/// rather than derived (a derive's output is checked again after any edit
+/// above it; see `toolwright::__private::FieldSeed`). Deserialization
+/// accepts exactly what `#[derive(Deserialize)]` with
+/// `deny_unknown_fields` and the fields' `rename` and `default` accepted
+/// from an object, with the same error messages; an array, which the
+/// derive also took, is refused.
+fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let inputs: Vec<_> = tool
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            Kind::Input(input) => Some((p, input)),
+            _ => None,
+        })
+        .collect();
+    let count = inputs.len();
+    let struct_name = args.to_string();
+    let expecting = format!("struct {struct_name}");
+    let wire: Vec<String> = inputs.iter().map(|(p, _)| p.wire_name()).collect();
+    let idents: Vec<&Ident> = inputs.iter().map(|(p, _)| &p.ident).collect();
+    let types: Vec<&Type> = inputs.iter().map(|(p, _)| &p.ty).collect();
+    let slots: Vec<Ident> = (0..count).map(|i| format_ident!("__field{}", i)).collect();
+    let arms = slots
+        .iter()
+        .zip(&wire)
+        .zip(&types)
+        .enumerate()
+        .map(|(i, ((slot, wire), ty))| {
+            // On the parameter's type: a type that cannot be deserialized is
+            // reported there.
+            let read = quote_spanned!(ty.span()=> __map.next_value::<#ty>());
+            quote! {
+                #i => {
+                    if #slot.is_some() {
+                        return ::core::result::Result::Err(__A::Error::duplicate_field(#wire));
+                    }
+                    #slot = ::core::option::Option::Some(#read?);
+                }
+            }
+        });
+    let values = inputs
+        .iter()
+        .zip(&slots)
+        .zip(&wire)
+        .map(|(((p, input), slot), wire)| {
+            let ident = &p.ident;
+            let ty = &p.ty;
+            let missing = match &input.default {
+                Some(_) => {
+                    let default = default_fn(ident);
+                    quote!(#args::#default())
+                }
+                None => quote_spanned! {ty.span()=>
+                    ::toolwright::__private::missing_field::<#ty, _>(#wire)?
+                },
+            };
+            quote! {
+                #ident: match #slot {
+                    ::core::option::Option::Some(__value) => __value,
+                    ::core::option::Option::None => #missing,
+                }
+            }
+        });
+    quote! {
+        #[automatically_derived]
+        impl ::toolwright::__private::serde::Serialize for #args {
+            fn serialize<__S: ::toolwright::__private::serde::Serializer>(
+                &self,
+                __serializer: __S,
+            ) -> ::core::result::Result<__S::Ok, __S::Error> {
+                use ::toolwright::__private::serde::ser::SerializeStruct as _;
+                let mut __state = __serializer.serialize_struct(#struct_name, #count)?;
+                #(__state.serialize_field(#wire, &self.#idents)?;)*
+                __state.end()
+            }
+        }
+
+        #[automatically_derived]
+        impl<'de> ::toolwright::__private::serde::Deserialize<'de> for #args {
+            fn deserialize<__D: ::toolwright::__private::serde::Deserializer<'de>>(
+                __deserializer: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                use ::toolwright::__private::serde::de::{Error as _, MapAccess as _};
+                const FIELDS: &[&str] = &[#(#wire),*];
+                struct __Visitor;
+                impl<'de> ::toolwright::__private::serde::de::Visitor<'de> for __Visitor {
+                    type Value = #args;
+                    fn expecting(
+                        &self,
+                        __f: &mut ::core::fmt::Formatter<'_>,
+                    ) -> ::core::fmt::Result {
+                        __f.write_str(#expecting)
+                    }
+                    fn visit_map<__A: ::toolwright::__private::serde::de::MapAccess<'de>>(
+                        self,
+                        mut __map: __A,
+                    ) -> ::core::result::Result<#args, __A::Error> {
+                        #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
+                        while let ::core::option::Option::Some(__key) =
+                            __map.next_key_seed(::toolwright::__private::FieldSeed(FIELDS))?
+                        {
+                            match __key {
+                                #(#arms)*
+                                _ => {
+                                    __map.next_value::<::toolwright::__private::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        ::core::result::Result::Ok(#args { #(#values),* })
+                    }
+                }
+                __deserializer.deserialize_struct(#struct_name, FIELDS, __Visitor)
+            }
         }
     }
 }

@@ -55,6 +55,7 @@
 //! with `use my_tools as _;`.
 #![deny(missing_docs)]
 
+mod args;
 mod catalog;
 mod error;
 mod executor;
@@ -124,6 +125,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::args::{FieldSeed, missing_field};
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
     pub use crate::tool::{BoxFuture, Effect, ErasedContext, Location, Registration, Verdict};

@@ -1,0 +1,105 @@
+//! What the `Deserialize` impl `#[tool]` writes for an argument struct
+//! calls: the generic half, compiled once here instead of once per tool.
+//!
+//! The macro writes the impl itself rather than deriving it: rustc checks
+//! a derive's output again whenever an edit above it moves it in the file,
+//! so with one derive per tool, editing the first tool of a file re-checked
+//! all the others (see BENCHMARKS.md, "Compile cost of tools").
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+
+/// Reads a key of the arguments object as the index of the field it names
+/// in `fields`; any other key is an `unknown field` error, as
+/// `#[serde(deny_unknown_fields)]` reports it.
+#[derive(Clone, Copy)]
+pub struct FieldSeed(pub &'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = usize;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl Visitor<'_> for FieldSeed {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("field identifier")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
+        self.0
+            .iter()
+            .position(|field| *field == key)
+            .ok_or_else(|| E::unknown_field(key, self.0))
+    }
+
+    fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<usize, E> {
+        match core::str::from_utf8(key) {
+            Ok(key) => self.visit_str(key),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(key), &self)),
+        }
+    }
+}
+
+/// The value of a field the arguments left out: `None` for an `Option`,
+/// otherwise a `missing field` error, as serde's derive answers.
+pub fn missing_field<'de, T: de::Deserialize<'de>, E: de::Error>(
+    field: &'static str,
+) -> Result<T, E> {
+    T::deserialize(Missing {
+        field,
+        error: PhantomData,
+    })
+}
+
+/// A deserializer with nothing in it: it knows only "none".
+struct Missing<E> {
+    field: &'static str,
+    error: PhantomData<E>,
+}
+
+impl<'de, E: de::Error> Deserializer<'de> for Missing<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.field))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_key_is_the_index_of_its_field_and_any_other_key_is_refused() {
+        let fields = FieldSeed(&["a", "b"]);
+        assert_eq!(fields.deserialize(&json!("b")).unwrap(), 1);
+        let error = fields.deserialize(&json!("c")).unwrap_err();
+        assert_eq!(error.to_string(), "unknown field `c`, expected `a` or `b`");
+    }
+
+    #[test]
+    fn a_missing_option_is_none_and_anything_else_is_an_error() {
+        let none: Option<u8> = missing_field::<_, serde_json::Error>("x").unwrap();
+        assert_eq!(none, None);
+        let error = missing_field::<u8, serde_json::Error>("x").unwrap_err();
+        assert_eq!(error.to_string(), "missing field `x`");
+    }
+}

@@ -1,0 +1,133 @@
+//! What a tool's generated argument struct reads and writes: the
+//! `Serialize` and `Deserialize` impls `#[tool]` writes out (instead of
+//! deriving them) accept and refuse what the derive did, with its messages.
+
+use serde_json::{Value, json};
+use toolwright::{CallError, Catalog, Container, Executor, tool};
+
+/// List the orders of a customer.
+#[tool(key = "shop.orders", effect = read, authorize = public)]
+async fn list_orders(
+    #[rename = "customerId"] customer_id: u64,
+    status: Option<String>,
+    #[default = 20] limit: u32,
+    tags: Vec<String>,
+) -> (u64, Option<String>, u32, usize) {
+    (customer_id, status, limit, tags.len())
+}
+
+/// Say hello; takes nothing.
+#[tool(key = "shop.hello", effect = read, authorize = public)]
+async fn hello() -> &'static str {
+    "hello"
+}
+
+fn parse(text: &str) -> Result<ListOrdersArgs, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_field_is_read_by_its_wire_name_with_defaults_and_options_filled_in() {
+    let args = parse(r#"{"customerId": 7, "tags": ["a", "b"]}"#).unwrap();
+    assert_eq!(args.customer_id, 7);
+    assert_eq!(args.status, None);
+    assert_eq!(args.limit, 20, "the `#[default]` value");
+    assert_eq!(args.tags, ["a", "b"]);
+
+    let args = parse(r#"{"tags": [], "limit": 3, "status": "open", "customerId": 1}"#).unwrap();
+    assert_eq!((args.customer_id, args.limit), (1, 3));
+    assert_eq!(args.status.as_deref(), Some("open"));
+    // A null for an `Option` is `None`, as with the derive.
+    let args = parse(r#"{"customerId": 1, "tags": [], "status": null}"#).unwrap();
+    assert_eq!(args.status, None);
+}
+
+#[test]
+fn bad_objects_are_refused_with_serdes_messages() {
+    let refused = |text: &str| parse(text).err().expect("refused");
+    assert!(
+        refused(r#"{"tags": []}"#).starts_with("missing field `customerId`"),
+        "{}",
+        refused(r#"{"tags": []}"#)
+    );
+    assert!(
+        refused(r#"{"customerId": 1, "tags": [], "customer_id": 2}"#).starts_with(
+            "unknown field `customer_id`, expected one of `customerId`, `status`, `limit`, `tags`"
+        ),
+        "the Rust name of a renamed field is unknown"
+    );
+    assert!(
+        refused(r#"{"customerId": 1, "customerId": 2, "tags": []}"#)
+            .starts_with("duplicate field `customerId`")
+    );
+    assert!(
+        refused(r#"{"customerId": "7", "tags": []}"#)
+            .starts_with("invalid type: string \"7\", expected u64")
+    );
+    // Arguments are an object: an array in field order is not taken.
+    assert!(
+        refused(r#"[7, null, 20, []]"#)
+            .starts_with("invalid type: sequence, expected struct ListOrdersArgs")
+    );
+    assert!(
+        refused("42").starts_with("invalid type: integer `42`, expected struct ListOrdersArgs")
+    );
+}
+
+#[test]
+fn serializing_writes_every_field_by_its_wire_name() {
+    let args = parse(r#"{"customerId": 7, "tags": ["x"]}"#).unwrap();
+    assert_eq!(
+        serde_json::to_value(&args).unwrap(),
+        json!({"customerId": 7, "status": null, "limit": 20, "tags": ["x"]})
+    );
+    let hello: HelloArgs = serde_json::from_value(json!({})).unwrap();
+    assert_eq!(serde_json::to_value(&hello).unwrap(), json!({}));
+    assert_eq!(
+        serde_json::from_value::<HelloArgs>(json!({"x": 1}))
+            .err()
+            .expect("refused")
+            .to_string(),
+        "unknown field `x`, there are no fields"
+    );
+}
+
+#[tokio::test]
+async fn the_executor_reads_the_same_way() {
+    let catalog = Catalog::builder()
+        .register::<ListOrdersArgs>()
+        .register::<HelloArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let answer = executor
+        .invoke("list_orders", json!({"customerId": 3, "tags": ["a"]}), &())
+        .await
+        .unwrap();
+    assert_eq!(answer, json!([3, null, 20, 1]));
+    for bad in [
+        json!({"customerId": 3}),
+        json!({"customerId": 3, "tags": [], "extra": true}),
+        json!([3, null, 20, []]),
+        Value::Null,
+    ] {
+        let error = executor
+            .invoke("list_orders", bad.clone(), &())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CallError::InvalidArguments {
+                    tool: "shop.orders",
+                    ..
+                }
+            ),
+            "{bad}: {error}"
+        );
+    }
+    assert_eq!(
+        executor.invoke("hello", json!({}), &()).await.unwrap(),
+        json!("hello")
+    );
+}
