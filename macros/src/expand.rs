@@ -1,8 +1,8 @@
 //! Code generation for a checked tool: the argument struct, its `Tool`
 //! impl, the registration, and the original fn.
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
@@ -11,6 +11,7 @@ use crate::attr::Effect;
 use crate::valid::Spec;
 
 pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
+    let at = anchor(tool);
     let item = &tool.item;
     let args = &spec.args;
     let fn_ident = &tool.ident;
@@ -19,31 +20,38 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
     let serde_impls = serde_impls(tool, args);
     let defaults = default_fns(tool, args);
 
-    let key = &spec.key;
-    let name = &spec.name;
-    let description = &spec.description;
+    let key = spanned(&spec.key, at);
+    let name = spanned(&spec.name, at);
+    let description = spanned(&spec.description, at);
     let title = match &spec.title {
-        Some(title) => quote!(::core::option::Option::Some(#title)),
-        None => quote!(::core::option::Option::None),
+        Some(title) => {
+            let title = spanned(title, at);
+            quote_spanned!(at=> ::core::option::Option::Some(#title))
+        }
+        None => quote_spanned!(at=> ::core::option::Option::None),
     };
     let effect = match spec.effect {
-        Effect::Read => quote!(::toolwright::__private::Effect::Read),
-        Effect::Write => quote!(::toolwright::__private::Effect::Write),
-        Effect::Destructive => quote!(::toolwright::__private::Effect::Destructive),
+        Effect::Read => quote_spanned!(at=> ::toolwright::__private::Effect::Read),
+        Effect::Write => quote_spanned!(at=> ::toolwright::__private::Effect::Write),
+        Effect::Destructive => quote_spanned!(at=> ::toolwright::__private::Effect::Destructive),
     };
-    let idempotent = spec.idempotent;
-    let open_world = spec.open_world;
+    let idempotent = spanned(spec.idempotent, at);
+    let open_world = spanned(spec.open_world, at);
     let timeout = match spec.timeout_ms {
         Some(ms) => {
-            quote!(::core::option::Option::Some(::toolwright::__private::Duration::from_millis(#ms)))
+            let ms = spanned(ms, at);
+            quote_spanned!(at=> ::core::option::Option::Some(::toolwright::__private::Duration::from_millis(#ms)))
         }
-        None => quote!(::core::option::Option::None),
+        None => quote_spanned!(at=> ::core::option::Option::None),
     };
-    let injects = tool.params.iter().any(|p| matches!(p.kind, Kind::Inject));
-    let public = spec.authorize.is_none();
+    let injects = spanned(
+        tool.params.iter().any(|p| matches!(p.kind, Kind::Inject)),
+        at,
+    );
+    let public = spanned(spec.authorize.is_none(), at);
 
     let output_ty = match &tool.output {
-        Output::Unit => quote!(()),
+        Output::Unit => quote_spanned!(at=> ()),
         Output::Plain(ty) => quote_spanned!(ty.span()=> #ty),
         Output::Fallible(ty) => {
             quote_spanned!(ty.span()=> <#ty as ::toolwright::__private::Fallible>::Ok)
@@ -64,7 +72,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     });
     let requirements = injected.iter().map(|ty| {
-        quote! {
+        quote_spanned! {at=>
             (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
                 .requirements(__out);
         }
@@ -72,16 +80,25 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
     // Only the hooks the pipeline will ask for; the trait's defaults stand
     // in for the others (and refuse, should they ever be asked).
-    let authorize = spec
-        .authorize
-        .as_ref()
-        .map(|path| hook_fn(quote!(__authorize), path, quote!(Authorize)));
+    let authorize = spec.authorize.as_ref().map(|path| {
+        hook_fn(
+            quote_spanned!(at=> __authorize),
+            path,
+            quote_spanned!(at=> Authorize),
+            at,
+        )
+    });
     let approve = match (spec.effect, &spec.approve) {
         (Effect::Read, _) | (_, None) => None,
-        (_, Some(path)) => Some(hook_fn(quote!(__approve), path, quote!(Approve))),
+        (_, Some(path)) => Some(hook_fn(
+            quote_spanned!(at=> __approve),
+            path,
+            quote_spanned!(at=> Approve),
+            at,
+        )),
     };
     let requirements = (!injected.is_empty()).then(|| {
-        quote! {
+        quote_spanned! {at=>
             fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
                 #[allow(unused_imports)]
                 use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
@@ -107,7 +124,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     };
 
-    quote! {
+    quote_spanned! {at=>
         #item
 
         #args_struct
@@ -175,9 +192,10 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 /// The generated argument struct. With `derives` off (the fallback), it is a
 /// plain struct so that hooks naming it still type-check.
 pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenStream {
+    let at = anchor(tool);
     let vis = &tool.vis;
     let fn_name = tool.ident.to_string();
-    let doc = format!("The arguments of the [`{fn_name}`] tool.");
+    let doc = spanned(format!("The arguments of the [`{fn_name}`] tool."), at);
     let fields = tool.params.iter().filter_map(|p| {
         let Kind::Input(input) = &p.kind else {
             return None;
@@ -188,18 +206,18 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
         let mut serde_attrs = Vec::new();
         if derives {
             if let Some(rename) = &input.rename {
-                serde_attrs.push(quote!(#[serde(rename = #rename)]));
+                serde_attrs.push(quote_spanned!(at=> #[serde(rename = #rename)]));
             }
             if input.default.is_some() {
-                let path = format!("{args}::{}", default_fn(ident));
-                serde_attrs.push(quote!(#[serde(default = #path)]));
+                let path = spanned(format!("{args}::{}", default_fn(ident, at)), at);
+                serde_attrs.push(quote_spanned!(at=> #[serde(default = #path)]));
             }
         }
         // A field is documented by its parameter's doc comment, which is
         // also its schema description; an undocumented one stays so.
         let undocumented = (!input.field_attrs.iter().any(|a| a.path().is_ident("doc")))
-            .then(|| quote!(#[allow(missing_docs)]));
-        Some(quote! {
+            .then(|| quote_spanned!(at=> #[allow(missing_docs)]));
+        Some(quote_spanned! {at=>
             #(#attrs)*
             #undocumented
             #(#serde_attrs)*
@@ -210,13 +228,13 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
     // `Deserialize`. schemars reads the `#[serde]` attributes (names,
     // defaults, closed object), which the impls below follow.
     let derive = derives.then(|| {
-        quote! {
+        quote_spanned! {at=>
             #[derive(::toolwright::__private::schemars::JsonSchema)]
             #[serde(crate = "::toolwright::__private::serde", deny_unknown_fields)]
             #[schemars(crate = "::toolwright::__private::schemars")]
         }
     });
-    quote! {
+    quote_spanned! {at=>
         #[doc = #doc]
         #derive
         #vis struct #args {
@@ -233,6 +251,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
 /// from an object, with the same error messages; an array, which the
 /// derive also took, is refused.
 fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let at = anchor(tool);
     let inputs: Vec<_> = tool
         .params
         .iter()
@@ -242,25 +261,33 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
         })
         .collect();
     let count = inputs.len();
+    let len = spanned(count, at);
     let struct_name = args.to_string();
-    let expecting = format!("struct {struct_name}");
-    let wire: Vec<String> = inputs.iter().map(|(p, _)| p.wire_name()).collect();
+    let expecting = spanned(format!("struct {struct_name}"), at);
+    let struct_name = spanned(struct_name, at);
+    let wire: Vec<TokenStream> = inputs
+        .iter()
+        .map(|(p, _)| spanned(p.wire_name(), at))
+        .collect();
     let idents: Vec<&Ident> = inputs.iter().map(|(p, _)| &p.ident).collect();
     let types: Vec<&Type> = inputs.iter().map(|(p, _)| &p.ty).collect();
-    let slots: Vec<Ident> = (0..count).map(|i| format_ident!("__field{}", i)).collect();
+    let slots: Vec<Ident> = (0..count)
+        .map(|i| format_ident!("__field{}", i, span = at))
+        .collect();
     let arms = slots
         .iter()
         .zip(&wire)
         .zip(&types)
         .enumerate()
         .map(|(i, ((slot, wire), ty))| {
+            let index = spanned(i, at);
             // On the parameter's type: a type that cannot be deserialized is
             // reported there.
             let read = quote_spanned!(ty.span()=> __map.next_value::<#ty>());
-            quote! {
-                #i => {
+            quote_spanned! {at=>
+                #index => {
                     if #slot.is_some() {
-                        return ::core::result::Result::Err(__A::Error::duplicate_field(#wire));
+                        return ::core::result::Result::Err(<__A::Error as ::toolwright::__private::serde::de::Error>::duplicate_field(#wire));
                     }
                     #slot = ::core::option::Option::Some(#read?);
                 }
@@ -275,31 +302,34 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
             let ty = &p.ty;
             let missing = match &input.default {
                 Some(_) => {
-                    let default = default_fn(ident);
-                    quote!(#args::#default())
+                    let default = default_fn(ident, at);
+                    quote_spanned!(at=> #args::#default())
                 }
                 None => quote_spanned! {ty.span()=>
                     ::toolwright::__private::missing_field::<#ty, _>(#wire)?
                 },
             };
-            quote! {
+            quote_spanned! {at=>
                 #ident: match #slot {
                     ::core::option::Option::Some(__value) => __value,
                     ::core::option::Option::None => #missing,
                 }
             }
         });
-    quote! {
+    quote_spanned! {at=>
         #[automatically_derived]
         impl ::toolwright::__private::serde::Serialize for #args {
             fn serialize<__S: ::toolwright::__private::serde::Serializer>(
                 &self,
                 __serializer: __S,
             ) -> ::core::result::Result<__S::Ok, __S::Error> {
-                use ::toolwright::__private::serde::ser::SerializeStruct as _;
-                let mut __state = __serializer.serialize_struct(#struct_name, #count)?;
-                #(__state.serialize_field(#wire, &self.#idents)?;)*
-                __state.end()
+                let mut __state = __serializer.serialize_struct(#struct_name, #len)?;
+                #(::toolwright::__private::serde::ser::SerializeStruct::serialize_field(
+                    &mut __state,
+                    #wire,
+                    &self.#idents,
+                )?;)*
+                ::toolwright::__private::serde::ser::SerializeStruct::end(__state)
             }
         }
 
@@ -308,7 +338,6 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
             fn deserialize<__D: ::toolwright::__private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
-                use ::toolwright::__private::serde::de::{Error as _, MapAccess as _};
                 const FIELDS: &[&str] = &[#(#wire),*];
                 struct __Visitor;
                 impl<'de> ::toolwright::__private::serde::de::Visitor<'de> for __Visitor {
@@ -330,7 +359,8 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                             match __key {
                                 #(#arms)*
                                 _ => {
-                                    __map.next_value::<::toolwright::__private::serde::de::IgnoredAny>()?;
+                                    let ::toolwright::__private::serde::de::IgnoredAny =
+                                        __map.next_value()?;
                                 }
                             }
                         }
@@ -343,19 +373,50 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
     }
 }
 
-fn default_fn(ident: &Ident) -> Ident {
-    format_ident!("__toolwright_default_{}", crate::ast::unraw(ident))
+/// Where the code generated for `tool` says it comes from: the fn's name.
+///
+/// Not the attribute (`Span::call_site()`): rustc hashes a macro's own
+/// spans by their absolute position, so every item spanned at an
+/// attribute is checked again when an edit above the tool moves it, even
+/// by a character. Spans of the user's own tokens are hashed relative to
+/// their item, so code spanned at the fn's name is checked again only when
+/// the tool itself changes (see BENCHMARKS.md, "Compile cost of tools").
+/// Tokens the user wrote (types, paths, expressions) keep their spans.
+fn anchor(tool: &ToolFn) -> Span {
+    tool.ident.span()
+}
+
+/// `value`'s tokens (a literal, `true`), spanned at `at`: quote gives
+/// the tokens of a value `Span::call_site()`, which `anchor` avoids.
+fn spanned(value: impl ToTokens, at: Span) -> TokenStream {
+    value
+        .into_token_stream()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(at);
+            token
+        })
+        .collect()
+}
+
+fn default_fn(ident: &Ident, at: Span) -> Ident {
+    format_ident!(
+        "__toolwright_default_{}",
+        crate::ast::unraw(ident),
+        span = at
+    )
 }
 
 /// The functions `#[serde(default = ...)]` calls.
 fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let at = anchor(tool);
     let fns: Vec<_> = tool
         .params
         .iter()
         .filter_map(|p| match &p.kind {
             Kind::Input(input) => input.default.as_ref().map(|expr| {
                 let ty = &p.ty;
-                let name = default_fn(&p.ident);
+                let name = default_fn(&p.ident, at);
                 quote_spanned! {expr.span()=>
                     #[doc(hidden)]
                     fn #name() -> #ty {
@@ -369,8 +430,7 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
     if fns.is_empty() {
         return TokenStream::new();
     }
-    quote! {
-        #[automatically_derived]
+    quote_spanned! {at=>
         impl #args {
             #(#fns)*
         }
@@ -380,7 +440,7 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
 /// `__authorize` or `__approve` (`name`) calling the hook at `path`: it
 /// downcasts the context to the type the hook takes (inferred from its
 /// signature) and calls it.
-fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
+fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> TokenStream {
     // The call is on the hook's path, so that a hook of the wrong shape is
     // reported there, with the signature rustc expected.
     let body = quote_spanned! {path.span()=>
@@ -392,7 +452,7 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
             ::toolwright::__private::HookKind::#kind,
         )
     };
-    quote! {
+    quote_spanned! {at=>
         fn #name<'__a>(
             __ctx: ::toolwright::__private::ErasedContext<'__a>,
             __call: &'__a ::toolwright::Invocation<'__a, Self>,
@@ -408,6 +468,7 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream) -> TokenStream {
 /// The body of `__run`: take the inputs apart, resolve injected and context
 /// parameters, call the fn, map its result.
 fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let at = anchor(tool);
     let fn_ident = &tool.ident;
     let inputs = tool
         .params
@@ -418,7 +479,7 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         let ident = &p.ident;
         let ty = &p.ty;
         match p.kind {
-            Kind::Input(_) => quote!(),
+            Kind::Input(_) => quote_spanned!(at=> ),
             Kind::Inject => quote_spanned! {ty.span()=>
                 let #ident = (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
                     .resolve(__scope, <Self as ::toolwright::Tool>::KEY)
@@ -433,7 +494,7 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
     });
     let call_args = tool.params.iter().map(|p| &p.ident);
-    let call = quote!(#fn_ident(#(#call_args),*));
+    let call = quote_spanned!(at=> #fn_ident(#(#call_args),*));
     let inputs_only = tool.params.iter().all(|p| matches!(p.kind, Kind::Input(_)));
     let future = match &tool.output {
         // Nothing to resolve or map: the fn's own future, its output in
@@ -447,13 +508,13 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
                     // A bad error type is reported on the `E` of `Result<T, E>`
                     // (or on the whole type when it is an alias such as `io::Result<T>`).
                     let error_ty = result_error_type(ty).unwrap_or(ty);
-                    let returned = over_tokens(quote!(__returned), error_ty);
+                    let returned = over_tokens(quote_spanned!(at=> __returned), error_ty);
                     quote_spanned! {error_ty.span()=>
                         let __returned = #call.await;
                         ::toolwright::__private::fallible_output(#returned, <Self as ::toolwright::Tool>::KEY)
                     }
                 }
-                _ => quote!(::core::result::Result::Ok(#call.await)),
+                _ => quote_spanned!(at=> ::core::result::Result::Ok(#call.await)),
             };
             quote_spanned! {fn_ident.span()=>
                 {
@@ -467,7 +528,7 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
             }
         }
     };
-    quote! {
+    quote_spanned! {at=>
         let #args { #(#inputs,)* } = self;
         let _ = (&__ctx, &__scope);
         #future
