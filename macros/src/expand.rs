@@ -262,6 +262,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
         .collect();
     let count = inputs.len();
     let len = spanned(count, at);
+    let positions: Vec<TokenStream> = (0..count).map(|i| spanned(i, at)).collect();
     let struct_name = args.to_string();
     let expecting = spanned(format!("struct {struct_name}"), at);
     let struct_name = spanned(struct_name, at);
@@ -339,6 +340,12 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 const FIELDS: &[&str] = &[#(#wire),*];
+                fn __field_index(__key: &str) -> ::core::option::Option<usize> {
+                    match __key {
+                        #(#wire => ::core::option::Option::Some(#positions),)*
+                        _ => ::core::option::Option::None,
+                    }
+                }
                 struct __Visitor;
                 impl<'de> ::toolwright::__private::serde::de::Visitor<'de> for __Visitor {
                     type Value = #args;
@@ -354,7 +361,10 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                     ) -> ::core::result::Result<#args, __A::Error> {
                         #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
                         while let ::core::option::Option::Some(__key) =
-                            __map.next_key_seed(::toolwright::__private::FieldSeed(FIELDS))?
+                            __map.next_key_seed(::toolwright::__private::FieldSeed {
+                                fields: FIELDS,
+                                index: __field_index,
+                            })?
                         {
                             match __key {
                                 #(#arms)*
