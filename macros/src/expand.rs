@@ -355,6 +355,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                     ) -> ::core::fmt::Result {
                         __f.write_str(#expecting)
                     }
+                    #[inline]
                     fn visit_map<__A: ::toolwright::__private::serde::de::MapAccess<'de>>(
                         self,
                         mut __map: __A,

@@ -115,6 +115,27 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// descriptions, `#[default = expr]` makes a field optional with that value,
 /// `#[rename = "..."]` renames it, and `#[schemars(...)]` adds schema
 /// constraints (`range`, `length`, `regex`, ...) that the executor enforces.
+///
+/// The generated struct implements `Serialize`, `Deserialize` and
+/// `JsonSchema`. Its `Deserialize` reads a JSON object only (not an array
+/// in field order, which serde's derive also takes), refuses unknown and
+/// duplicate fields, and fills in `None` for a missing `Option` and the
+/// `#[default]` for a defaulted field, with serde's error messages:
+///
+/// ```
+/// use toolwright::tool;
+///
+/// /// List orders.
+/// #[tool(key = "shop.orders", effect = read, authorize = public)]
+/// async fn list_orders(#[rename = "customerId"] customer_id: u64, #[default = 20] limit: u32) -> Vec<u64> {
+///     vec![customer_id; limit as usize]
+/// }
+///
+/// let args: ListOrdersArgs = serde_json::from_str(r#"{"customerId": 7}"#).unwrap();
+/// assert_eq!((args.customer_id, args.limit), (7, 20));
+/// let error = serde_json::from_str::<ListOrdersArgs>(r#"[7, 20]"#).err().unwrap();
+/// assert!(error.to_string().starts_with("invalid type: sequence, expected struct ListOrdersArgs"));
+/// ```
 pub use toolwright_macros::tool;
 
 /// What generated code names; not a public API.
