@@ -70,6 +70,14 @@ pub(crate) fn unraw(ident: &Ident) -> String {
 }
 
 impl ToolFn {
+    /// The parameters that are argument fields, with their attributes.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&Param, &Input)> {
+        self.params.iter().filter_map(|p| match &p.kind {
+            Kind::Input(input) => Some((p, input)),
+            _ => None,
+        })
+    }
+
     pub(crate) fn parse(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         let sig = &item.sig;
         if sig.asyncness.is_none() {

@@ -196,10 +196,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
     let vis = &tool.vis;
     let fn_name = tool.ident.to_string();
     let doc = spanned(format!("The arguments of the [`{fn_name}`] tool."), at);
-    let fields = tool.params.iter().filter_map(|p| {
-        let Kind::Input(input) = &p.kind else {
-            return None;
-        };
+    let fields = tool.inputs().map(|(p, input)| {
         let ident = &p.ident;
         let ty = &p.ty;
         let attrs = if derives { &input.field_attrs[..] } else { &[] };
@@ -217,12 +214,12 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
         // also its schema description; an undocumented one stays so.
         let undocumented = (!input.field_attrs.iter().any(|a| a.path().is_ident("doc")))
             .then(|| quote_spanned!(at=> #[allow(missing_docs)]));
-        Some(quote_spanned! {at=>
+        quote_spanned! {at=>
             #(#attrs)*
             #undocumented
             #(#serde_attrs)*
             #vis #ident: #ty,
-        })
+        }
     });
     // Only the schema is derived; `serde_impls` writes `Serialize` and
     // `Deserialize`. schemars reads the `#[serde]` attributes (names,
@@ -252,14 +249,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
 /// derive also took, is refused.
 fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
     let at = anchor(tool);
-    let inputs: Vec<_> = tool
-        .params
-        .iter()
-        .filter_map(|p| match &p.kind {
-            Kind::Input(input) => Some((p, input)),
-            _ => None,
-        })
-        .collect();
+    let inputs: Vec<_> = tool.inputs().collect();
     let count = inputs.len();
     let len = spanned(count, at);
     let positions: Vec<TokenStream> = (0..count).map(|i| spanned(i, at)).collect();
@@ -422,20 +412,17 @@ fn default_fn(ident: &Ident, at: Span) -> Ident {
 fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
     let at = anchor(tool);
     let fns: Vec<_> = tool
-        .params
-        .iter()
-        .filter_map(|p| match &p.kind {
-            Kind::Input(input) => input.default.as_ref().map(|expr| {
-                let ty = &p.ty;
-                let name = default_fn(&p.ident, at);
-                quote_spanned! {expr.span()=>
-                    #[doc(hidden)]
-                    fn #name() -> #ty {
-                        #expr
-                    }
+        .inputs()
+        .filter_map(|(p, input)| {
+            let expr = input.default.as_ref()?;
+            let ty = &p.ty;
+            let name = default_fn(&p.ident, at);
+            Some(quote_spanned! {expr.span()=>
+                #[doc(hidden)]
+                fn #name() -> #ty {
+                    #expr
                 }
-            }),
-            _ => None,
+            })
         })
         .collect();
     if fns.is_empty() {
