@@ -18,6 +18,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
     let args_struct = args_struct(tool, args, true);
     let serde_impls = serde_impls(tool, args);
+    let schema_impl = schema_impl(tool, args);
     let defaults = default_fns(tool, args);
 
     let key = spanned(&spec.key, at);
@@ -131,6 +132,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
         #serde_impls
 
+        #schema_impl
+
         #defaults
 
         #[automatically_derived]
@@ -196,12 +199,17 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
     let vis = &tool.vis;
     let fn_name = tool.ident.to_string();
     let doc = spanned(format!("The arguments of the [`{fn_name}`] tool."), at);
+    // schemars' derive only where a parameter has `#[schemars(...)]`
+    // constraints (or a doc comment that is not a plain string); otherwise
+    // `schema_impl` writes the impl. The derive reads the `#[serde]`
+    // attributes below (names, defaults, closed object).
+    let derive_schema = derives && schema_docs(tool).is_none();
     let fields = tool.inputs().map(|(p, input)| {
         let ident = &p.ident;
         let ty = &p.ty;
         let attrs = if derives { &input.field_attrs[..] } else { &[] };
         let mut serde_attrs = Vec::new();
-        if derives {
+        if derive_schema {
             if let Some(rename) = &input.rename {
                 serde_attrs.push(quote_spanned!(at=> #[serde(rename = #rename)]));
             }
@@ -221,10 +229,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
             #vis #ident: #ty,
         }
     });
-    // Only the schema is derived; `serde_impls` writes `Serialize` and
-    // `Deserialize`. schemars reads the `#[serde]` attributes (names,
-    // defaults, closed object), which the impls below follow.
-    let derive = derives.then(|| {
+    let derive = derive_schema.then(|| {
         quote_spanned! {at=>
             #[derive(::toolwright::__private::schemars::JsonSchema)]
             #[serde(crate = "::toolwright::__private::serde", deny_unknown_fields)]
@@ -406,6 +411,126 @@ fn default_fn(ident: &Ident, at: Span) -> Ident {
         crate::ast::unraw(ident),
         span = at
     )
+}
+
+/// Each input's doc comment as schemars' derive reads it (lines joined
+/// with `\n`, one leading space dropped from each), or `None` when the
+/// derive must be used: an input has `#[schemars(...)]` attributes, or a
+/// doc comment that is not a string literal (`#[doc = include_str!(..)]`).
+fn schema_docs(tool: &ToolFn) -> Option<Vec<String>> {
+    tool.inputs()
+        .map(|(_, input)| {
+            let mut lines = Vec::new();
+            for attr in &input.field_attrs {
+                if !attr.path().is_ident("doc") {
+                    return None; // `#[schemars(...)]`
+                }
+                let syn::Meta::NameValue(meta) = &attr.meta else {
+                    return None;
+                };
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(line),
+                    ..
+                }) = &meta.value
+                else {
+                    return None;
+                };
+                let line = line.value();
+                lines.push(line.strip_prefix(' ').map(str::to_owned).unwrap_or(line));
+            }
+            Some(lines.join("\n"))
+        })
+        .collect()
+}
+
+/// A doc comment's schema `title` and `description`, split as schemars
+/// does: a first line that is a Markdown heading is the title.
+fn title_and_description(doc: &str) -> (&str, &str) {
+    let doc = doc.trim_ascii();
+    if doc.starts_with('#') {
+        let end = doc.find('\n').unwrap_or(doc.len());
+        (
+            doc[..end].trim_start_matches('#').trim_ascii(),
+            doc[end..].trim_ascii(),
+        )
+    } else {
+        ("", doc)
+    }
+}
+
+/// `JsonSchema` for the argument struct, written out as schemars' derive
+/// would generate it (same schema, same order of keys), for a tool whose
+/// inputs have no `#[schemars(...)]` attributes: a derive's output is
+/// checked again after any edit above it (see [`anchor`]). Empty when the
+/// derive is used instead.
+fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let Some(docs) = schema_docs(tool) else {
+        return TokenStream::new();
+    };
+    let at = anchor(tool);
+    let name = spanned(args.to_string(), at);
+    let description = spanned(format!("The arguments of the [`{}`] tool.", tool.ident), at);
+    let properties = tool.inputs().zip(&docs).map(|((p, input), doc)| {
+        let ty = &p.ty;
+        let wire = spanned(p.wire_name(), at);
+        let (title, field_description) = title_and_description(doc);
+        let (title, field_description) = (spanned(title, at), spanned(field_description, at));
+        // Optional when read (not when written): with a default, or as an `Option`.
+        let (optional, default) = match &input.default {
+            Some(_) => {
+                let default = default_fn(&p.ident, at);
+                (
+                    quote_spanned!(at=> __generator.contract().is_deserialize()),
+                    quote_spanned! {at=>
+                        ::toolwright::__private::serde_json::to_value(#args::#default()).ok()
+                    },
+                )
+            }
+            None => (
+                quote_spanned! {at=>
+                    __generator.contract().is_deserialize()
+                        && (&&::toolwright::__private::OptionProbe::<#ty>(::core::marker::PhantomData))
+                            .is_option()
+                },
+                quote_spanned!(at=> ::core::option::Option::None),
+            ),
+        };
+        let subschema = quote_spanned!(ty.span()=> __generator.subschema_for::<#ty>());
+        quote_spanned! {at=>
+            ::toolwright::__private::object_property(
+                &mut __schema,
+                #wire,
+                #optional,
+                #subschema,
+                #title,
+                #field_description,
+                #default,
+            );
+        }
+    });
+    quote_spanned! {at=>
+        #[automatically_derived]
+        impl ::toolwright::__private::schemars::JsonSchema for #args {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(#name)
+            }
+
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(::core::any::type_name::<Self>())
+            }
+
+            fn json_schema(
+                __generator: &mut ::toolwright::__private::schemars::SchemaGenerator,
+            ) -> ::toolwright::__private::schemars::Schema {
+                #[allow(unused_imports)]
+                use ::toolwright::__private::{IsOption as _, NotOption as _};
+                let mut __schema = ::toolwright::__private::object_schema();
+                #(#properties)*
+                ::toolwright::__private::describe(&mut __schema, "", #description);
+                __schema
+            }
+        }
+    }
 }
 
 /// The functions `#[serde(default = ...)]` calls.

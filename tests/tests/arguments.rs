@@ -131,3 +131,74 @@ async fn the_executor_reads_the_same_way() {
         json!("hello")
     );
 }
+
+/// A nested input type: its schema goes under `$defs`.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Window {
+    /// Days back.
+    days: u16,
+}
+
+/// Search the catalog.
+#[tool(key = "shop.search", effect = read, authorize = public)]
+async fn search_catalog(
+    /// # Query
+    ///
+    /// Words to match,
+    ///   indented on the second line.
+    query: String,
+    /// Only in stock.
+    #[rename = "inStock"]
+    in_stock: Option<bool>,
+    /// How many.
+    #[default = 10]
+    limit: u8,
+    window: Option<Window>,
+    labels: Vec<String>,
+) -> usize {
+    let _ = (window, labels, in_stock);
+    query.len() + usize::from(limit)
+}
+
+fn ten() -> u8 {
+    10
+}
+
+// What schemars' derive makes of the same inputs, with the same doc.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+/// The arguments of the [`search_catalog`] tool.
+struct DerivedSearchCatalogArgs {
+    /// # Query
+    ///
+    /// Words to match,
+    ///   indented on the second line.
+    query: String,
+    /// Only in stock.
+    #[serde(rename = "inStock")]
+    in_stock: Option<bool>,
+    /// How many.
+    #[serde(default = "ten")]
+    limit: u8,
+    window: Option<Window>,
+    labels: Vec<String>,
+}
+
+#[test]
+fn the_written_schema_is_the_one_schemars_derives() {
+    let mut written = schemars::schema_for!(SearchCatalogArgs).to_value();
+    let mut derived = schemars::schema_for!(DerivedSearchCatalogArgs).to_value();
+    // The roots' titles are the two structs' names.
+    assert_eq!(written["title"], "SearchCatalogArgs");
+    written.as_object_mut().unwrap().remove("title");
+    derived.as_object_mut().unwrap().remove("title");
+    assert_eq!(written, derived);
+    assert_eq!(written["properties"]["query"]["title"], "Query");
+    assert_eq!(written["required"], json!(["query", "labels"]));
+    // Key order too, for clients that show the schema as text.
+    assert_eq!(
+        serde_json::to_string(&written).unwrap(),
+        serde_json::to_string(&derived).unwrap()
+    );
+}
