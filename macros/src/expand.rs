@@ -197,8 +197,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenStream {
     let at = anchor(tool);
     let vis = &tool.vis;
-    let fn_name = tool.ident.to_string();
-    let doc = spanned(format!("The arguments of the [`{fn_name}`] tool."), at);
+    let doc = spanned(struct_doc(tool), at);
     // schemars' derive only where a parameter has `#[schemars(...)]`
     // constraints (or a doc comment that is not a plain string); otherwise
     // `schema_impl` writes the impl. The derive reads the `#[serde]`
@@ -247,7 +246,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
 
 /// `Serialize` and `Deserialize` for the argument struct, written out
 /// rather than derived (a derive's output is checked again after any edit
-/// above it; see `toolwright::__private::FieldSeed`). Deserialization
+/// above it; see [`anchor`]). Deserialization
 /// accepts exactly what `#[derive(Deserialize)]` with
 /// `deny_unknown_fields` and the fields' `rename` and `default` accepted
 /// from an object, with the same error messages; an array, which the
@@ -274,9 +273,8 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
         .iter()
         .zip(&wire)
         .zip(&types)
-        .enumerate()
-        .map(|(i, ((slot, wire), ty))| {
-            let index = spanned(i, at);
+        .zip(&positions)
+        .map(|(((slot, wire), ty), index)| {
             // On the parameter's type: a type that cannot be deserialized is
             // reported there.
             let read = quote_spanned!(ty.span()=> __map.next_value::<#ty>());
@@ -364,6 +362,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                         {
                             match __key {
                                 #(#arms)*
+                                // `FieldSeed` yields only the indices above.
                                 _ => {
                                     let ::toolwright::__private::serde::de::IgnoredAny =
                                         __map.next_value()?;
@@ -403,6 +402,11 @@ fn spanned(value: impl ToTokens, at: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+/// The argument struct's doc comment, which its schema also carries.
+fn struct_doc(tool: &ToolFn) -> String {
+    format!("The arguments of the [`{}`] tool.", tool.ident)
 }
 
 fn default_fn(ident: &Ident, at: Span) -> Ident {
@@ -469,7 +473,8 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
     };
     let at = anchor(tool);
     let name = spanned(args.to_string(), at);
-    let description = spanned(format!("The arguments of the [`{}`] tool.", tool.ident), at);
+    // The struct's doc comment, as the derive would read it.
+    let description = spanned(struct_doc(tool), at);
     let properties = tool.inputs().zip(&docs).map(|((p, input), doc)| {
         let ty = &p.ty;
         let wire = spanned(p.wire_name(), at);

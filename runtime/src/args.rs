@@ -1,10 +1,11 @@
-//! What the `Deserialize` impl `#[tool]` writes for an argument struct
-//! calls: the generic half, compiled once here instead of once per tool.
+//! What the `Deserialize` and `JsonSchema` impls `#[tool]` writes for an
+//! argument struct call: the generic half, compiled once here instead of
+//! once per tool.
 //!
-//! The macro writes the impl itself rather than deriving it: rustc checks
-//! a derive's output again whenever an edit above it moves it in the file,
-//! so with one derive per tool, editing the first tool of a file re-checked
-//! all the others (see BENCHMARKS.md, "Compile cost of tools").
+//! The macro writes the impls itself rather than deriving them: rustc
+//! checks a derive's output again whenever an edit above it moves it in the
+//! file, so with derives on every tool, editing the first tool of a file
+//! re-checked all the others (see BENCHMARKS.md, "Compile cost of tools").
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -82,6 +83,86 @@ impl<'de, E: de::Error> Deserializer<'de> for Missing<E> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// Whether a field's type is an `Option` (such a field is not
+/// `required`), by autoref: `(&&OptionProbe::<T>(PhantomData)).is_option()`
+/// with [`IsOption`] and [`NotOption`] in scope.
+pub struct OptionProbe<T>(pub PhantomData<T>);
+
+/// Chosen by autoref for `Option<T>`.
+pub trait IsOption {
+    /// `true`.
+    fn is_option(&self) -> bool;
+}
+
+impl<T> IsOption for &OptionProbe<Option<T>> {
+    fn is_option(&self) -> bool {
+        true
+    }
+}
+
+/// The fallback for every other type.
+pub trait NotOption {
+    /// `false`.
+    fn is_option(&self) -> bool;
+}
+
+impl<T> NotOption for OptionProbe<T> {
+    fn is_option(&self) -> bool {
+        false
+    }
+}
+
+/// Adds property `key` to an object schema, as schemars' derive does:
+/// `schema` with `title` and `description` when they are not empty and
+/// `default` when there is one, and `key` in `required` unless
+/// `optional`.
+pub fn object_property(
+    object: &mut schemars::Schema,
+    key: &str,
+    optional: bool,
+    mut schema: schemars::Schema,
+    title: &str,
+    description: &str,
+    default: Option<serde_json::Value>,
+) {
+    if let Some(default) = default {
+        schema.insert("default".to_owned(), default);
+    }
+    describe(&mut schema, title, description);
+    let map = object.ensure_object();
+    if let Some(properties) = map
+        .entry("properties")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+    {
+        properties.insert(key.to_owned(), schema.to_value());
+    }
+    if !optional
+        && let Some(required) = map
+            .entry("required")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()))
+            .as_array_mut()
+    {
+        required.push(key.into());
+    }
+}
+
+/// The object schema an argument struct starts from: closed, as
+/// `deny_unknown_fields` makes it.
+pub fn object_schema() -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "additionalProperties": false})
+}
+
+/// Adds `title` and `description` to `schema`, each when not empty.
+pub fn describe(schema: &mut schemars::Schema, title: &str, description: &str) {
+    if !title.is_empty() {
+        schema.insert("title".to_owned(), title.into());
+    }
+    if !description.is_empty() {
+        schema.insert("description".to_owned(), description.into());
     }
 }
 

@@ -146,7 +146,10 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::args::{FieldSeed, missing_field};
+    pub use crate::args::{
+        FieldSeed, IsOption, NotOption, OptionProbe, describe, missing_field, object_property,
+        object_schema,
+    };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
     pub use crate::tool::{BoxFuture, Effect, ErasedContext, Location, Registration, Verdict};
@@ -160,86 +163,6 @@ pub mod __private {
         json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     ) -> Value {
         crate::schema::input_schema(json_schema)
-    }
-
-    /// Whether a field's type is an `Option` (such a field is not
-    /// `required`), by autoref: `(&&OptionProbe::<T>(PhantomData)).is_option()`
-    /// with [`IsOption`] and [`NotOption`] in scope.
-    pub struct OptionProbe<T>(pub core::marker::PhantomData<T>);
-
-    /// Chosen by autoref for `Option<T>`.
-    pub trait IsOption {
-        /// `true`.
-        fn is_option(&self) -> bool;
-    }
-
-    impl<T> IsOption for &OptionProbe<Option<T>> {
-        fn is_option(&self) -> bool {
-            true
-        }
-    }
-
-    /// The fallback for every other type.
-    pub trait NotOption {
-        /// `false`.
-        fn is_option(&self) -> bool;
-    }
-
-    impl<T> NotOption for OptionProbe<T> {
-        fn is_option(&self) -> bool {
-            false
-        }
-    }
-
-    /// Adds property `key` to an object schema, as schemars' derive does:
-    /// `schema` with `title` and `description` when they are not empty and
-    /// `default` when there is one, and `key` in `required` unless
-    /// `optional`.
-    pub fn object_property(
-        object: &mut schemars::Schema,
-        key: &str,
-        optional: bool,
-        mut schema: schemars::Schema,
-        title: &str,
-        description: &str,
-        default: Option<Value>,
-    ) {
-        if let Some(default) = default {
-            schema.insert("default".to_owned(), default);
-        }
-        describe(&mut schema, title, description);
-        let map = object.ensure_object();
-        if let Some(properties) = map
-            .entry("properties")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()))
-            .as_object_mut()
-        {
-            properties.insert(key.to_owned(), schema.to_value());
-        }
-        if !optional
-            && let Some(required) = map
-                .entry("required")
-                .or_insert_with(|| Value::Array(Vec::new()))
-                .as_array_mut()
-        {
-            required.push(key.into());
-        }
-    }
-
-    /// The object schema an argument struct starts from: closed, as
-    /// `deny_unknown_fields` makes it.
-    pub fn object_schema() -> schemars::Schema {
-        schemars::json_schema!({"type": "object", "additionalProperties": false})
-    }
-
-    /// Adds `title` and `description` to `schema`, each when not empty.
-    pub fn describe(schema: &mut schemars::Schema, title: &str, description: &str) {
-        if !title.is_empty() {
-            schema.insert("title".to_owned(), title.into());
-        }
-        if !description.is_empty() {
-            schema.insert("description".to_owned(), description.into());
-        }
     }
 
     /// Picks the output schema when the output type has one.
