@@ -68,7 +68,9 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
     // The one check of each injected type, on the type; the other uses go
     // through `Injector`, which falls back silently instead of repeating it.
     let injectable = injected.iter().map(|ty| {
+        let allow = allow_lints(at);
         quote_spanned! {ty.span()=>
+            #allow
             const _: () = ::toolwright::__private::assert_injectable::<#ty>();
         }
     });
@@ -125,9 +127,10 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     };
 
+    let allow = allow_lints(at);
+    // The fn last, after the items generated for it: the order clippy's
+    // `arbitrary_source_item_ordering` expects by default.
     quote_spanned! {at=>
-        #item
-
         #args_struct
 
         #serde_impls
@@ -137,6 +140,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         #defaults
 
         #[automatically_derived]
+        #allow
         impl ::toolwright::Tool for #args {
             const KEY: &'static str = #key;
             const NAME: &'static str = #name;
@@ -189,6 +193,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         ::toolwright::__private::inventory::submit! {
             ::toolwright::__private::Registration::of::<#args>()
         }
+
+        #item
     }
 }
 
@@ -235,9 +241,11 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
             #[schemars(crate = "::toolwright::__private::schemars")]
         }
     });
+    let allow = allow_lints(at);
     quote_spanned! {at=>
         #[doc = #doc]
         #derive
+        #allow
         #vis struct #args {
             #(#fields)*
         }
@@ -310,8 +318,10 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                 }
             }
         });
+    let allow = allow_lints(at);
     quote_spanned! {at=>
         #[automatically_derived]
+        #allow
         impl ::toolwright::__private::serde::Serialize for #args {
             fn serialize<__S: ::toolwright::__private::serde::Serializer>(
                 &self,
@@ -328,6 +338,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
 
         #[automatically_derived]
+        #allow
         impl<'de> ::toolwright::__private::serde::Deserialize<'de> for #args {
             fn deserialize<__D: ::toolwright::__private::serde::Deserializer<'de>>(
                 __deserializer: __D,
@@ -389,6 +400,30 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
 /// Tokens the user wrote (types, paths, expressions) keep their spans.
 fn anchor(tool: &ToolFn) -> Span {
     tool.ident.span()
+}
+
+/// The lints allowed on every item `#[tool]` generates (not on the fn,
+/// which is the user's). The generated code is spanned at the fn's name
+/// (see [`anchor`]), so rustc and clippy lint it as the user's own code,
+/// with the user's lint levels; a crate that denies a pedantic or
+/// restriction lint, or `missing_debug_implementations`, would otherwise
+/// be refused for code it cannot change. `tests/tests/lints.rs` denies
+/// them around tools.
+fn allow_lints(at: Span) -> TokenStream {
+    quote_spanned! {at=>
+        #[allow(
+            missing_copy_implementations,
+            missing_debug_implementations,
+            single_use_lifetimes,
+            unreachable_pub,
+            unused_qualifications,
+            unused_results,
+            clippy::all,
+            clippy::nursery,
+            clippy::pedantic,
+            clippy::restriction,
+        )]
+    }
 }
 
 /// `value`'s tokens (a literal, `true`), spanned at `at`: quote gives
@@ -513,8 +548,10 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
             );
         }
     });
+    let allow = allow_lints(at);
     quote_spanned! {at=>
         #[automatically_derived]
+        #allow
         impl ::toolwright::__private::schemars::JsonSchema for #args {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(#name)
@@ -558,7 +595,9 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
     if fns.is_empty() {
         return TokenStream::new();
     }
+    let allow = allow_lints(at);
     quote_spanned! {at=>
+        #allow
         impl #args {
             #(#fns)*
         }

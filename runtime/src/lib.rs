@@ -136,6 +136,15 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// let error = serde_json::from_str::<ListOrdersArgs>(r#"[7, 20]"#).err().unwrap();
 /// assert!(error.to_string().starts_with("invalid type: sequence, expected struct ListOrdersArgs"));
 /// ```
+///
+/// Lints: the generated items are linted at your crate's levels, as your
+/// own code. `#[tool]` allows on them (not on your fn) the lints they could
+/// not meet: clippy's `pedantic`, `nursery` and `restriction` groups,
+/// `missing_debug_implementations` (a field type may have no `Debug`),
+/// `missing_copy_implementations`, `unused_results` and a few others. One
+/// cannot be allowed per item: clippy's `arbitrary_source_item_ordering`
+/// wants every struct of a module above every fn, which a struct generated
+/// next to its fn breaks when a module has two tools.
 pub use toolwright_macros::tool;
 
 /// What generated code names; not a public API.

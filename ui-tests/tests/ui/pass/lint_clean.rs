@@ -1,11 +1,22 @@
-// The expansion is warning-free under `deny(warnings, unused_qualifications, missing_docs, ...)`,
-// for every kind of parameter and hook.
+// The expansion is warning-free under `deny(warnings, unused_qualifications, missing_docs, ...)`
+// and rustc's other allowed-by-default lints that could apply to it, for every kind of
+// parameter and hook. (Clippy's groups are checked by `tests/tests/lints.rs`.)
 #![deny(
     warnings,
     unused_qualifications,
     missing_docs,
     unreachable_pub,
-    rust_2018_idioms
+    rust_2018_idioms,
+    missing_copy_implementations,
+    missing_debug_implementations,
+    single_use_lifetimes,
+    trivial_casts,
+    trivial_numeric_casts,
+    unused_lifetimes,
+    unused_results,
+    let_underscore_drop,
+    redundant_lifetimes,
+    unit_bindings
 )]
 //! A crate of tools held to the strictest lints.
 
@@ -14,7 +25,7 @@ use std::sync::Arc;
 use toolwright::{Context, FromScope, Inject, Invocation, Requirement, ResolveError, Scope, tool};
 
 /// The caller.
-#[derive(Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Actor {
     /// Whether the caller may write.
     pub writer: bool,
@@ -27,9 +38,11 @@ pub trait Products: Send + Sync {
 }
 
 /// A database handle.
+#[derive(Debug, Clone, Copy)]
 pub struct Db;
 
 /// A read-only view of the database.
+#[derive(Debug)]
 pub struct ReadOnly(pub Arc<Db>);
 
 impl FromScope for ReadOnly {
@@ -43,7 +56,7 @@ impl FromScope for ReadOnly {
 }
 
 /// A product was not found.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct NotFound;
 
 impl std::fmt::Display for NotFound {
@@ -84,7 +97,7 @@ pub async fn product_name(
 /// Rename a product.
 #[tool(key = "products.rename", effect = write, authorize = writers, approve = writers)]
 pub async fn rename_product(id: u64, r#type: String) {
-    let _ = (id, r#type);
+    let _renamed = (id, r#type);
 }
 
 /// Log a line; a private tool.
