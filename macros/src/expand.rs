@@ -205,14 +205,21 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
     let vis = &tool.vis;
     let doc = spanned(struct_doc(tool), at);
     // schemars' derive only where a parameter has `#[schemars(...)]`
-    // constraints (or a doc comment that is not a plain string); otherwise
-    // `schema_impl` writes the impl. The derive reads the `#[serde]`
+    // items the written impl does not read (or a doc comment that is not a
+    // plain string; see `schema_fields`); otherwise `schema_impl` writes
+    // the impl. The derive reads the `#[serde]`
     // attributes below (names, defaults, closed object).
-    let derive_schema = derives && schema_docs(tool).is_none();
+    let derive_schema = derives && schema_fields(tool).is_none();
     let fields = tool.inputs().map(|(p, input)| {
         let ident = &p.ident;
         let ty = &p.ty;
-        let attrs = if derives { &input.field_attrs[..] } else { &[] };
+        // Without schemars' derive, its `#[schemars]` attributes would be
+        // unknown; the written impl has read them.
+        let attrs: Vec<_> = input
+            .field_attrs
+            .iter()
+            .filter(|a| derives && (derive_schema || !a.path().is_ident("schemars")))
+            .collect();
         let mut serde_attrs = Vec::new();
         if derive_schema {
             if let Some(rename) = &input.rename {
@@ -452,17 +459,51 @@ fn default_fn(ident: &Ident, at: Span) -> Ident {
     )
 }
 
-/// Each input's doc comment as schemars' derive reads it (lines joined
-/// with `\n`, one leading space dropped from each), or `None` when the
-/// derive must be used: an input has `#[schemars(...)]` attributes, or a
-/// doc comment that is not a string literal (`#[doc = include_str!(..)]`).
-fn schema_docs(tool: &ToolFn) -> Option<Vec<String>> {
+/// What the written `JsonSchema` impl needs of one input: its doc comment
+/// as schemars' derive reads it (lines joined with `\n`, one leading
+/// space dropped from each) and the checks of its `#[schemars(...)]`
+/// attributes.
+struct SchemaField {
+    doc: String,
+    checks: Vec<Check>,
+}
+
+/// A `#[schemars(...)]` validation the written impl applies to a field's
+/// schema, as the derive does.
+enum Check {
+    /// `key: value` where the schema's type is `of_type` (`range`'s
+    /// `minimum`/`maximum` on numbers, `length`'s `minLength`/`maxLength`
+    /// on strings and `minItems`/`maxItems` on arrays, `regex`'s `pattern`).
+    Bound {
+        of_type: &'static str,
+        key: &'static str,
+        value: TokenStream,
+    },
+    /// `regex(pattern = ...)`: the pattern's `to_string()`, on strings.
+    Pattern(syn::Expr),
+    /// `email`, `url`: a `format`, whatever the type.
+    Format(&'static str),
+}
+
+/// Every input's [`SchemaField`], or `None` when schemars' derive must be
+/// used: an input has a `#[schemars(...)]` attribute other than `range`,
+/// `length`, `regex(pattern = ...)`, `email` or `url` with plain values
+/// (anything else, and any mistake, is the derive's to read and report),
+/// or a doc comment that is not a string literal (`#[doc = include_str!(..)]`).
+fn schema_fields(tool: &ToolFn) -> Option<Vec<SchemaField>> {
     tool.inputs()
         .map(|(_, input)| {
             let mut lines = Vec::new();
+            let mut checks = Vec::new();
+            let mut seen = Vec::new();
             for attr in &input.field_attrs {
+                if attr.path().is_ident("schemars") {
+                    attr.parse_nested_meta(|meta| schemars_check(&meta, &mut checks, &mut seen))
+                        .ok()?;
+                    continue;
+                }
                 if !attr.path().is_ident("doc") {
-                    return None; // `#[schemars(...)]`
+                    return None;
                 }
                 let syn::Meta::NameValue(meta) = &attr.meta else {
                     return None;
@@ -477,9 +518,97 @@ fn schema_docs(tool: &ToolFn) -> Option<Vec<String>> {
                 let line = line.value();
                 lines.push(line.strip_prefix(' ').map(str::to_owned).unwrap_or(line));
             }
-            Some(lines.join("\n"))
+            Some(SchemaField {
+                doc: lines.join("\n"),
+                checks,
+            })
         })
         .collect()
+}
+
+/// Reads one item of a `#[schemars(...)]` attribute into `checks`, as
+/// schemars' derive reads it; an error for anything the written impl
+/// leaves to the derive (`seen` holds the items read, so that a repeated
+/// one goes to the derive too, which reports it).
+fn schemars_check(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    checks: &mut Vec<Check>,
+    seen: &mut Vec<String>,
+) -> syn::Result<()> {
+    let unsupported = || meta.error("left to schemars' derive");
+    let name = meta.path.get_ident().ok_or_else(unsupported)?.to_string();
+    if seen.contains(&name) {
+        return Err(unsupported());
+    }
+    seen.push(name.clone());
+    match name.as_str() {
+        "range" | "length" => {
+            let (mut min, mut max, mut equal) = (None, None, None);
+            meta.parse_nested_meta(|bound| {
+                let slot = if bound.path.is_ident("min") {
+                    &mut min
+                } else if bound.path.is_ident("max") {
+                    &mut max
+                } else if bound.path.is_ident("equal") {
+                    &mut equal
+                } else {
+                    return Err(bound.error("unknown bound"));
+                };
+                let value: syn::Expr = bound.value()?.parse()?;
+                // schemars reads a string's contents as the expression.
+                if slot.is_some()
+                    || matches!(&value, syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)))
+                {
+                    return Err(bound.error("left to schemars' derive"));
+                }
+                *slot = Some(value.into_token_stream());
+                Ok(())
+            })?;
+            if equal.is_some() && (min.is_some() || max.is_some()) {
+                return Err(unsupported());
+            }
+            let min = min.or_else(|| equal.clone());
+            let max = max.or(equal);
+            let kinds: &[(&str, &str, &str)] = if name == "range" {
+                &[("number", "minimum", "maximum")]
+            } else {
+                &[
+                    ("string", "minLength", "maxLength"),
+                    ("array", "minItems", "maxItems"),
+                ]
+            };
+            for &(of_type, min_key, max_key) in kinds {
+                for (key, value) in [(min_key, &min), (max_key, &max)] {
+                    if let Some(value) = value {
+                        checks.push(Check::Bound {
+                            of_type,
+                            key,
+                            value: value.clone(),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        "regex" => {
+            let mut pattern = None;
+            meta.parse_nested_meta(|item| {
+                if !item.path.is_ident("pattern") || pattern.is_some() {
+                    return Err(item.error("left to schemars' derive"));
+                }
+                let value: syn::Expr = item.value()?.parse()?;
+                pattern = Some(value);
+                Ok(())
+            })?;
+            checks.push(Check::Pattern(pattern.ok_or_else(unsupported)?));
+            Ok(())
+        }
+        "email" | "url" if meta.input.is_empty() || meta.input.peek(syn::Token![,]) => {
+            checks.push(Check::Format(if name == "email" { "email" } else { "uri" }));
+            Ok(())
+        }
+        _ => Err(unsupported()),
+    }
 }
 
 /// A doc comment's schema `title` and `description`, split as schemars
@@ -499,19 +628,37 @@ fn title_and_description(doc: &str) -> (&str, &str) {
 
 /// `JsonSchema` for the argument struct, written out as schemars' derive
 /// would generate it (same schema, same order of keys), for a tool whose
-/// inputs have no `#[schemars(...)]` attributes: a derive's output is
-/// checked again after any edit above it (see [`anchor`]). Empty when the
-/// derive is used instead.
+/// inputs have no `#[schemars(...)]` attributes but the common
+/// validations (see [`schema_fields`]): a derive's output is checked again
+/// after any edit above it (see [`anchor`]). Empty when the derive is
+/// used instead.
 fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
-    let Some(docs) = schema_docs(tool) else {
+    let Some(fields) = schema_fields(tool) else {
         return TokenStream::new();
     };
     let at = anchor(tool);
     let name = spanned(args.to_string(), at);
     // The struct's doc comment, as the derive would read it.
     let description = spanned(struct_doc(tool), at);
-    let properties = tool.inputs().zip(&docs).map(|((p, input), doc)| {
+    let properties = tool.inputs().zip(&fields).map(|((p, input), field)| {
         let ty = &p.ty;
+        let doc = &field.doc;
+        let checks = field.checks.iter().map(|check| match check {
+            Check::Bound { of_type, key, value } => {
+                let (of_type, key) = (spanned(of_type, at), spanned(key, at));
+                quote_spanned!(at=> ::toolwright::__private::bound(&mut __field, #of_type, #key, #value);)
+            }
+            Check::Pattern(pattern) => {
+                let (of_type, key) = (spanned("string", at), spanned("pattern", at));
+                quote_spanned! {at=>
+                    ::toolwright::__private::bound(&mut __field, #of_type, #key, (#pattern).to_string());
+                }
+            }
+            Check::Format(format) => {
+                let format = spanned(format, at);
+                quote_spanned!(at=> ::toolwright::__private::format(&mut __field, #format);)
+            }
+        });
         let wire = spanned(p.wire_name(), at);
         let (title, field_description) = title_and_description(doc);
         let (title, field_description) = (spanned(title, at), spanned(field_description, at));
@@ -536,16 +683,21 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
             ),
         };
         let subschema = quote_spanned!(ty.span()=> __generator.subschema_for::<#ty>());
+        let mutable = (!field.checks.is_empty()).then(|| quote_spanned!(at=> mut));
         quote_spanned! {at=>
-            ::toolwright::__private::object_property(
-                &mut __schema,
-                #wire,
-                #optional,
-                #subschema,
-                #title,
-                #field_description,
-                #default,
-            );
+            {
+                let #mutable __field = #subschema;
+                #(#checks)*
+                ::toolwright::__private::object_property(
+                    &mut __schema,
+                    #wire,
+                    #optional,
+                    __field,
+                    #title,
+                    #field_description,
+                    #default,
+                );
+            }
         }
     });
     let allow = allow_lints(at);

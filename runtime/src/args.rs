@@ -115,6 +115,32 @@ impl<T> NotOption for OptionProbe<T> {
     }
 }
 
+/// A `#[schemars(range(...))]`, `length(...)` or `regex(...)` bound on a
+/// field's schema, as schemars' derive applies it: `key: value`, only
+/// where the schema's `type` is (or includes) `of_type`, `number` taking
+/// `integer` too. A bound that does not fit the type is dropped, as the
+/// derive drops it.
+pub fn bound(
+    schema: &mut schemars::Schema,
+    of_type: &str,
+    key: &str,
+    value: impl Into<serde_json::Value>,
+) {
+    let has = |wanted: &str| match schema.get("type") {
+        Some(serde_json::Value::String(t)) => t == wanted,
+        Some(serde_json::Value::Array(types)) => types.iter().any(|t| t.as_str() == Some(wanted)),
+        _ => false,
+    };
+    if has(of_type) || (of_type == "number" && has("integer")) {
+        schema.insert(key.to_owned(), value.into());
+    }
+}
+
+/// `#[schemars(email)]` or `url`: the schema's `format`, whatever its type.
+pub fn format(schema: &mut schemars::Schema, format: &str) {
+    schema.insert("format".to_owned(), format.into());
+}
+
 /// Adds property `key` to an object schema, as schemars' derive does:
 /// `schema` with `title` and `description` when they are not empty and
 /// `default` when there is one, and `key` in `required` unless

@@ -156,8 +156,8 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::args::{
-        FieldSeed, IsOption, NotOption, OptionProbe, describe, missing_field, object_property,
-        object_schema,
+        FieldSeed, IsOption, NotOption, OptionProbe, bound, describe, format, missing_field,
+        object_property, object_schema,
     };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};

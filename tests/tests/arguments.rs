@@ -185,6 +185,120 @@ struct DerivedSearchCatalogArgs {
     labels: Vec<String>,
 }
 
+/// Book a table.
+#[allow(clippy::too_many_arguments, reason = "one input per validation")]
+#[tool(key = "shop.book", effect = read, authorize = public)]
+async fn book_table(
+    /// Guests.
+    #[schemars(range(min = 1, max = 12))]
+    guests: u8,
+    /// Name on the booking.
+    #[schemars(length(min = 2, max = 40), regex(pattern = r"^[A-Za-z ]+$"))]
+    name: String,
+    #[schemars(length(equal = 3))] codes: Vec<String>,
+    #[schemars(email)] contact: Option<String>,
+    #[schemars(url)] site: String,
+    /// Percent off.
+    #[schemars(range(max = MAX_DISCOUNT))]
+    #[default = 10]
+    discount: u32,
+    #[schemars(range(min = -5))] offset: Option<i64>,
+    // Bounds that do not fit the type are dropped, as by the derive.
+    #[schemars(range(min = 1), length(max = 2))] window: Option<Window>,
+) -> usize {
+    let _ = (codes, contact, site, offset, window, discount);
+    usize::from(guests) + name.len()
+}
+
+const MAX_DISCOUNT: u32 = 50;
+
+fn ten_percent() -> u32 {
+    10
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+/// The arguments of the [`book_table`] tool.
+struct DerivedBookTableArgs {
+    /// Guests.
+    #[schemars(range(min = 1, max = 12))]
+    guests: u8,
+    /// Name on the booking.
+    #[schemars(length(min = 2, max = 40), regex(pattern = r"^[A-Za-z ]+$"))]
+    name: String,
+    #[schemars(length(equal = 3))]
+    codes: Vec<String>,
+    #[schemars(email)]
+    contact: Option<String>,
+    #[schemars(url)]
+    site: String,
+    /// Percent off.
+    #[schemars(range(max = MAX_DISCOUNT))]
+    #[serde(default = "ten_percent")]
+    discount: u32,
+    #[schemars(range(min = -5))]
+    offset: Option<i64>,
+    #[schemars(range(min = 1), length(max = 2))]
+    window: Option<Window>,
+}
+
+#[test]
+fn the_written_schema_applies_schemars_validations_as_the_derive_does() {
+    let mut written = schemars::schema_for!(BookTableArgs).to_value();
+    let mut derived = schemars::schema_for!(DerivedBookTableArgs).to_value();
+    written.as_object_mut().unwrap().remove("title");
+    derived.as_object_mut().unwrap().remove("title");
+    assert_eq!(written, derived);
+    let properties = &written["properties"];
+    assert_eq!(properties["guests"]["minimum"], 1);
+    assert_eq!(properties["guests"]["maximum"], 12);
+    assert_eq!(properties["name"]["maxLength"], 40);
+    assert_eq!(properties["name"]["pattern"], "^[A-Za-z ]+$");
+    assert_eq!(properties["codes"]["minItems"], 3);
+    assert_eq!(properties["contact"]["format"], "email");
+    assert_eq!(properties["site"]["format"], "uri");
+    assert_eq!(properties["discount"]["maximum"], 50);
+    assert_eq!(properties["offset"]["minimum"], -5);
+    assert_eq!(
+        serde_json::to_string(&written).unwrap(),
+        serde_json::to_string(&derived).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn the_executor_enforces_the_validations_of_a_written_schema() {
+    let catalog = Catalog::builder()
+        .register::<BookTableArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let valid =
+        json!({"guests": 2, "name": "Ada", "codes": ["a", "b", "c"], "site": "https://x.test"});
+    assert_eq!(
+        executor
+            .invoke("book_table", valid.clone(), &())
+            .await
+            .unwrap(),
+        json!(5)
+    );
+    for (field, value) in [
+        ("guests", json!(0)),
+        ("name", json!("A")),
+        ("name", json!("Ada 1")),
+        ("codes", json!(["a"])),
+        ("discount", json!(51)),
+    ] {
+        let mut arguments = valid.clone();
+        arguments[field] = value;
+        let refused = executor.invoke("book_table", arguments, &()).await;
+        assert!(
+            matches!(refused, Err(CallError::InvalidArguments { .. })),
+            "{field}: {refused:?}"
+        );
+    }
+}
+
 #[test]
 fn the_written_schema_is_the_one_schemars_derives() {
     let mut written = schemars::schema_for!(SearchCatalogArgs).to_value();
