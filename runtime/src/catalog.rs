@@ -4,13 +4,13 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::hash::KeyMap;
 use crate::tool::{Effect, Location, Registration, Tool};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
@@ -44,8 +44,8 @@ pub struct Catalog {
 
 struct CatalogInner {
     entries: Vec<ToolEntry>,
-    by_name: HashMap<&'static str, usize, BuildHasherDefault<KeyHasher>>,
-    by_type: HashMap<TypeId, usize, BuildHasherDefault<KeyHasher>>,
+    by_name: KeyMap<&'static str, usize>,
+    by_type: KeyMap<TypeId, usize>,
 }
 
 /// One tool of a [`Catalog`]: its metadata and schemas (each schema built
@@ -708,9 +708,8 @@ impl Catalog {
 
         let mut conflicts = Vec::new();
         let mut by_key: HashMap<&'static str, Location> = HashMap::new();
-        let mut by_name: HashMap<&'static str, usize, BuildHasherDefault<KeyHasher>> =
-            HashMap::default();
-        let mut by_type: HashMap<TypeId, usize, BuildHasherDefault<KeyHasher>> = HashMap::default();
+        let mut by_name: KeyMap<&'static str, usize> = KeyMap::default();
+        let mut by_type: KeyMap<TypeId, usize> = KeyMap::default();
         for (index, r) in registrations.iter().enumerate() {
             if let Some(first) = by_key.insert(r.key, r.location) {
                 conflicts.push(Conflict::Key {
@@ -881,55 +880,6 @@ impl Serialize for Catalog {
 
 impl std::error::Error for CatalogError {}
 
-/// The hash of the per-call lookups (tool names and type ids), eight bytes
-/// at a time, as `rustc-hash` does. The keys are few and chosen by the
-/// application, and a caller only ever looks one up (it never inserts), so
-/// SipHash's flood resistance buys nothing here; FNV-1a, used before, took
-/// a multiplication per byte of the name.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.0 = self.0.wrapping_add(word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut le = [0; 8];
-            le.copy_from_slice(word);
-            self.add(u64::from_le_bytes(le));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut le = [0; 8];
-            le[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(le));
-        }
-    }
-
-    // `str`'s `Hash` ends with `write_u8(0xff)`, `TypeId`'s is `write_u64`s:
-    // one step each, not a slice of one byte.
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn finish(&self) -> u64 {
-        // A product's high bits mix all of its input; the table indexes by
-        // the low bits, so bring them down.
-        self.0.rotate_left(26)
-    }
-}
-
 /// Whether `module` is `prefix` or one of its submodules.
 fn in_module(module: &str, prefix: &str) -> bool {
     match module.strip_prefix(prefix) {
@@ -1046,33 +996,7 @@ impl CatalogBuilder {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::{HashMap, HashSet};
-    use std::hash::{BuildHasher, BuildHasherDefault};
-
-    use super::{KeyHasher, in_module};
-
-    #[test]
-    fn names_of_every_length_are_found_and_others_are_not() {
-        let names: Vec<String> = (1..=64)
-            .flat_map(|len| ["a", "z", "_"].map(|c| c.repeat(len)))
-            .chain((0..1000).map(|i| format!("tool_{i}")))
-            .collect();
-        let map: HashMap<&str, usize, BuildHasherDefault<KeyHasher>> = names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| (name.as_str(), i))
-            .collect();
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(map.get(name.as_str()), Some(&i), "{name}");
-        }
-        for absent in ["", "b", "tool_1000", "tool_1\0", "aaaaaaaaa_"] {
-            assert_eq!(map.get(absent), None, "{absent}");
-        }
-        // The 1,192 names hash apart: no lookup pays for another's key.
-        let build = BuildHasherDefault::<KeyHasher>::default();
-        let hashes: HashSet<u64> = names.iter().map(|n| build.hash_one(n.as_str())).collect();
-        assert_eq!(hashes.len(), names.len());
-    }
+    use super::in_module;
 
     #[test]
     fn module_prefix_matches_whole_segments_only() {

@@ -59,6 +59,7 @@ mod args;
 mod catalog;
 mod error;
 mod executor;
+mod hash;
 mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;

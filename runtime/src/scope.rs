@@ -2,7 +2,7 @@
 //! lazily once per call, and the finalizers that close them.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::OnceCell;
 
 use crate::error::{BoxError, CallError};
+use crate::hash::KeyMap;
 use crate::tool::{BoxFuture, ErasedContext};
 
 type Erased = Arc<dyn Any + Send + Sync>;
@@ -209,13 +210,16 @@ pub struct Container {
 
 #[derive(Default)]
 struct ContainerInner {
-    app: HashMap<TypeId, Erased>,
-    request: HashMap<TypeId, Provider>,
+    app: KeyMap<TypeId, Erased>,
+    request: KeyMap<TypeId, Provider>,
 }
 
 struct Provider {
     type_name: &'static str,
     factory: Factory,
+    /// Where a scope keeps this provider's value: the providers are
+    /// numbered `0..request.len()`.
+    slot: usize,
 }
 
 impl Container {
@@ -401,6 +405,21 @@ pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
     /// # }
     /// ```
     fn build(&self, scope: Scope) -> BoxFuture<'static, Result<Arc<T>, BoxError>>;
+
+    /// [`build`](Self::build) with the value type-erased, as a container
+    /// stores it. Not a public API: the impl for closures overrides it to
+    /// box the build once instead of twice.
+    #[doc(hidden)]
+    fn __build_erased(
+        &self,
+        scope: Scope,
+    ) -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>>
+    where
+        T: Send + Sync + 'static,
+    {
+        let build = self.build(scope);
+        Box::pin(async move { build.await.map(|value| Arc::new(value) as Erased) })
+    }
 }
 
 impl<T, F, Fut, V, E> RequestFactory<T> for F
@@ -414,6 +433,22 @@ where
     fn build(&self, scope: Scope) -> BoxFuture<'static, Result<Arc<T>, BoxError>> {
         let fut = self(scope);
         Box::pin(async move { fut.await.map(Into::into).map_err(Into::into) })
+    }
+
+    fn __build_erased(
+        &self,
+        scope: Scope,
+    ) -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>>
+    where
+        T: Send + Sync + 'static,
+    {
+        let fut = self(scope);
+        Box::pin(async move {
+            match fut.await {
+                Ok(value) => Ok(Arc::new(value.into()) as Erased),
+                Err(error) => Err(error.into()),
+            }
+        })
     }
 }
 
@@ -496,17 +531,23 @@ impl ContainerBuilder {
         mut self,
         factory: impl RequestFactory<T>,
     ) -> Self {
-        let factory: Factory = Box::new(move |scope| {
-            let fut = factory.build(scope);
-            Box::pin(async move { fut.await.map(|value| Arc::new(value) as Erased) })
-        });
-        self.inner.request.insert(
-            TypeId::of::<T>(),
-            Provider {
-                type_name: std::any::type_name::<T>(),
-                factory,
-            },
-        );
+        let factory: Factory = Box::new(move |scope| factory.__build_erased(scope));
+        let slot = self.inner.request.len();
+        let provider = Provider {
+            type_name: std::any::type_name::<T>(),
+            factory,
+            slot,
+        };
+        match self.inner.request.entry(TypeId::of::<T>()) {
+            // A second provider for `T` replaces the first, in its slot.
+            Entry::Occupied(mut first) => {
+                let slot = first.get().slot;
+                first.insert(Provider { slot, ..provider });
+            }
+            Entry::Vacant(vacant) => {
+                vacant.insert(provider);
+            }
+        }
         self
     }
 
@@ -587,7 +628,8 @@ pub struct Scope {
 
 struct ScopeInner {
     container: Container,
-    cells: Mutex<HashMap<TypeId, Arc<OnceCell<Erased>>>>,
+    /// This call's REQUEST values, one cell per provider (its `slot`).
+    cells: Box<[OnceCell<Erased>]>,
     finalizers: Mutex<Finalizers>,
 }
 
@@ -599,10 +641,13 @@ struct Finalizers {
 
 impl Scope {
     pub(crate) fn new(container: Container) -> Self {
+        let cells = (0..container.inner.request.len())
+            .map(|_| OnceCell::new())
+            .collect();
         Scope {
             inner: Arc::new(ScopeInner {
                 container,
-                cells: Mutex::new(HashMap::new()),
+                cells,
                 finalizers: Mutex::new(Finalizers::default()),
             }),
         }
@@ -664,15 +709,8 @@ impl Scope {
         let erased = if let Some(value) = container.app.get(&id) {
             value.clone()
         } else if let Some(provider) = container.request.get(&id) {
-            let cell = self
-                .inner
-                .cells
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entry(id)
-                .or_default()
-                .clone();
-            cell.get_or_try_init(|| (provider.factory)(self.clone()))
+            self.inner.cells[provider.slot]
+                .get_or_try_init(|| (provider.factory)(self.clone()))
                 .await
                 .map_err(|source| ResolveError::Failed { type_name, source })?
                 .clone()

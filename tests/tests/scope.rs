@@ -303,3 +303,29 @@ fn every_missing_provider_is_reported_at_once() {
         ["work.audit", "work.audit", "work.do", "work.orphan"]
     );
 }
+
+/// A value of each of three request types.
+struct First(&'static str);
+struct Second(&'static str);
+struct Third(&'static str);
+
+/// Which provider built each value.
+#[tool(key = "scope.which", effect = read, authorize = public)]
+async fn which(a: Inject<First>, b: Inject<Second>, c: Inject<Third>) -> String {
+    format!("{} {} {}", a.0, b.0, c.0)
+}
+
+#[tokio::test]
+async fn each_request_type_gets_its_own_value_and_a_later_provider_replaces_an_earlier_one() {
+    let container = Container::builder()
+        .request::<First>(|_: Scope| async { Ok::<_, ResolveError>(First("first")) })
+        .request::<Second>(|_: Scope| async { Ok::<_, ResolveError>(Second("old")) })
+        .request::<Third>(|_: Scope| async { Ok::<_, ResolveError>(Third("third")) })
+        .request::<Second>(|_: Scope| async { Ok::<_, ResolveError>(Second("second")) })
+        .build();
+    assert!(format!("{container:?}").contains("request_providers"));
+    let catalog = Catalog::builder().register::<WhichArgs>().build().unwrap();
+    let executor = Executor::new(catalog, container).unwrap();
+    let built = executor.invoke("which", json!({}), &()).await.unwrap();
+    assert_eq!(built, json!("first second third"));
+}
