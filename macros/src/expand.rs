@@ -18,6 +18,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
     let args_struct = args_struct(tool, args, true);
     let serde_impls = serde_impls(tool, args);
+    let debug_impl = debug_impl(tool, args);
     let schema_impl = schema_impl(tool, args);
     let defaults = default_fns(tool, args);
 
@@ -134,6 +135,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         #args_struct
 
         #serde_impls
+
+        #debug_impl
 
         #schema_impl
 
@@ -396,6 +399,34 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
     }
 }
 
+/// `Debug` for the argument struct: every field by its Rust name, as
+/// `#[derive(Debug)]` shows it, but with no `Debug` bound on the fields'
+/// types (a derive cannot have one: the struct is not generic); a field
+/// whose type is not `Debug` shows as `_`.
+fn debug_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
+    let at = anchor(tool);
+    let allow = allow_lints(at);
+    let struct_name = spanned(args.to_string(), at);
+    let idents: Vec<&Ident> = tool.inputs().map(|(p, _)| &p.ident).collect();
+    let names: Vec<TokenStream> = idents
+        .iter()
+        .map(|ident| spanned(crate::ast::unraw(ident), at))
+        .collect();
+    quote_spanned! {at=>
+        #[automatically_derived]
+        #allow
+        impl ::core::fmt::Debug for #args {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                #[allow(unused_imports)]
+                use ::toolwright::__private::{DebugField as _, DebugOpaque as _};
+                __f.debug_struct(#struct_name)
+                    #(.field(#names, (&&::toolwright::__private::DebugProbe(&self.#idents)).as_debug()))*
+                    .finish()
+            }
+        }
+    }
+}
+
 /// Where the code generated for `tool` says it comes from: the fn's name.
 ///
 /// Not the attribute (`Span::call_site()`): rustc hashes a macro's own
@@ -412,19 +443,19 @@ fn anchor(tool: &ToolFn) -> Span {
 /// The lints allowed on every item `#[tool]` generates (not on the fn,
 /// which is the user's). The generated code is spanned at the fn's name
 /// (see [`anchor`]), so rustc and clippy lint it as the user's own code,
-/// with the user's lint levels; a crate that denies a pedantic or
-/// restriction lint, or `missing_debug_implementations`, would otherwise
-/// be refused for code it cannot change. `tests/tests/lints.rs` denies
+/// with the user's lint levels; a crate that denies a restriction lint, or
+/// `missing_copy_implementations`, would otherwise be refused for code it
+/// cannot change.
+///
+/// Only what the generated code can trip: rustc refuses an `allow` under a
+/// `forbid` of the same lint (a group's only warns), so allowing a lint
+/// the code meets would break a crate that forbids it. The other lints
+/// are met, and `tests/tests/lints.rs` and the `lint_clean` UI case deny
 /// them around tools.
 fn allow_lints(at: Span) -> TokenStream {
     quote_spanned! {at=>
         #[allow(
             missing_copy_implementations,
-            missing_debug_implementations,
-            single_use_lifetimes,
-            unreachable_pub,
-            unused_qualifications,
-            unused_results,
             clippy::all,
             clippy::nursery,
             clippy::pedantic,

@@ -115,6 +115,45 @@ impl<T> NotOption for OptionProbe<T> {
     }
 }
 
+/// A field of an argument struct as its `Debug` impl shows it, by autoref:
+/// `(&&DebugProbe(&field)).as_debug()` with [`DebugField`] and
+/// [`DebugOpaque`] in scope is the field itself when its type is `Debug`,
+/// and `_` when it is not.
+pub struct DebugProbe<'a, T>(pub &'a T);
+
+/// Chosen by autoref for a `Debug` field.
+pub trait DebugField {
+    /// The field.
+    fn as_debug(&self) -> &dyn fmt::Debug;
+}
+
+impl<T: fmt::Debug> DebugField for &DebugProbe<'_, T> {
+    fn as_debug(&self) -> &dyn fmt::Debug {
+        self.0
+    }
+}
+
+/// The fallback for a field whose type is not `Debug`.
+pub trait DebugOpaque {
+    /// `_`.
+    fn as_debug(&self) -> &dyn fmt::Debug;
+}
+
+impl<T> DebugOpaque for DebugProbe<'_, T> {
+    fn as_debug(&self) -> &dyn fmt::Debug {
+        &Opaque
+    }
+}
+
+/// What a field whose type is not `Debug` shows.
+struct Opaque;
+
+impl fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
+    }
+}
+
 /// A `#[schemars(range(...))]`, `length(...)` or `regex(...)` bound on a
 /// field's schema, as schemars' derive applies it: `key: value`, only
 /// where the schema's `type` is (or includes) `of_type`, `number` taking

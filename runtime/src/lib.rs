@@ -117,8 +117,9 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// `#[rename = "..."]` renames it, and `#[schemars(...)]` adds schema
 /// constraints (`range`, `length`, `regex`, ...) that the executor enforces.
 ///
-/// The generated struct implements `Serialize`, `Deserialize` and
-/// `JsonSchema`. Its `Deserialize` reads a JSON object only (not an array
+/// The generated struct implements `Serialize`, `Deserialize`,
+/// `JsonSchema` and `Debug` (a field whose type is not `Debug` shows as
+/// `_`). Its `Deserialize` reads a JSON object only (not an array
 /// in field order, which serde's derive also takes), refuses unknown and
 /// duplicate fields, and fills in `None` for a missing `Option` and the
 /// `#[default]` for a defaulted field, with serde's error messages:
@@ -134,15 +135,18 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 ///
 /// let args: ListOrdersArgs = serde_json::from_str(r#"{"customerId": 7}"#).unwrap();
 /// assert_eq!((args.customer_id, args.limit), (7, 20));
-/// let error = serde_json::from_str::<ListOrdersArgs>(r#"[7, 20]"#).err().unwrap();
+/// let error = serde_json::from_str::<ListOrdersArgs>(r#"[7, 20]"#).unwrap_err();
 /// assert!(error.to_string().starts_with("invalid type: sequence, expected struct ListOrdersArgs"));
+/// assert_eq!(format!("{args:?}"), "ListOrdersArgs { customer_id: 7, limit: 20 }");
 /// ```
 ///
 /// Lints: the generated items are linted at your crate's levels, as your
-/// own code. `#[tool]` allows on them (not on your fn) the lints they could
-/// not meet: clippy's `pedantic`, `nursery` and `restriction` groups,
-/// `missing_debug_implementations` (a field type may have no `Debug`),
-/// `missing_copy_implementations`, `unused_results` and a few others. One
+/// own code. They meet rustc's lints, `missing_debug_implementations`
+/// and `unused_results` included, and clippy's default ones. `#[tool]`
+/// allows on them (not on your fn) only what they cannot meet: clippy's
+/// `pedantic`, `nursery` and `restriction` groups and rustc's
+/// `missing_copy_implementations` (so a crate that *forbids* one of these,
+/// rather than denying it, cannot use `#[tool]`). One restriction lint
 /// cannot be allowed per item: clippy's `arbitrary_source_item_ordering`
 /// wants every struct of a module above every fn, which a struct generated
 /// next to its fn breaks when a module has two tools.
@@ -157,8 +161,8 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::args::{
-        FieldSeed, IsOption, NotOption, OptionProbe, bound, describe, format, missing_field,
-        object_property, object_schema,
+        DebugField, DebugOpaque, DebugProbe, FieldSeed, IsOption, NotOption, OptionProbe, bound,
+        describe, format, missing_field, object_property, object_schema,
     };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
