@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tokio::sync::OnceCell;
 
@@ -629,7 +629,11 @@ pub struct Scope {
 struct ScopeInner {
     container: Container,
     /// This call's REQUEST values, one cell per provider (its `slot`).
-    cells: Box<[OnceCell<Erased>]>,
+    /// The async cell is made when first asked for: a `OnceLock` costs a
+    /// word to set up, tokio's `OnceCell` (which lets concurrent resolvers
+    /// wait for one build) several, and a container may have many
+    /// providers that a call never uses.
+    cells: Box<[OnceLock<OnceCell<Erased>>]>,
     finalizers: Mutex<Finalizers>,
 }
 
@@ -642,7 +646,7 @@ struct Finalizers {
 impl Scope {
     pub(crate) fn new(container: Container) -> Self {
         let cells = (0..container.inner.request.len())
-            .map(|_| OnceCell::new())
+            .map(|_| OnceLock::new())
             .collect();
         Scope {
             inner: Arc::new(ScopeInner {
@@ -710,6 +714,7 @@ impl Scope {
             value.clone()
         } else if let Some(provider) = container.request.get(&id) {
             self.inner.cells[provider.slot]
+                .get_or_init(OnceCell::new)
                 .get_or_try_init(|| (provider.factory)(self.clone()))
                 .await
                 .map_err(|source| ResolveError::Failed { type_name, source })?
