@@ -31,6 +31,10 @@ pub(crate) struct Param {
     pub kind: Kind,
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a few per fn, for the length of one expansion"
+)]
 pub(crate) enum Kind {
     Input(Input),
     Inject,
@@ -43,6 +47,9 @@ pub(crate) struct Input {
     pub field_attrs: Vec<Attribute>,
     pub default: Option<Expr>,
     pub rename: Option<LitStr>,
+    /// What the written `JsonSchema` impl reads of `field_attrs`; `None`
+    /// when the struct's schema must be derived.
+    pub written_schema: Option<WrittenSchema>,
 }
 
 impl Param {
@@ -258,6 +265,7 @@ fn classify(
     } else if context {
         Kind::Context
     } else {
+        input.written_schema = written_schema(&input.field_attrs);
         Kind::Input(input)
     };
 
@@ -354,4 +362,150 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
     }
     let span = span?;
     Some((lines.join("\n").trim().to_owned(), span))
+}
+
+/// What `#[tool]`'s written `JsonSchema` impl needs of one input: its doc
+/// comment as schemars' derive reads it (lines joined with `\n`, one
+/// leading space dropped from each) and the checks of its
+/// `#[schemars(...)]` attributes.
+pub(crate) struct WrittenSchema {
+    pub doc: String,
+    pub checks: Vec<Check>,
+}
+
+/// A `#[schemars(...)]` validation the written impl applies to a field's
+/// schema, as the derive does.
+pub(crate) enum Check {
+    /// `key: value` where the schema's type is `of_type` (`range`'s
+    /// `minimum`/`maximum` on numbers, `length`'s `minLength`/`maxLength`
+    /// on strings and `minItems`/`maxItems` on arrays, `regex`'s `pattern`).
+    Bound {
+        of_type: &'static str,
+        key: &'static str,
+        value: Expr,
+    },
+    /// `regex(pattern = ...)`: the pattern's `to_string()`, on strings.
+    Pattern(Expr),
+    /// `email`, `url`: a `format`, whatever the type.
+    Format(&'static str),
+}
+
+/// An input's [`WrittenSchema`], read from its `#[doc]` and `#[schemars]`
+/// attributes, or `None` when schemars' derive must be used: the input has
+/// a `#[schemars(...)]` item other than `range`, `length`,
+/// `regex(pattern = ...)`, `email` or `url` with plain values (anything
+/// else, and any mistake, is the derive's to read and report), or a doc
+/// comment that is not a string literal (`#[doc = include_str!(..)]`).
+fn written_schema(field_attrs: &[Attribute]) -> Option<WrittenSchema> {
+    let mut lines = Vec::new();
+    let mut checks = Vec::new();
+    let mut seen = Vec::new();
+    for attr in field_attrs {
+        if attr.path().is_ident("schemars") {
+            attr.parse_nested_meta(|meta| schemars_check(&meta, &mut checks, &mut seen))
+                .ok()?;
+            continue;
+        }
+        let Meta::NameValue(meta) = &attr.meta else {
+            return None;
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(line),
+            ..
+        }) = &meta.value
+        else {
+            return None;
+        };
+        let line = line.value();
+        lines.push(line.strip_prefix(' ').map(str::to_owned).unwrap_or(line));
+    }
+    Some(WrittenSchema {
+        doc: lines.join("\n"),
+        checks,
+    })
+}
+
+/// Reads one item of a `#[schemars(...)]` attribute into `checks`, as
+/// schemars' derive reads it; an error for anything the written impl
+/// leaves to the derive (`seen` holds the items read, so that a repeated
+/// one goes to the derive too, which reports it).
+fn schemars_check(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    checks: &mut Vec<Check>,
+    seen: &mut Vec<String>,
+) -> syn::Result<()> {
+    let unsupported = || meta.error("left to schemars' derive");
+    let name = meta.path.get_ident().ok_or_else(unsupported)?.to_string();
+    if seen.contains(&name) {
+        return Err(unsupported());
+    }
+    seen.push(name.clone());
+    match name.as_str() {
+        "range" | "length" => {
+            let (mut min, mut max, mut equal) = (None, None, None);
+            meta.parse_nested_meta(|bound| {
+                let slot = if bound.path.is_ident("min") {
+                    &mut min
+                } else if bound.path.is_ident("max") {
+                    &mut max
+                } else if bound.path.is_ident("equal") {
+                    &mut equal
+                } else {
+                    return Err(bound.error("unknown bound"));
+                };
+                let value: Expr = bound.value()?.parse()?;
+                // schemars reads a string's contents as the expression.
+                if slot.is_some()
+                    || matches!(&value, Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)))
+                {
+                    return Err(bound.error("left to schemars' derive"));
+                }
+                *slot = Some(value);
+                Ok(())
+            })?;
+            if equal.is_some() && (min.is_some() || max.is_some()) {
+                return Err(unsupported());
+            }
+            let min = min.or_else(|| equal.clone());
+            let max = max.or(equal);
+            let kinds: &[(&str, &str, &str)] = if name == "range" {
+                &[("number", "minimum", "maximum")]
+            } else {
+                &[
+                    ("string", "minLength", "maxLength"),
+                    ("array", "minItems", "maxItems"),
+                ]
+            };
+            for &(of_type, min_key, max_key) in kinds {
+                for (key, value) in [(min_key, &min), (max_key, &max)] {
+                    if let Some(value) = value {
+                        checks.push(Check::Bound {
+                            of_type,
+                            key,
+                            value: value.clone(),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        "regex" => {
+            let mut pattern = None;
+            meta.parse_nested_meta(|item| {
+                if !item.path.is_ident("pattern") || pattern.is_some() {
+                    return Err(item.error("left to schemars' derive"));
+                }
+                let value: Expr = item.value()?.parse()?;
+                pattern = Some(value);
+                Ok(())
+            })?;
+            checks.push(Check::Pattern(pattern.ok_or_else(unsupported)?));
+            Ok(())
+        }
+        "email" | "url" if meta.input.is_empty() || meta.input.peek(syn::Token![,]) => {
+            checks.push(Check::Format(if name == "email" { "email" } else { "uri" }));
+            Ok(())
+        }
+        _ => Err(unsupported()),
+    }
 }

@@ -6,7 +6,7 @@ use quote::{ToTokens, format_ident, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
-use crate::ast::{Kind, Output, ToolFn};
+use crate::ast::{Check, Kind, Output, ToolFn, WrittenSchema};
 use crate::attr::Effect;
 use crate::valid::Spec;
 
@@ -490,156 +490,12 @@ fn default_fn(ident: &Ident, at: Span) -> Ident {
     )
 }
 
-/// What the written `JsonSchema` impl needs of one input: its doc comment
-/// as schemars' derive reads it (lines joined with `\n`, one leading
-/// space dropped from each) and the checks of its `#[schemars(...)]`
-/// attributes.
-struct SchemaField {
-    doc: String,
-    checks: Vec<Check>,
-}
-
-/// A `#[schemars(...)]` validation the written impl applies to a field's
-/// schema, as the derive does.
-enum Check {
-    /// `key: value` where the schema's type is `of_type` (`range`'s
-    /// `minimum`/`maximum` on numbers, `length`'s `minLength`/`maxLength`
-    /// on strings and `minItems`/`maxItems` on arrays, `regex`'s `pattern`).
-    Bound {
-        of_type: &'static str,
-        key: &'static str,
-        value: TokenStream,
-    },
-    /// `regex(pattern = ...)`: the pattern's `to_string()`, on strings.
-    Pattern(syn::Expr),
-    /// `email`, `url`: a `format`, whatever the type.
-    Format(&'static str),
-}
-
-/// Every input's [`SchemaField`], or `None` when schemars' derive must be
-/// used: an input has a `#[schemars(...)]` attribute other than `range`,
-/// `length`, `regex(pattern = ...)`, `email` or `url` with plain values
-/// (anything else, and any mistake, is the derive's to read and report),
-/// or a doc comment that is not a string literal (`#[doc = include_str!(..)]`).
-fn schema_fields(tool: &ToolFn) -> Option<Vec<SchemaField>> {
+/// Every input's [`WrittenSchema`], or `None` when schemars' derive must
+/// be used for the struct.
+fn schema_fields(tool: &ToolFn) -> Option<Vec<&WrittenSchema>> {
     tool.inputs()
-        .map(|(_, input)| {
-            let mut lines = Vec::new();
-            let mut checks = Vec::new();
-            let mut seen = Vec::new();
-            for attr in &input.field_attrs {
-                if attr.path().is_ident("schemars") {
-                    attr.parse_nested_meta(|meta| schemars_check(&meta, &mut checks, &mut seen))
-                        .ok()?;
-                    continue;
-                }
-                if !attr.path().is_ident("doc") {
-                    return None;
-                }
-                let syn::Meta::NameValue(meta) = &attr.meta else {
-                    return None;
-                };
-                let syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(line),
-                    ..
-                }) = &meta.value
-                else {
-                    return None;
-                };
-                let line = line.value();
-                lines.push(line.strip_prefix(' ').map(str::to_owned).unwrap_or(line));
-            }
-            Some(SchemaField {
-                doc: lines.join("\n"),
-                checks,
-            })
-        })
+        .map(|(_, input)| input.written_schema.as_ref())
         .collect()
-}
-
-/// Reads one item of a `#[schemars(...)]` attribute into `checks`, as
-/// schemars' derive reads it; an error for anything the written impl
-/// leaves to the derive (`seen` holds the items read, so that a repeated
-/// one goes to the derive too, which reports it).
-fn schemars_check(
-    meta: &syn::meta::ParseNestedMeta<'_>,
-    checks: &mut Vec<Check>,
-    seen: &mut Vec<String>,
-) -> syn::Result<()> {
-    let unsupported = || meta.error("left to schemars' derive");
-    let name = meta.path.get_ident().ok_or_else(unsupported)?.to_string();
-    if seen.contains(&name) {
-        return Err(unsupported());
-    }
-    seen.push(name.clone());
-    match name.as_str() {
-        "range" | "length" => {
-            let (mut min, mut max, mut equal) = (None, None, None);
-            meta.parse_nested_meta(|bound| {
-                let slot = if bound.path.is_ident("min") {
-                    &mut min
-                } else if bound.path.is_ident("max") {
-                    &mut max
-                } else if bound.path.is_ident("equal") {
-                    &mut equal
-                } else {
-                    return Err(bound.error("unknown bound"));
-                };
-                let value: syn::Expr = bound.value()?.parse()?;
-                // schemars reads a string's contents as the expression.
-                if slot.is_some()
-                    || matches!(&value, syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)))
-                {
-                    return Err(bound.error("left to schemars' derive"));
-                }
-                *slot = Some(value.into_token_stream());
-                Ok(())
-            })?;
-            if equal.is_some() && (min.is_some() || max.is_some()) {
-                return Err(unsupported());
-            }
-            let min = min.or_else(|| equal.clone());
-            let max = max.or(equal);
-            let kinds: &[(&str, &str, &str)] = if name == "range" {
-                &[("number", "minimum", "maximum")]
-            } else {
-                &[
-                    ("string", "minLength", "maxLength"),
-                    ("array", "minItems", "maxItems"),
-                ]
-            };
-            for &(of_type, min_key, max_key) in kinds {
-                for (key, value) in [(min_key, &min), (max_key, &max)] {
-                    if let Some(value) = value {
-                        checks.push(Check::Bound {
-                            of_type,
-                            key,
-                            value: value.clone(),
-                        });
-                    }
-                }
-            }
-            Ok(())
-        }
-        "regex" => {
-            let mut pattern = None;
-            meta.parse_nested_meta(|item| {
-                if !item.path.is_ident("pattern") || pattern.is_some() {
-                    return Err(item.error("left to schemars' derive"));
-                }
-                let value: syn::Expr = item.value()?.parse()?;
-                pattern = Some(value);
-                Ok(())
-            })?;
-            checks.push(Check::Pattern(pattern.ok_or_else(unsupported)?));
-            Ok(())
-        }
-        "email" | "url" if meta.input.is_empty() || meta.input.peek(syn::Token![,]) => {
-            checks.push(Check::Format(if name == "email" { "email" } else { "uri" }));
-            Ok(())
-        }
-        _ => Err(unsupported()),
-    }
 }
 
 /// A doc comment's schema `title` and `description`, split as schemars
