@@ -399,29 +399,19 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
     }
 }
 
-/// `Debug` for the argument struct: every field by its Rust name, as
-/// `#[derive(Debug)]` shows it, but with no `Debug` bound on the fields'
-/// types (a derive cannot have one: the struct is not generic); a field
-/// whose type is not `Debug` shows as `_`.
+/// `Debug` for the argument struct: its fields as a caller sends them (see
+/// `debug_args`), with no `Debug` bound on their types (a derive cannot
+/// have one: the struct is not generic).
 fn debug_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
     let at = anchor(tool);
     let allow = allow_lints(at);
     let struct_name = spanned(args.to_string(), at);
-    let idents: Vec<&Ident> = tool.inputs().map(|(p, _)| &p.ident).collect();
-    let names: Vec<TokenStream> = idents
-        .iter()
-        .map(|ident| spanned(crate::ast::unraw(ident), at))
-        .collect();
     quote_spanned! {at=>
         #[automatically_derived]
         #allow
         impl ::core::fmt::Debug for #args {
             fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                #[allow(unused_imports)]
-                use ::toolwright::__private::{DebugField as _, DebugOpaque as _};
-                __f.debug_struct(#struct_name)
-                    #(.field(#names, (&&::toolwright::__private::DebugProbe(&self.#idents)).as_debug()))*
-                    .finish()
+                ::toolwright::__private::debug_args(self, #struct_name, __f)
             }
         }
     }

@@ -115,42 +115,44 @@ impl<T> NotOption for OptionProbe<T> {
     }
 }
 
-/// A field of an argument struct as its `Debug` impl shows it, by autoref:
-/// `(&&DebugProbe(&field)).as_debug()` with [`DebugField`] and
-/// [`DebugOpaque`] in scope is the field itself when its type is `Debug`,
-/// and `_` when it is not.
-pub struct DebugProbe<'a, T>(pub &'a T);
-
-/// Chosen by autoref for a `Debug` field.
-pub trait DebugField {
-    /// The field.
-    fn as_debug(&self) -> &dyn fmt::Debug;
+/// `Debug` for the argument struct `name`: its fields as a caller sends
+/// them, by wire name, each value as JSON text
+/// (`ListOrdersArgs { customerId: 7, status: null }`). Through `Serialize`,
+/// so that a field of a type that is not `Debug` shows too; one function
+/// per tool, where a written `fmt` would make rustc check a method call per
+/// field.
+pub fn debug_args<T: serde::Serialize>(
+    args: &T,
+    name: &str,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    debug_value(serde_json::to_value(args), name, f)
 }
 
-impl<T: fmt::Debug> DebugField for &DebugProbe<'_, T> {
-    fn as_debug(&self) -> &dyn fmt::Debug {
-        self.0
+fn debug_value(
+    value: Result<serde_json::Value, serde_json::Error>,
+    name: &str,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    /// A JSON value shown as its text.
+    struct Json<'a>(&'a serde_json::Value);
+
+    impl fmt::Debug for Json<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Display::fmt(self.0, f)
+        }
     }
-}
 
-/// The fallback for a field whose type is not `Debug`.
-pub trait DebugOpaque {
-    /// `_`.
-    fn as_debug(&self) -> &dyn fmt::Debug;
-}
-
-impl<T> DebugOpaque for DebugProbe<'_, T> {
-    fn as_debug(&self) -> &dyn fmt::Debug {
-        &Opaque
-    }
-}
-
-/// What a field whose type is not `Debug` shows.
-struct Opaque;
-
-impl fmt::Debug for Opaque {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("_")
+    let mut out = f.debug_struct(name);
+    match value {
+        Ok(serde_json::Value::Object(fields)) => {
+            for (key, value) in &fields {
+                out.field(key, &Json(value));
+            }
+            out.finish()
+        }
+        // A field whose `Serialize` fails (a map with non-string keys).
+        _ => out.finish_non_exhaustive(),
     }
 }
 
@@ -235,6 +237,27 @@ pub fn describe(schema: &mut schemars::Schema, title: &str, description: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Shows `T` through [`debug_args`], as a generated `Debug` impl does.
+    struct Shown<T>(T);
+
+    impl<T: serde::Serialize> fmt::Debug for Shown<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            debug_args(&self.0, "Args", f)
+        }
+    }
+
+    #[test]
+    fn arguments_show_as_json_by_wire_name_and_unserializable_ones_elide() {
+        let args = json!({"query": "lamp", "limit": 3, "tags": ["a"]});
+        assert_eq!(
+            format!("{:?}", Shown(&args)),
+            r#"Args { limit: 3, query: "lamp", tags: ["a"] }"#
+        );
+        // JSON has no non-string keys; the fields are not lost silently.
+        let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        assert_eq!(format!("{:?}", Shown(&bad)), "Args { .. }");
+    }
 
     #[test]
     fn a_key_is_the_index_of_its_field_and_any_other_key_is_refused() {

@@ -118,8 +118,9 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// constraints (`range`, `length`, `regex`, ...) that the executor enforces.
 ///
 /// The generated struct implements `Serialize`, `Deserialize`,
-/// `JsonSchema` and `Debug` (a field whose type is not `Debug` shows as
-/// `_`). Its `Deserialize` reads a JSON object only (not an array
+/// `JsonSchema` and `Debug`, which shows the fields as a caller sends
+/// them: by wire name, in key order, each value as JSON (so fields of any
+/// type show, `Debug` or not). Its `Deserialize` reads a JSON object only (not an array
 /// in field order, which serde's derive also takes), refuses unknown and
 /// duplicate fields, and fills in `None` for a missing `Option` and the
 /// `#[default]` for a defaulted field, with serde's error messages:
@@ -137,7 +138,7 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// assert_eq!((args.customer_id, args.limit), (7, 20));
 /// let error = serde_json::from_str::<ListOrdersArgs>(r#"[7, 20]"#).unwrap_err();
 /// assert!(error.to_string().starts_with("invalid type: sequence, expected struct ListOrdersArgs"));
-/// assert_eq!(format!("{args:?}"), "ListOrdersArgs { customer_id: 7, limit: 20 }");
+/// assert_eq!(format!("{args:?}"), "ListOrdersArgs { customerId: 7, limit: 20 }");
 /// ```
 ///
 /// Lints: the generated items are linted at your crate's levels, as your
@@ -161,8 +162,8 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::args::{
-        DebugField, DebugOpaque, DebugProbe, FieldSeed, IsOption, NotOption, OptionProbe, bound,
-        describe, format, missing_field, object_property, object_schema,
+        FieldSeed, IsOption, NotOption, OptionProbe, bound, debug_args, describe, format,
+        missing_field, object_property, object_schema,
     };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
