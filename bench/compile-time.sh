@@ -14,6 +14,13 @@
 #   bench/compile-time.sh            # 100 and 500 tools
 #   bench/compile-time.sh 100        # only 100
 #   ROUNDS=5 bench/compile-time.sh   # rounds per size (default 3)
+#   COUNT=instructions bench/compile-time.sh 100
+#       rustc's instructions for the tools' crate instead of seconds
+#       (callgrind around that crate's rustc only: macro expansion
+#       included, the link not; needs valgrind). They do not drift the way
+#       time does, so one round is the default; 100 tools take about 20
+#       minutes.
+#   VARIANTS="baseline toolwright" bench/compile-time.sh 100   # a subset
 #
 # Each round measures the three variants in rotating order; the report is
 # the median of the rounds (seconds, and ratios to the same round's
@@ -27,10 +34,33 @@ root=$(pwd)
 # profiles) does not apply: the crates build as a user's would.
 work="${TMPDIR:-/tmp}/toolwright-compile-time"
 sizes=("${@:-100 500}")
-rounds=${ROUNDS:-3}
+count=${COUNT:-seconds}
+case $count in
+    seconds) rounds=${ROUNDS:-3} unit=s what="seconds" ;;
+    instructions)
+        command -v valgrind > /dev/null || {
+            echo "valgrind is not installed (apt-get install valgrind)" >&2
+            exit 1
+        }
+        rounds=${ROUNDS:-1} unit=G what="billions of rustc instructions" ;;
+    *) echo "COUNT is seconds or instructions" >&2; exit 1 ;;
+esac
 # shellcheck disable=SC2206
 sizes=(${sizes[*]})
 mkdir -p "$work"
+# COUNT=instructions's RUSTC_WRAPPER: callgrind around the rustc of crate
+# $COUNT_CRATE only; its count goes to the file $COUNT_OUT.
+cat > "$work/count-rustc.sh" <<'WRAPPER'
+#!/usr/bin/env bash
+if [[ " $* " == *" --crate-name $COUNT_CRATE "* ]]; then
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$COUNT_OUT.log" "$@"
+    rc=$?
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$COUNT_OUT.log" > "$COUNT_OUT"
+    exit $rc
+fi
+exec "$@"
+WRAPPER
+chmod +x "$work/count-rustc.sh"
 
 manifest() { # name, extra dependencies
     cat <<EOF
@@ -125,7 +155,19 @@ seconds() { # command...
     echo "$end - $start" | bc
 }
 
-measure() { # variant, n  -> prints "clean incremental"
+# What one build of the tools' crate costs: seconds, or billions of
+# rustc instructions.
+cost() { # crate name
+    case $count in
+        seconds) seconds cargo build ;;
+        instructions)
+            RUSTC_WRAPPER="$work/count-rustc.sh" COUNT_CRATE="$1" COUNT_OUT="$work/count" \
+                cargo build -q > /dev/null 2>&1
+            echo "$(cat "$work/count") / 1000000000" | bc -l ;;
+    esac
+}
+
+measure() { # variant, n  -> prints "clean first last"
     local variant=$1 n=$2 dir="$work/$1-$2"
     mkdir -p "$dir/src"
     case $variant in
@@ -139,14 +181,14 @@ measure() { # variant, n  -> prints "clean incremental"
     # Dependencies first, so the clean build measures only the tools.
     (cd "$dir" && cargo build -q 2>/dev/null)
     (cd "$dir" && cargo clean -q -p "$variant-$n")
-    local clean first last
-    clean=$(cd "$dir" && seconds cargo build)
+    local clean first last crate="${variant}_$n"
+    clean=$(cd "$dir" && cost "$crate")
     # A one-body edit of the first tool: tool 1 adds another constant.
     edit "$dir" 1
-    first=$(cd "$dir" && seconds cargo build)
+    first=$(cd "$dir" && cost "$crate")
     # The same edit of the last tool, which no other tool follows.
     edit "$dir" "$n"
-    last=$(cd "$dir" && seconds cargo build)
+    last=$(cd "$dir" && cost "$crate")
     unset CARGO_TARGET_DIR
     echo "$clean $first $last"
 }
@@ -161,17 +203,19 @@ median() { # numbers... -> the middle one (the lower middle of an even count)
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-variants=(baseline toolwright rmcp)
-printf '%-6s %-11s %8s %8s %8s %8s %8s %8s\n' tools variant "clean s" "first s" "last s" \
-    "clean x" "first x" "last x"
+# shellcheck disable=SC2206
+variants=(${VARIANTS:-baseline toolwright rmcp})
+[[ ${variants[0]} == baseline ]] || { echo "VARIANTS must start with baseline" >&2; exit 1; }
+printf '%-6s %-11s %8s %8s %8s %8s %8s %8s\n' tools variant "clean $unit" "first $unit" \
+    "last $unit" "clean x" "first x" "last x"
 for n in "${sizes[@]}"; do
     declare -A clean=() first=() last=() clean_ratio=() first_ratio=() last_ratio=()
     for round in $(seq 1 "$rounds"); do
         # Rotate the order each round, so that no variant always runs
         # first (or right after the slowest one).
         declare -A c=() f=() l=()
-        for k in 0 1 2; do
-            variant=${variants[$(((k + round) % 3))]}
+        for k in "${!variants[@]}"; do
+            variant=${variants[$(((k + round) % ${#variants[@]}))]}
             read -r "c[$variant]" "f[$variant]" "l[$variant]" < <(measure "$variant" "$n")
         done
         for variant in "${variants[@]}"; do
@@ -185,11 +229,12 @@ for n in "${sizes[@]}"; do
     done
     for variant in "${variants[@]}"; do
         # shellcheck disable=SC2086
-        printf '%-6s %-11s %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f\n' "$n" "$variant" \
+        printf '%-6s %-11s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n' "$n" "$variant" \
             "$(median ${clean[$variant]})" "$(median ${first[$variant]})" \
             "$(median ${last[$variant]})" "$(median ${clean_ratio[$variant]})" \
             "$(median ${first_ratio[$variant]})" "$(median ${last_ratio[$variant]})"
     done
 done
-echo "(medians of $rounds rounds; ratios (x) are per round, to that round's baseline;"
+echo "($what; medians of $rounds rounds;"
+echo " ratios (x) are per round, to that round's baseline;"
 echo " first / last: rebuild after editing the body of the first / last tool)"
