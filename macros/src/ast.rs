@@ -509,3 +509,79 @@ fn schemars_check(
         _ => Err(unsupported()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::ToTokens;
+    use syn::{Attribute, parse_quote};
+
+    use super::{Check, written_schema};
+
+    /// The checks read from `attrs`, as text, or `None` for the derive.
+    fn checks(attrs: &[Attribute]) -> Option<Vec<String>> {
+        let schema = written_schema(attrs)?;
+        Some(
+            schema
+                .checks
+                .iter()
+                .map(|check| match check {
+                    Check::Bound {
+                        of_type,
+                        key,
+                        value,
+                    } => {
+                        format!("{of_type} {key} {}", value.to_token_stream())
+                    }
+                    Check::Pattern(pattern) => format!("pattern {}", pattern.to_token_stream()),
+                    Check::Format(format) => format!("format {format}"),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_common_validations_are_written_with_the_doc_as_the_derive_reads_it() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[doc = " # Guests"]),
+            parse_quote!(#[doc = "  at most twelve"]),
+            parse_quote!(#[schemars(range(min = 1, max = MAX), email)]),
+            parse_quote!(#[schemars(length(equal = 3), regex(pattern = r"^a+$"), url)]),
+        ];
+        assert_eq!(
+            written_schema(&attrs).map(|s| s.doc).as_deref(),
+            Some("# Guests\n at most twelve")
+        );
+        assert_eq!(
+            checks(&attrs).unwrap(),
+            [
+                "number minimum 1",
+                "number maximum MAX",
+                "format email",
+                "string minLength 3",
+                "string maxLength 3",
+                "array minItems 3",
+                "array maxItems 3",
+                "pattern r\"^a+$\"",
+                "format uri",
+            ]
+        );
+        assert_eq!(checks(&[]).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn anything_else_is_left_to_schemars_derive() {
+        let derive: [Attribute; 7] = [
+            parse_quote!(#[schemars(inner(length(max = 5)))]),
+            parse_quote!(#[schemars(range(min = "1"))]),
+            parse_quote!(#[schemars(range(min = 1, equal = 2))]),
+            parse_quote!(#[schemars(range(min = 1), range(max = 2))]),
+            parse_quote!(#[schemars(regex(path = "x"))]),
+            parse_quote!(#[schemars(email(message = "x"))]),
+            parse_quote!(#[doc = include_str!("doc.md")]),
+        ];
+        for attr in derive {
+            let text = attr.to_token_stream().to_string();
+            assert!(checks(&[attr]).is_none(), "{text}");
+        }
+    }
+}

@@ -68,8 +68,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         .collect();
     // The one check of each injected type, on the type; the other uses go
     // through `Injector`, which falls back silently instead of repeating it.
+    let allow = allow_lints(at);
     let injectable = injected.iter().map(|ty| {
-        let allow = allow_lints(at);
         quote_spanned! {ty.span()=>
             #allow
             const _: () = ::toolwright::__private::assert_injectable::<#ty>();
@@ -128,7 +128,6 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         }
     };
 
-    let allow = allow_lints(at);
     // The fn last, after the items generated for it: the order clippy's
     // `arbitrary_source_item_ordering` expects by default.
     quote_spanned! {at=>
@@ -666,11 +665,7 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> Token
 fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
     let at = anchor(tool);
     let fn_ident = &tool.ident;
-    let inputs = tool
-        .params
-        .iter()
-        .filter(|p| matches!(p.kind, Kind::Input(_)))
-        .map(|p| &p.ident);
+    let inputs = tool.inputs().map(|(p, _)| &p.ident);
     let resolve = tool.params.iter().map(|p| {
         let ident = &p.ident;
         let ty = &p.ty;

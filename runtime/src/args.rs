@@ -129,6 +129,7 @@ pub fn debug_args<T: serde::Serialize>(
     debug_value(serde_json::to_value(args), name, f)
 }
 
+/// The part of [`debug_args`] that is not generic, so compiled once.
 fn debug_value(
     value: Result<serde_json::Value, serde_json::Error>,
     name: &str,
