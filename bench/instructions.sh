@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per call of the floor, `Executor::invoke`, the typed
+# Instructions per call of the floor, `Executor::invoke` (of a tool whose
+# body never waits, and of one with an `.await`: `awaiting`), the typed
 # `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
 # and `invoke` of a tool that injects one REQUEST value (the variants of
 # `runtime/benches/invoke.rs`), counted
@@ -24,7 +25,7 @@ count() { # variant, calls -> instructions
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke call hooked injected; do
+for variant in floor invoke awaiting call hooked injected; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))

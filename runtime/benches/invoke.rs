@@ -20,6 +20,13 @@ async fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// Add two integers after an `.await` (of a future that is ready at once):
+/// a body that may wait, so its future is boxed, as most tools' are.
+#[tool(key = "math.add_later", effect = read, authorize = public)]
+async fn add_later(a: i64, b: i64) -> i64 {
+    std::future::ready(a + b).await
+}
+
 /// Add two integers, behind an `authorize` hook that lets everyone in: the
 /// pipeline a tool with hooks takes.
 #[tool(key = "math.add_checked", effect = read, authorize = anyone)]
@@ -90,6 +97,7 @@ impl Bench {
     fn new() -> Self {
         let catalog = Catalog::builder()
             .register::<AddArgs>()
+            .register::<AddLaterArgs>()
             .register::<AddOneArgs>()
             .register::<AddFiveArgs>()
             .register::<AddCheckedArgs>()
@@ -147,6 +155,9 @@ fn criterion_benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("add");
     group.bench_function("floor", |b| b.iter_custom(|n| bench.floor(n)));
     group.bench_function("invoke", |b| b.iter_custom(|n| bench.invoke(n)));
+    group.bench_function("invoke_awaiting", |b| {
+        b.iter_custom(|n| bench.invoke_tool("add_later", n))
+    });
     group.bench_function("call", |b| b.iter_custom(|n| bench.call(n)));
     group.finish();
 
@@ -173,6 +184,7 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     let variants: Vec<Variant<'_>> = vec![
         ("floor", Box::new(|n| bench.floor(n))),
         ("invoke", Box::new(|n| bench.invoke(n))),
+        ("awaiting", Box::new(|n| bench.invoke_tool("add_later", n))),
         ("call", Box::new(|n| bench.call(n))),
     ];
     // Warm up every variant.
@@ -207,7 +219,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     }
 }
 
-/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `call`, `hooked`:
+/// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `awaiting`: `invoke` of
+/// `add_later`, whose body has an `.await`, `call`, `hooked`:
 /// `invoke` of the same `add` behind an `authorize` hook, or `injected`:
 /// `invoke` of `add_one`, which injects one REQUEST value): make N calls
 /// of one variant and nothing else, for an instruction counter;
@@ -221,10 +234,13 @@ fn count_calls(spec: &str) {
     match variant {
         "floor" => bench.floor(calls),
         "invoke" => bench.invoke(calls),
+        "awaiting" => bench.invoke_tool("add_later", calls),
         "call" => bench.call(calls),
         "hooked" => bench.invoke_tool("add_checked", calls),
         "injected" => bench.invoke_tool("add_one", calls),
-        other => panic!("unknown variant {other:?}: floor, invoke, call, hooked or injected"),
+        other => {
+            panic!("unknown variant {other:?}: floor, invoke, awaiting, call, hooked or injected")
+        }
     };
 }
 

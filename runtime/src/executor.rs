@@ -28,6 +28,17 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// `#[tool]` adds to a build small.
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
+    /// A tool whose arguments `invoke` reads when it is called.
+    Read(Read),
+    /// A [`Read::Direct`] tool whose body never waits ([`Tool::AWAITS`] is
+    /// `false`): read, run and serialized in one step when the call is
+    /// first polled, its body's future on the stack, with no allocation.
+    Immediate(PrepareImmediate),
+}
+
+/// See [`Prepare::Read`].
+#[derive(Clone, Copy)]
+pub(crate) enum Read {
     /// A tool with a hook or an injected parameter: its arguments, behind
     /// the hooks' vtable, for the whole pipeline.
     Hooked(PrepareHooked),
@@ -36,17 +47,26 @@ pub(crate) enum Prepare {
     Direct(PrepareDirect),
 }
 
-/// See [`Prepare::Hooked`].
+/// See [`Read::Hooked`].
 type PrepareHooked =
     fn(&ExecutorInner, usize, &Value) -> Result<Box<dyn Prepared<Value>>, CallError>;
 
-/// See [`Prepare::Direct`].
+/// See [`Read::Direct`].
 type PrepareDirect = for<'a> fn(
     &ExecutorInner,
     usize,
     &Value,
     ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError>;
+
+/// See [`Prepare::Immediate`].
+type PrepareImmediate = for<'a> fn(
+    &ExecutorInner,
+    usize,
+    &Value,
+    ErasedContext<'a>,
+    &mut TaskContext<'_>,
+) -> Result<Value, CallError>;
 
 /// A JSON call's body.
 type JsonFuture<'a> = BoxFuture<'a, Result<Value, CallError>>;
@@ -56,9 +76,13 @@ impl Prepare {
     /// (a constant), so each tool compiles only the path it takes.
     pub(crate) const fn of<T: Tool>() -> Self {
         if T::PUBLIC && !T::EFFECT.requires_approval() && !T::INJECTS {
-            Prepare::Direct(direct::<T>)
+            if T::AWAITS {
+                Prepare::Read(Read::Direct(direct::<T>))
+            } else {
+                Prepare::Immediate(immediate::<T>)
+            }
         } else {
-            Prepare::Hooked(prepare::<T>)
+            Prepare::Read(Read::Hooked(prepare::<T>))
         }
     }
 }
@@ -213,7 +237,7 @@ macro_rules! read_arguments {
     }};
 }
 
-/// [`Prepare::Hooked`] for `T`: its arguments, behind the hooks' vtable.
+/// [`Read::Hooked`] for `T`: its arguments, behind the hooks' vtable.
 fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
@@ -223,7 +247,7 @@ fn prepare<T: Tool>(
     Ok(Box::new(Call::<T, Json>::new(args)))
 }
 
-/// [`Prepare::Direct`] for `T`: its arguments, straight into its body's
+/// [`Read::Direct`] for `T`: its arguments, straight into its body's
 /// future.
 fn direct<'a, T: Tool>(
     inner: &ExecutorInner,
@@ -233,6 +257,36 @@ fn direct<'a, T: Tool>(
 ) -> Result<JsonFuture<'a>, CallError> {
     let args = read_arguments!(inner, index, arguments, T);
     Ok(<Json as Finish<T>>::finish(args, ctx, None))
+}
+
+/// [`Prepare::Immediate`] for `T`: its arguments read, its body run to the
+/// end in one poll (it has no `.await`), its result serialized.
+fn immediate<T: Tool>(
+    inner: &ExecutorInner,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'_>,
+    cx: &mut TaskContext<'_>,
+) -> Result<Value, CallError> {
+    let args = read_arguments!(inner, index, arguments, T);
+    let body = std::pin::pin!(T::__run(args, ctx, None));
+    match body.poll(cx) {
+        Poll::Ready(finished) => to_json(T::KEY, finished),
+        Poll::Pending => suspended(T::KEY),
+    }
+}
+
+/// A body `#[tool]` found no `.await` in waited all the same: a macro
+/// named like one of the standard library's or `tracing`'s hid one. Its
+/// future is dropped where it waited (as a timeout would drop it), and
+/// the panic becomes the call's [`CallError::Panicked`]. Not generic.
+#[cold]
+fn suspended(tool: &'static str) -> ! {
+    panic!(
+        "the body of `{tool}` waited, but `#[tool]` found no `.await` in it: a macro \
+         named like a standard or `tracing` one (`info!`, `format!`, ...) must have \
+         expanded to one; call it by another name or add an `.await` to the body"
+    )
 }
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -636,6 +690,9 @@ impl Executor {
     /// are that future's error, so the future holds the read arguments,
     /// not the JSON, and neither `name` nor `arguments` need outlive it.
     /// Dropping it cancels the call (its scope, if any, is still closed).
+    /// For a public tool whose body never waits (see [`macro@crate::tool`]),
+    /// the future holds the JSON instead and does all of it, reading
+    /// included, when first polled, without allocating.
     ///
     /// ```
     /// use serde_json::json;
@@ -680,11 +737,27 @@ impl Executor {
         let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
         let span = call_span(tool);
+        let read = match tool.prepare {
+            Prepare::Read(read) => read,
+            // Nothing to read now: all of it when polled.
+            Prepare::Immediate(start) => {
+                return Invoke::Immediate {
+                    call: Immediate {
+                        inner,
+                        index,
+                        start,
+                        ctx,
+                        span,
+                        arguments: Some(arguments),
+                    },
+                };
+            }
+        };
         // Step 2, inside the call's span, with a deserializer's panic caught.
         let started = span.in_scope(|| {
-            catch_panic(tool.key, || match tool.prepare {
-                Prepare::Direct(start) => start(inner, index, &arguments, ctx).map(Started::Direct),
-                Prepare::Hooked(prepare) => prepare(inner, index, &arguments).map(Started::Hooked),
+            catch_panic(tool.key, || match read {
+                Read::Direct(start) => start(inner, index, &arguments, ctx).map(Started::Direct),
+                Read::Hooked(prepare) => prepare(inner, index, &arguments).map(Started::Hooked),
             })
         });
         drop(arguments);
@@ -823,9 +896,47 @@ pin_project_lite::pin_project! {
     /// The future of [`Executor::invoke`]: a call, or the answer of one
     /// that ended before it started (an unknown name, invalid arguments).
     #[project = InvokeProjection]
+    #[repr(u8)]
     enum Invoke<'a, R> {
         Done { result: Option<Result<Value, CallError>> },
+        Immediate { call: Immediate<'a> },
         Call { #[pin] call: Traced<Pipeline<'a, R>> },
+    }
+}
+
+/// A call of a [`Prepare::Immediate`] tool: the JSON arguments until it is
+/// polled, then nothing. Every step runs in that one poll, inside the
+/// call's span, with one panic catch around them all.
+struct Immediate<'a> {
+    inner: &'a ExecutorInner,
+    index: usize,
+    start: PrepareImmediate,
+    ctx: ErasedContext<'a>,
+    span: tracing::Span,
+    arguments: Option<Value>,
+}
+
+impl Immediate<'_> {
+    fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<Value, CallError>> {
+        let tool = self.inner.catalog.entry(self.index).registration().key;
+        let Some(arguments) = self.arguments.take() else {
+            return Poll::Ready(Err(polled_after_finishing()));
+        };
+        let (inner, index, start, ctx) = (self.inner, self.index, self.start, self.ctx);
+        let result = self
+            .span
+            .in_scope(|| catch_panic(tool, || start(inner, index, &arguments, ctx, cx)));
+        drop(arguments);
+        self.span.record("outcome", outcome_label(&result));
+        Poll::Ready(result)
+    }
+}
+
+/// The answer of a call's future polled again after it gave its result.
+fn polled_after_finishing() -> CallError {
+    CallError::Panicked {
+        tool: "",
+        message: "the call's future was polled after it finished".to_owned(),
     }
 }
 
@@ -835,12 +946,12 @@ impl<R: Future<Output = Result<Value, CallError>>> Future for Invoke<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         match self.project() {
             InvokeProjection::Call { call } => call.poll(cx),
-            InvokeProjection::Done { result } => Poll::Ready(result.take().unwrap_or_else(|| {
-                Err(CallError::Panicked {
-                    tool: "",
-                    message: "the call's future was polled after it finished".to_owned(),
-                })
-            })),
+            InvokeProjection::Immediate { call } => call.poll(cx),
+            InvokeProjection::Done { result } => Poll::Ready(
+                result
+                    .take()
+                    .unwrap_or_else(|| Err(polled_after_finishing())),
+            ),
         }
     }
 }
@@ -1057,7 +1168,7 @@ impl ExecutorInner {
         })
     }
 
-    /// Step 6 alone, for a [`Prepare::Direct`] tool (no hook to ask, no
+    /// Step 6 alone, for a [`Read::Direct`] tool (no hook to ask, no
     /// scope to open or close): the body under its timeout, if it has one.
     /// Panics are caught by [`traced`]: with no finalizer to tell, a panic
     /// in the body needs no outcome of its own. (Running it through

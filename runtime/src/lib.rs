@@ -141,6 +141,43 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// assert_eq!(format!("{args:?}"), "ListOrdersArgs { customerId: 7, limit: 20 }");
 /// ```
 ///
+/// A body that never waits: when the fn's body has no `.await`, calls no
+/// macro but the standard library's, `tracing`'s, `log`'s and
+/// `serde_json::json!`, and carries no attribute that could rewrite it
+/// (only `doc`, lint levels, `inline`, `must_use`, ... do not), a public
+/// tool that needs no approval and injects nothing runs whole in the
+/// first poll of [`Executor::invoke`]'s future: its arguments are read,
+/// its body run and its result serialized in one step, with its body's
+/// future on the stack instead of the heap. Nothing changes for the
+/// caller (the call still starts only when awaited), but the call costs no
+/// allocation of its own. Such a body cannot be cut short by a `timeout`
+/// (none can: a timeout fires only while the body waits).
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     tracing::debug!(a, b, "adding"); // a known macro: still never waits
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let sum = executor.invoke("add", serde_json::json!({"a": 2, "b": 3}), &()).await;
+/// assert_eq!(sum.unwrap(), 5);
+/// # }
+/// ```
+///
+/// The macros are known by name, so a macro of your own named like one of
+/// them (`info!`, `format!`, ...) that expands to an `.await` makes such a
+/// call fail with [`CallError::Panicked`], whose message says so, where it
+/// first waits; call your macro by another name or by its path
+/// (`crate::info!`).
+///
 /// Lints: the generated items are linted at your crate's levels, as your
 /// own code. They meet rustc's lints, `missing_debug_implementations`
 /// and `unused_results` included, and clippy's default ones. `#[tool]`

@@ -377,6 +377,11 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// Whether the tool is open to every caller (`authorize = public`).
     #[doc(hidden)]
     const PUBLIC: bool;
+    /// Whether the fn's body may wait (`#[tool]` writes `false` for a body
+    /// with no `.await` and no macro that could hide one, which finishes
+    /// the first time it is polled).
+    #[doc(hidden)]
+    const AWAITS: bool = true;
 
     /// The successful result of the tool: the fn's return type, or `T` when
     /// it returns `Result<T, E>`.

@@ -476,6 +476,14 @@ async fn count_letters(word: Touchy) -> usize {
     word.0.len()
 }
 
+/// Count a word's letters (public, with an `.await`: the direct path, its
+/// body's future boxed).
+#[tool(key = "words.count_later", effect = read, authorize = public)]
+async fn count_letters_later(word: Touchy) -> usize {
+    std::future::ready(()).await;
+    word.0.len()
+}
+
 /// Count a word's letters (behind a hook: the whole pipeline).
 #[tool(key = "words.count_checked", effect = read, authorize = may_call)]
 async fn count_letters_checked(word: Touchy) -> usize {
@@ -487,7 +495,11 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
     let _serial = SERIAL.lock().await;
     let exec = executor();
     let authorized = AUTHORIZED.load(Ordering::SeqCst);
-    for tool in ["count_letters", "count_letters_checked"] {
+    for tool in [
+        "count_letters",
+        "count_letters_later",
+        "count_letters_checked",
+    ] {
         match exec
             .invoke(tool, json!({"word": "boom"}), &Actor::allowed())
             .await
@@ -506,4 +518,73 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
     // The hook ran for the good call only: nothing after step 2 runs on
     // arguments that could not be read.
     assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized + 1);
+}
+
+static TALLIES: AtomicUsize = AtomicUsize::new(0);
+
+/// Count calls (public, no `.await`: the whole call runs in one poll).
+#[tool(key = "demo.tally", effect = read, authorize = public)]
+async fn tally(by: usize) -> usize {
+    TALLIES.fetch_add(by, Ordering::SeqCst) + by
+}
+
+#[tokio::test]
+async fn a_body_that_never_waits_runs_when_polled_and_once() {
+    let exec = executor();
+    let before = TALLIES.load(Ordering::SeqCst);
+    // Not awaited: nothing runs.
+    drop(exec.invoke("tally", json!({"by": 1000}), &()));
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before);
+    // Invalid arguments are the future's error, and nothing runs.
+    let invalid = exec.invoke("tally", json!({"by": -1}), &()).await;
+    assert!(
+        matches!(invalid, Err(CallError::InvalidArguments { .. })),
+        "{invalid:?}"
+    );
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before);
+
+    let mut call = std::pin::pin!(exec.invoke("tally", json!({"by": 1}), &()));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let std::task::Poll::Ready(first) = call.as_mut().poll(&mut cx) else {
+        panic!("a body without `.await` finishes in its first poll");
+    };
+    assert!(first.unwrap().as_u64().unwrap() > before as u64);
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+    // Polled again, it answers an error and runs nothing.
+    match call.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(Err(CallError::Panicked { message, .. })) => {
+            assert!(message.contains("polled after it finished"), "{message}");
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+}
+
+/// A macro of the application's own, named like `tracing`'s, that waits.
+macro_rules! info {
+    ($future:expr) => {
+        $future.await
+    };
+}
+
+/// Wait through a macro named like `tracing::info!`: `#[tool]` takes the
+/// body for one that never waits.
+#[tool(key = "demo.hidden_wait", effect = read, authorize = public)]
+async fn hidden_wait() -> u32 {
+    info!(tokio::task::yield_now());
+    7
+}
+
+#[tokio::test]
+async fn a_wait_hidden_in_a_macro_named_like_a_known_one_is_a_clear_error() {
+    let exec = executor();
+    match exec.invoke("hidden_wait", json!({}), &()).await {
+        Err(CallError::Panicked { tool, message }) => {
+            assert_eq!(tool, "demo.hidden_wait");
+            assert!(message.contains("found no `.await`"), "{message}");
+        }
+        other => panic!("expected Panicked, got {other:?}"),
+    }
+    // The typed path polls the body as often as it needs.
+    assert_eq!(exec.call(HiddenWaitArgs {}, &()).await.unwrap(), 7);
 }

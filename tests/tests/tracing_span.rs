@@ -31,6 +31,15 @@ async fn halve(n: u32) -> u32 {
     n / 2
 }
 
+/// Third of a multiple of three; a public tool whose body never waits, so
+/// its calls run whole in one poll, with no future of their own, and must
+/// be traced like any other.
+#[tool(key = "math.third", effect = read, authorize = public)]
+async fn third(n: u32) -> u32 {
+    assert!(n.is_multiple_of(3), "not a multiple of three");
+    n / 3
+}
+
 /// A span as the subscriber saw it: its name and every field recorded.
 #[derive(Debug, Default, Clone)]
 struct SeenSpan {
@@ -106,6 +115,7 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         let catalog = Catalog::builder()
             .register::<DoubleArgs>()
             .register::<HalveArgs>()
+            .register::<ThirdArgs>()
             .build()
             .unwrap();
         let executor = Executor::new(catalog, Container::default()).unwrap();
@@ -143,6 +153,21 @@ fn each_call_is_a_span_with_tool_and_outcome() {
                 "{:?}",
                 halved[3]
             );
+            let mut thirds = Vec::new();
+            for n in [json!(9), json!(4), json!("nine")] {
+                thirds.push(executor.invoke("third", json!({ "n": n }), &()).await);
+            }
+            assert_eq!(thirds[0].as_ref().unwrap(), &json!(3));
+            assert!(
+                matches!(&thirds[1], Err(CallError::Panicked { message, .. }) if message == "not a multiple of three"),
+                "{:?}",
+                thirds[1]
+            );
+            assert!(
+                matches!(&thirds[2], Err(CallError::InvalidArguments { .. })),
+                "{:?}",
+                thirds[2]
+            );
         });
     });
     let spans: Vec<SeenSpan> = recorder
@@ -153,15 +178,19 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         .filter(|s| s.name == "toolwright.call")
         .cloned()
         .collect();
-    assert_eq!(spans.len(), 7, "{spans:?}");
+    assert_eq!(spans.len(), 10, "{spans:?}");
     for span in &spans[..3] {
         assert_eq!(field(span, "key"), Some("math.double"));
         assert_eq!(field(span, "name"), Some("double"));
         assert_eq!(field(span, "effect"), Some("read"));
     }
-    for span in &spans[3..] {
+    for span in &spans[3..7] {
         assert_eq!(field(span, "key"), Some("math.halve"));
         assert_eq!(field(span, "name"), Some("halve"));
+    }
+    for span in &spans[7..] {
+        assert_eq!(field(span, "key"), Some("math.third"));
+        assert_eq!(field(span, "name"), Some("third"));
     }
     let outcomes: Vec<_> = spans.iter().map(|s| field(s, "outcome")).collect();
     assert_eq!(
@@ -173,6 +202,9 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             Some("ok"),
             Some("panicked"),
             Some("timeout"),
+            Some("invalid_arguments"),
+            Some("ok"),
+            Some("panicked"),
             Some("invalid_arguments"),
         ]
     );
