@@ -276,16 +276,16 @@ fn immediate<T: Tool>(
     }
 }
 
-/// A body `#[tool]` found no `.await` in waited all the same: a macro
-/// named like one of the standard library's or `tracing`'s hid one. Its
+/// A body `#[tool]` found no `.await` in waited all the same: a macro of
+/// the application's own, named like one `#[tool]` knows, hid one. Its
 /// future is dropped where it waited (as a timeout would drop it), and
 /// the panic becomes the call's [`CallError::Panicked`]. Not generic.
 #[cold]
 fn suspended(tool: &'static str) -> ! {
     panic!(
         "the body of `{tool}` waited, but `#[tool]` found no `.await` in it: a macro \
-         named like a standard or `tracing` one (`info!`, `format!`, ...) must have \
-         expanded to one; call it by another name or add an `.await` to the body"
+         named like a standard, `tracing` or `log` one (`info!`, `format!`, ...) must \
+         have expanded to one; call it by its path (`crate::info!`) or another name"
     )
 }
 
