@@ -28,30 +28,25 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// `#[tool]` adds to a build small.
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
-    /// A tool whose arguments `invoke` reads when it is called.
-    Read(Read),
-    /// A [`Read::Direct`] tool whose body never waits ([`Tool::AWAITS`] is
-    /// `false`): read, run and serialized in one step when the call is
+    /// A tool with a hook or an injected parameter: its arguments, read
+    /// when `invoke` is called, behind the hooks' vtable, for the whole
+    /// pipeline.
+    Hooked(PrepareHooked),
+    /// A public tool that needs no approval and injects nothing: its
+    /// arguments, read when the call is first polled, straight into its
+    /// body, whose future is the call's one allocation.
+    Direct(PrepareDirect),
+    /// A [`Prepare::Direct`] tool whose body never waits ([`Tool::AWAITS`]
+    /// is `false`): read, run and serialized in one step when the call is
     /// first polled, its body's future on the stack, with no allocation.
     Immediate(PrepareImmediate),
 }
 
-/// See [`Prepare::Read`].
-#[derive(Clone, Copy)]
-pub(crate) enum Read {
-    /// A tool with a hook or an injected parameter: its arguments, behind
-    /// the hooks' vtable, for the whole pipeline.
-    Hooked(PrepareHooked),
-    /// A public tool that needs no approval and injects nothing: straight to
-    /// its body, whose future is the call's one allocation.
-    Direct(PrepareDirect),
-}
-
-/// See [`Read::Hooked`].
+/// See [`Prepare::Hooked`].
 type PrepareHooked =
     fn(&ExecutorInner, usize, &Value) -> Result<Box<dyn Prepared<Value>>, CallError>;
 
-/// See [`Read::Direct`].
+/// See [`Prepare::Direct`].
 type PrepareDirect = for<'a> fn(
     &ExecutorInner,
     usize,
@@ -77,12 +72,12 @@ impl Prepare {
     pub(crate) const fn of<T: Tool>() -> Self {
         if T::PUBLIC && !T::EFFECT.requires_approval() && !T::INJECTS {
             if T::AWAITS {
-                Prepare::Read(Read::Direct(direct::<T>))
+                Prepare::Direct(direct::<T>)
             } else {
                 Prepare::Immediate(immediate::<T>)
             }
         } else {
-            Prepare::Read(Read::Hooked(prepare::<T>))
+            Prepare::Hooked(prepare::<T>)
         }
     }
 }
@@ -237,7 +232,7 @@ macro_rules! read_arguments {
     }};
 }
 
-/// [`Read::Hooked`] for `T`: its arguments, behind the hooks' vtable.
+/// [`Prepare::Hooked`] for `T`: its arguments, behind the hooks' vtable.
 fn prepare<T: Tool>(
     inner: &ExecutorInner,
     index: usize,
@@ -247,7 +242,7 @@ fn prepare<T: Tool>(
     Ok(Box::new(Call::<T, Json>::new(args)))
 }
 
-/// [`Read::Direct`] for `T`: its arguments, straight into its body's
+/// [`Prepare::Direct`] for `T`: its arguments, straight into its body's
 /// future.
 fn direct<'a, T: Tool>(
     inner: &ExecutorInner,
@@ -683,16 +678,18 @@ impl Executor {
     /// `ctx` is the caller's context (an actor, a session): hooks and
     /// `Context<C>` parameters receive it. It is never part of the arguments.
     ///
-    /// `invoke` itself looks the name up and reads the arguments (steps 1
-    /// and 2: validation and deserialization, inside the call's span, with
-    /// a deserializer's panic caught); everything after that happens when
-    /// the returned future is awaited. An unknown name or invalid arguments
-    /// are that future's error, so the future holds the read arguments,
-    /// not the JSON, and neither `name` nor `arguments` need outlive it.
-    /// Dropping it cancels the call (its scope, if any, is still closed).
-    /// For a public tool whose body never waits (see [`macro@crate::tool`]),
-    /// the future holds the JSON instead and does all of it, reading
-    /// included, when first polled, without allocating.
+    /// `invoke` itself looks the name up (step 1); nothing runs until the
+    /// returned future is polled, and neither `name` nor `arguments` need
+    /// outlive it. An unknown name or invalid arguments are that future's
+    /// error. Dropping it cancels the call (its scope, if any, is still
+    /// closed). For a tool with a hook or an injected parameter, `invoke`
+    /// also reads the arguments (step 2: validation and deserialization,
+    /// inside the call's span, with a deserializer's panic caught), so
+    /// that the future holds the read call rather than the JSON; a public
+    /// tool's future holds the JSON and reads it when first polled, inside
+    /// the same span and panic catch as its body. A public tool whose body
+    /// never waits (see [`macro@crate::tool`]) runs whole in that first
+    /// poll, without allocating.
     ///
     /// ```
     /// use serde_json::json;
@@ -723,8 +720,8 @@ impl Executor {
         arguments: Value,
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
-        // Not an `async fn`: the name is looked up and the arguments are
-        // read now, so the future holds the call, not the arguments, and is
+        // Not an `async fn`: the name is looked up now, and a hooked tool's
+        // arguments read, so the future holds what the call needs and is
         // small to create and move.
         let inner = &*self.inner;
         let Some(index) = inner.catalog.index_of(name) else {
@@ -737,9 +734,22 @@ impl Executor {
         let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
         let span = call_span(tool);
-        let read = match tool.prepare {
-            Prepare::Read(read) => read,
-            // Nothing to read now: all of it when polled.
+        let prepare = match tool.prepare {
+            Prepare::Hooked(prepare) => prepare,
+            // Nothing to read now: the arguments, when polled, with the rest.
+            Prepare::Direct(start) => {
+                return Invoke::Direct {
+                    call: Direct {
+                        inner,
+                        index,
+                        start,
+                        ctx,
+                        span,
+                        arguments: Some(arguments),
+                        body: None,
+                    },
+                };
+            }
             Prepare::Immediate(start) => {
                 return Invoke::Immediate {
                     call: Immediate {
@@ -754,33 +764,14 @@ impl Executor {
             }
         };
         // Step 2, inside the call's span, with a deserializer's panic caught.
-        let started = span.in_scope(|| {
-            catch_panic(tool.key, || match read {
-                Read::Direct(start) => start(inner, index, &arguments, ctx).map(Started::Direct),
-                Read::Hooked(prepare) => prepare(inner, index, &arguments).map(Started::Hooked),
-            })
-        });
+        let prepared =
+            span.in_scope(|| catch_panic(tool.key, || prepare(inner, index, &arguments)));
         drop(arguments);
         // What steps 1 and 2 return is small; the pipeline's future is
         // built in place here, not moved out of them.
-        match started {
-            Ok(Started::Direct(body)) => Invoke::Call {
-                call: traced(
-                    tool,
-                    span,
-                    Pipeline::Direct {
-                        body: inner.timed(tool, body),
-                    },
-                ),
-            },
-            Ok(Started::Hooked(call)) => Invoke::Call {
-                call: traced(
-                    tool,
-                    span,
-                    Pipeline::Hooked {
-                        run: inner.run(tool, call, ctx),
-                    },
-                ),
+        match prepared {
+            Ok(call) => Invoke::Call {
+                call: traced(tool, span, inner.run(tool, call, ctx)),
             },
             Err(error) => {
                 span.record("outcome", error_label(&error));
@@ -900,7 +891,8 @@ pin_project_lite::pin_project! {
     enum Invoke<'a, R> {
         Done { result: Option<Result<Value, CallError>> },
         Immediate { call: Immediate<'a> },
-        Call { #[pin] call: Traced<Pipeline<'a, R>> },
+        Direct { call: Direct<'a> },
+        Call { #[pin] call: Traced<R> },
     }
 }
 
@@ -932,6 +924,81 @@ impl Immediate<'_> {
     }
 }
 
+/// A call of a [`Prepare::Direct`] tool: the JSON arguments until it is
+/// first polled, then its body (under its timeout, if it has one). Each
+/// poll runs inside the call's span, with one panic catch around it.
+struct Direct<'a> {
+    inner: &'a ExecutorInner,
+    index: usize,
+    start: PrepareDirect,
+    ctx: ErasedContext<'a>,
+    span: tracing::Span,
+    arguments: Option<Value>,
+    body: Option<JsonFuture<'a>>,
+}
+
+impl<'a> Direct<'a> {
+    fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<Value, CallError>> {
+        let tool = self.inner.catalog.entry(self.index).registration();
+        let Direct {
+            inner,
+            index,
+            start,
+            ctx,
+            span,
+            arguments,
+            body,
+        } = self;
+        let result = span.in_scope(|| {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                // Steps 2 and 6: the arguments on the first poll, then the
+                // body, polled in place (so that one that panics is
+                // dropped after the catch, not while the panic unwinds).
+                if body.is_none() {
+                    let Some(arguments) = arguments.take() else {
+                        return Poll::Ready(Err(polled_after_finishing()));
+                    };
+                    match start(inner, *index, &arguments, *ctx) {
+                        Ok(started) => *body = Some(inner.timed(tool, started)),
+                        Err(error) => return Poll::Ready(Err(error)),
+                    }
+                }
+                match body {
+                    Some(body) => body.as_mut().poll(cx),
+                    None => Poll::Ready(Err(polled_after_finishing())),
+                }
+            }));
+            let result = match polled {
+                Ok(Poll::Pending) => return None,
+                Ok(Poll::Ready(result)) => result,
+                Err(payload) => Err(CallError::Panicked {
+                    tool: tool.key,
+                    message: panic_message(payload),
+                }),
+            };
+            // The body goes inside the span.
+            *body = None;
+            Some(result)
+        });
+        let Some(result) = result else {
+            return Poll::Pending;
+        };
+        span.record("outcome", outcome_label(&result));
+        Poll::Ready(result)
+    }
+}
+
+impl Drop for Direct<'_> {
+    fn drop(&mut self) {
+        // A call dropped while its body waits: the body goes inside the
+        // span, where it ran.
+        if self.body.is_some() {
+            let _entered = self.span.enter();
+            self.body = None;
+        }
+    }
+}
+
 /// The answer of a call's future polled again after it gave its result.
 fn polled_after_finishing() -> CallError {
     CallError::Panicked {
@@ -947,40 +1014,12 @@ impl<R: Future<Output = Result<Value, CallError>>> Future for Invoke<'_, R> {
         match self.project() {
             InvokeProjection::Call { call } => call.poll(cx),
             InvokeProjection::Immediate { call } => call.poll(cx),
+            InvokeProjection::Direct { call } => call.poll(cx),
             InvokeProjection::Done { result } => Poll::Ready(
                 result
                     .take()
                     .unwrap_or_else(|| Err(polled_after_finishing())),
             ),
-        }
-    }
-}
-
-/// A call whose arguments [`Executor::invoke`] has read: a direct tool's
-/// body, or the call the whole pipeline runs.
-enum Started<'a> {
-    Direct(JsonFuture<'a>),
-    Hooked(Box<dyn Prepared<Value>>),
-}
-
-pin_project_lite::pin_project! {
-    /// What [`Executor::invoke`] runs once the arguments are read: a direct
-    /// tool's body, or the whole pipeline (`R`, [`ExecutorInner::run`]'s
-    /// future).
-    #[project = PipelineProjection]
-    enum Pipeline<'a, R> {
-        Direct { body: JsonFuture<'a> },
-        Hooked { #[pin] run: R },
-    }
-}
-
-impl<R: Future<Output = Result<Value, CallError>>> Future for Pipeline<'_, R> {
-    type Output = Result<Value, CallError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            PipelineProjection::Direct { body } => body.as_mut().poll(cx),
-            PipelineProjection::Hooked { run } => run.poll(cx),
         }
     }
 }
@@ -1168,9 +1207,9 @@ impl ExecutorInner {
         })
     }
 
-    /// Step 6 alone, for a [`Read::Direct`] tool (no hook to ask, no
+    /// Step 6 alone, for a [`Prepare::Direct`] tool (no hook to ask, no
     /// scope to open or close): the body under its timeout, if it has one.
-    /// Panics are caught by [`traced`]: with no finalizer to tell, a panic
+    /// Panics are caught by [`Direct::poll`]: with no finalizer to tell, a panic
     /// in the body needs no outcome of its own. (Running it through
     /// [`run_body`], as the full pipeline does, was measured at about 57
     /// more instructions a call: a second panic catch, and an outcome

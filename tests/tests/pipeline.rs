@@ -528,36 +528,46 @@ async fn tally(by: usize) -> usize {
     TALLIES.fetch_add(by, Ordering::SeqCst) + by
 }
 
-#[tokio::test]
-async fn a_body_that_never_waits_runs_when_polled_and_once() {
-    let exec = executor();
-    let before = TALLIES.load(Ordering::SeqCst);
-    // Not awaited: nothing runs.
-    drop(exec.invoke("tally", json!({"by": 1000}), &()));
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before);
-    // Invalid arguments are the future's error, and nothing runs.
-    let invalid = exec.invoke("tally", json!({"by": -1}), &()).await;
-    assert!(
-        matches!(invalid, Err(CallError::InvalidArguments { .. })),
-        "{invalid:?}"
-    );
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before);
+/// Count calls (public, with an `.await`: the body's future is boxed).
+#[tool(key = "demo.tally_later", effect = read, authorize = public)]
+async fn tally_later(by: usize) -> usize {
+    std::future::ready(()).await;
+    TALLIES.fetch_add(by, Ordering::SeqCst) + by
+}
 
-    let mut call = std::pin::pin!(exec.invoke("tally", json!({"by": 1}), &()));
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    let std::task::Poll::Ready(first) = call.as_mut().poll(&mut cx) else {
-        panic!("a body without `.await` finishes in its first poll");
-    };
-    assert!(first.unwrap().as_u64().unwrap() > before as u64);
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
-    // Polled again, it answers an error and runs nothing.
-    match call.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(Err(CallError::Panicked { message, .. })) => {
-            assert!(message.contains("polled after it finished"), "{message}");
+#[tokio::test]
+async fn a_public_call_runs_when_polled_and_once() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    for tool in ["tally", "tally_later"] {
+        let before = TALLIES.load(Ordering::SeqCst);
+        // Not awaited: nothing runs.
+        drop(exec.invoke(tool, json!({"by": 1000}), &()));
+        assert_eq!(TALLIES.load(Ordering::SeqCst), before, "{tool}");
+        // Invalid arguments are the future's error, and nothing runs.
+        let invalid = exec.invoke(tool, json!({"by": -1}), &()).await;
+        assert!(
+            matches!(invalid, Err(CallError::InvalidArguments { .. })),
+            "{tool}: {invalid:?}"
+        );
+        assert_eq!(TALLIES.load(Ordering::SeqCst), before, "{tool}");
+
+        let mut call = std::pin::pin!(exec.invoke(tool, json!({"by": 1}), &()));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let std::task::Poll::Ready(first) = call.as_mut().poll(&mut cx) else {
+            panic!("{tool}: a body that waits for nothing finishes in its first poll");
+        };
+        assert!(first.unwrap().as_u64().unwrap() > before as u64, "{tool}");
+        assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "{tool}");
+        // Polled again, it answers an error and runs nothing.
+        match call.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(Err(CallError::Panicked { message, .. })) => {
+                assert!(message.contains("polled after it finished"), "{tool}: {message}");
+            }
+            other => panic!("{tool}: expected an error, got {other:?}"),
         }
-        other => panic!("expected an error, got {other:?}"),
+        assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "{tool}");
     }
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
 }
 
 /// A macro of the application's own, named like `tracing`'s, that waits.

@@ -96,6 +96,20 @@ impl tracing::Subscriber for Recorder {
     fn exit(&self, _: &tracing::span::Id) {}
 }
 
+fn assert_panicked(answer: &Result<serde_json::Value, CallError>, expected: &str) {
+    assert!(
+        matches!(answer, Err(CallError::Panicked { message, .. }) if message == expected),
+        "{answer:?}"
+    );
+}
+
+fn assert_invalid(answer: &Result<serde_json::Value, CallError>) {
+    assert!(
+        matches!(answer, Err(CallError::InvalidArguments { .. })),
+        "{answer:?}"
+    );
+}
+
 fn field<'a>(span: &'a SeenSpan, name: &str) -> Option<&'a str> {
     span.fields
         .iter()
@@ -132,42 +146,31 @@ fn each_call_is_a_span_with_tool_and_outcome() {
                 .invoke("double", json!({"n": 2}), &"not a unit")
                 .await
                 .unwrap_err();
-            let mut halved = Vec::new();
-            for n in [4, 3, 0, -1] {
-                halved.push(executor.invoke("halve", json!({ "n": n }), &()).await);
+            let mut answers = Vec::new();
+            for (tool, n) in [
+                ("halve", json!(4)),
+                ("halve", json!(3)),
+                ("halve", json!(0)),
+                ("halve", json!(-1)),
+                ("third", json!(9)),
+                ("third", json!(4)),
+                ("third", json!("nine")),
+            ] {
+                answers.push(executor.invoke(tool, json!({ "n": n }), &()).await);
             }
-            // What the caller gets from the direct path, besides the spans.
-            assert_eq!(halved[0].as_ref().unwrap(), &json!(2));
+            // What the caller gets from the direct path (`halve` waits) and
+            // from a body run in one poll (`third`), besides the spans.
+            assert_eq!(answers[0].as_ref().unwrap(), &json!(2));
+            assert_panicked(&answers[1], "odd");
             assert!(
-                matches!(&halved[1], Err(CallError::Panicked { message, .. }) if message == "odd"),
+                matches!(&answers[2], Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(20)),
                 "{:?}",
-                halved[1]
+                answers[2]
             );
-            assert!(
-                matches!(&halved[2], Err(CallError::Timeout { after, .. }) if *after == Duration::from_millis(20)),
-                "{:?}",
-                halved[2]
-            );
-            assert!(
-                matches!(&halved[3], Err(CallError::InvalidArguments { .. })),
-                "{:?}",
-                halved[3]
-            );
-            let mut thirds = Vec::new();
-            for n in [json!(9), json!(4), json!("nine")] {
-                thirds.push(executor.invoke("third", json!({ "n": n }), &()).await);
-            }
-            assert_eq!(thirds[0].as_ref().unwrap(), &json!(3));
-            assert!(
-                matches!(&thirds[1], Err(CallError::Panicked { message, .. }) if message == "not a multiple of three"),
-                "{:?}",
-                thirds[1]
-            );
-            assert!(
-                matches!(&thirds[2], Err(CallError::InvalidArguments { .. })),
-                "{:?}",
-                thirds[2]
-            );
+            assert_invalid(&answers[3]);
+            assert_eq!(answers[4].as_ref().unwrap(), &json!(3));
+            assert_panicked(&answers[5], "not a multiple of three");
+            assert_invalid(&answers[6]);
         });
     });
     let spans: Vec<SeenSpan> = recorder
