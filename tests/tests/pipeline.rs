@@ -562,7 +562,10 @@ async fn a_public_call_runs_when_polled_and_once() {
         // Polled again, it answers an error and runs nothing.
         match call.as_mut().poll(&mut cx) {
             std::task::Poll::Ready(Err(CallError::Panicked { message, .. })) => {
-                assert!(message.contains("polled after it finished"), "{tool}: {message}");
+                assert!(
+                    message.contains("polled after it finished"),
+                    "{tool}: {message}"
+                );
             }
             other => panic!("{tool}: expected an error, got {other:?}"),
         }
