@@ -740,26 +740,14 @@ impl Executor {
             Prepare::Direct(start) => {
                 return Invoke::Direct {
                     call: Direct {
-                        inner,
-                        index,
-                        start,
-                        ctx,
-                        span,
-                        arguments: Some(arguments),
+                        call: Unread::new(inner, index, start, ctx, span, arguments),
                         body: None,
                     },
                 };
             }
             Prepare::Immediate(start) => {
                 return Invoke::Immediate {
-                    call: Immediate {
-                        inner,
-                        index,
-                        start,
-                        ctx,
-                        span,
-                        arguments: Some(arguments),
-                    },
+                    call: Unread::new(inner, index, start, ctx, span, arguments),
                 };
             }
         };
@@ -896,17 +884,40 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// A call of a [`Prepare::Immediate`] tool: the JSON arguments until it is
-/// polled, then nothing. Every step runs in that one poll, inside the
-/// call's span, with one panic catch around them all.
-struct Immediate<'a> {
+/// A public tool's call before its first poll: how to start it, and its
+/// JSON arguments (`None` once read).
+struct Unread<'a, S> {
     inner: &'a ExecutorInner,
     index: usize,
-    start: PrepareImmediate,
+    start: S,
     ctx: ErasedContext<'a>,
     span: tracing::Span,
     arguments: Option<Value>,
 }
+
+impl<'a, S> Unread<'a, S> {
+    fn new(
+        inner: &'a ExecutorInner,
+        index: usize,
+        start: S,
+        ctx: ErasedContext<'a>,
+        span: tracing::Span,
+        arguments: Value,
+    ) -> Self {
+        Unread {
+            inner,
+            index,
+            start,
+            ctx,
+            span,
+            arguments: Some(arguments),
+        }
+    }
+}
+
+/// A call of a [`Prepare::Immediate`] tool: every step runs in its first
+/// poll, inside the call's span, with one panic catch around them all.
+type Immediate<'a> = Unread<'a, PrepareImmediate>;
 
 impl Immediate<'_> {
     fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<Value, CallError>> {
@@ -924,41 +935,29 @@ impl Immediate<'_> {
     }
 }
 
-/// A call of a [`Prepare::Direct`] tool: the JSON arguments until it is
-/// first polled, then its body (under its timeout, if it has one). Each
-/// poll runs inside the call's span, with one panic catch around it.
+/// A call of a [`Prepare::Direct`] tool: its arguments until the first
+/// poll, then its body (under its timeout, if it has one). Each poll runs
+/// inside the call's span, with one panic catch around it.
 struct Direct<'a> {
-    inner: &'a ExecutorInner,
-    index: usize,
-    start: PrepareDirect,
-    ctx: ErasedContext<'a>,
-    span: tracing::Span,
-    arguments: Option<Value>,
+    call: Unread<'a, PrepareDirect>,
     body: Option<JsonFuture<'a>>,
 }
 
-impl<'a> Direct<'a> {
+impl Direct<'_> {
     fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<Value, CallError>> {
-        let tool = self.inner.catalog.entry(self.index).registration();
-        let Direct {
-            inner,
-            index,
-            start,
-            ctx,
-            span,
-            arguments,
-            body,
-        } = self;
-        let result = span.in_scope(|| {
+        let Direct { call, body } = self;
+        let inner = call.inner;
+        let tool = inner.catalog.entry(call.index).registration();
+        let result = call.span.in_scope(|| {
             let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 // Steps 2 and 6: the arguments on the first poll, then the
                 // body, polled in place (so that one that panics is
                 // dropped after the catch, not while the panic unwinds).
                 if body.is_none() {
-                    let Some(arguments) = arguments.take() else {
+                    let Some(arguments) = call.arguments.take() else {
                         return Poll::Ready(Err(polled_after_finishing()));
                     };
-                    match start(inner, *index, &arguments, *ctx) {
+                    match (call.start)(inner, call.index, &arguments, call.ctx) {
                         Ok(started) => *body = Some(inner.timed(tool, started)),
                         Err(error) => return Poll::Ready(Err(error)),
                     }
@@ -983,7 +982,7 @@ impl<'a> Direct<'a> {
         let Some(result) = result else {
             return Poll::Pending;
         };
-        span.record("outcome", outcome_label(&result));
+        call.span.record("outcome", outcome_label(&result));
         Poll::Ready(result)
     }
 }
@@ -993,7 +992,7 @@ impl Drop for Direct<'_> {
         // A call dropped while its body waits: the body goes inside the
         // span, where it ran.
         if self.body.is_some() {
-            let _entered = self.span.enter();
+            let _entered = self.call.span.enter();
             self.body = None;
         }
     }
