@@ -40,6 +40,23 @@ async fn third(n: u32) -> u32 {
     n / 3
 }
 
+/// Wait forever, holding a guard that emits an event when dropped: shows
+/// where the body of a call dropped by its caller is dropped.
+#[tool(key = "demo.linger", effect = read, authorize = public)]
+async fn linger() -> u32 {
+    let _guard = DroppedEvent;
+    std::future::pending::<()>().await;
+    0
+}
+
+struct DroppedEvent;
+
+impl Drop for DroppedEvent {
+    fn drop(&mut self) {
+        tracing::info!("body dropped");
+    }
+}
+
 /// A span as the subscriber saw it: its name and every field recorded.
 #[derive(Debug, Default, Clone)]
 struct SeenSpan {
@@ -51,6 +68,10 @@ struct SeenSpan {
 #[derive(Default, Clone)]
 struct Recorder {
     spans: Arc<Mutex<Vec<SeenSpan>>>,
+    /// The spans entered and not yet exited, innermost last.
+    entered: Arc<Mutex<Vec<u64>>>,
+    /// For each event, the spans it happened in.
+    events: Arc<Mutex<Vec<Vec<u64>>>>,
 }
 
 struct FieldWriter<'a>(&'a mut Vec<(String, String)>);
@@ -89,11 +110,24 @@ impl tracing::Subscriber for Recorder {
 
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
 
-    fn event(&self, _: &tracing::Event<'_>) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        let entered = self.entered.lock().unwrap().clone();
+        self.events.lock().unwrap().push(entered);
+    }
 
-    fn enter(&self, _: &tracing::span::Id) {}
+    fn enter(&self, span: &tracing::span::Id) {
+        self.entered.lock().unwrap().push(span.into_u64());
+    }
 
-    fn exit(&self, _: &tracing::span::Id) {}
+    fn exit(&self, span: &tracing::span::Id) {
+        let mut entered = self.entered.lock().unwrap();
+        let last = entered.pop();
+        assert_eq!(
+            last,
+            Some(span.into_u64()),
+            "spans exit in the order they entered"
+        );
+    }
 }
 
 fn assert_panicked(answer: &Result<serde_json::Value, CallError>, expected: &str) {
@@ -130,6 +164,7 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             .register::<DoubleArgs>()
             .register::<HalveArgs>()
             .register::<ThirdArgs>()
+            .register::<LingerArgs>()
             .build()
             .unwrap();
         let executor = Executor::new(catalog, Container::default()).unwrap();
@@ -171,6 +206,12 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             assert_eq!(answers[4].as_ref().unwrap(), &json!(3));
             assert_panicked(&answers[5], "not a multiple of three");
             assert_invalid(&answers[6]);
+            // A direct call dropped while its body waits.
+            let mut lingering = Box::pin(executor.invoke("linger", json!({}), &()));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(lingering.as_mut().poll(&mut cx).is_pending());
+            assert!(recorder.events.lock().unwrap().is_empty());
+            drop(lingering);
         });
     });
     let spans: Vec<SeenSpan> = recorder
@@ -181,7 +222,7 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         .filter(|s| s.name == "toolwright.call")
         .cloned()
         .collect();
-    assert_eq!(spans.len(), 10, "{spans:?}");
+    assert_eq!(spans.len(), 11, "{spans:?}");
     for span in &spans[..3] {
         assert_eq!(field(span, "key"), Some("math.double"));
         assert_eq!(field(span, "name"), Some("double"));
@@ -191,10 +232,20 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         assert_eq!(field(span, "key"), Some("math.halve"));
         assert_eq!(field(span, "name"), Some("halve"));
     }
-    for span in &spans[7..] {
+    for span in &spans[7..10] {
         assert_eq!(field(span, "key"), Some("math.third"));
         assert_eq!(field(span, "name"), Some("third"));
     }
+    assert_eq!(field(&spans[10], "key"), Some("demo.linger"));
+    // The body of the dropped call was dropped inside the call's span
+    // (`linger`'s, the last span the subscriber saw).
+    let linger_id = recorder.spans.lock().unwrap().len() as u64;
+    assert_eq!(
+        *recorder.events.lock().unwrap(),
+        [vec![linger_id]],
+        "one event, from the body's drop, inside the call's span"
+    );
+    assert!(recorder.entered.lock().unwrap().is_empty());
     let outcomes: Vec<_> = spans.iter().map(|s| field(s, "outcome")).collect();
     assert_eq!(
         outcomes,
@@ -209,6 +260,8 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             Some("ok"),
             Some("panicked"),
             Some("invalid_arguments"),
+            // Dropped before it finished: no outcome.
+            None,
         ]
     );
 }
