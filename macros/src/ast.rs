@@ -273,7 +273,7 @@ fn is_unknown_macro_call(tokens: &[TokenTree], at: usize) -> bool {
 }
 
 /// A keyword that can stand before `!`, as in `if !(a && b)`.
-fn is_keyword(ident: &proc_macro2::Ident) -> bool {
+fn is_keyword(ident: &Ident) -> bool {
     [
         "if", "while", "match", "return", "in", "else", "break", "let", "move", "mut",
     ]

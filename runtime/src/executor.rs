@@ -926,9 +926,9 @@ impl Immediate<'_> {
             return Poll::Ready(Err(polled_after_finishing()));
         };
         let (inner, index, start, ctx) = (self.inner, self.index, self.start, self.ctx);
-        let result = self
-            .span
-            .in_scope(|| catch_panic(tool, || start(inner, index, &arguments, ctx, cx)));
+        let entered = self.span.enter();
+        let result = catch_panic(tool, || start(inner, index, &arguments, ctx, cx));
+        drop(entered);
         drop(arguments);
         self.span.record("outcome", outcome_label(&result));
         Poll::Ready(result)
@@ -948,40 +948,36 @@ impl Direct<'_> {
         let Direct { call, body } = self;
         let inner = call.inner;
         let tool = inner.catalog.entry(call.index).registration();
-        let result = call.span.in_scope(|| {
-            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                // Steps 2 and 6: the arguments on the first poll, then the
-                // body, polled in place (so that one that panics is
-                // dropped after the catch, not while the panic unwinds).
-                if body.is_none() {
+        let entered = call.span.enter();
+        // Steps 2 and 6: the arguments on the first poll, then the body,
+        // polled in place (so that one that panics is dropped after the
+        // catch, not while the panic unwinds).
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let running = match body {
+                Some(running) => running,
+                None => {
                     let Some(arguments) = call.arguments.take() else {
                         return Poll::Ready(Err(polled_after_finishing()));
                     };
                     match (call.start)(inner, call.index, &arguments, call.ctx) {
-                        Ok(started) => *body = Some(inner.timed(tool, started)),
+                        Ok(started) => body.insert(inner.timed(tool, started)),
                         Err(error) => return Poll::Ready(Err(error)),
                     }
                 }
-                match body {
-                    Some(body) => body.as_mut().poll(cx),
-                    None => Poll::Ready(Err(polled_after_finishing())),
-                }
-            }));
-            let result = match polled {
-                Ok(Poll::Pending) => return None,
-                Ok(Poll::Ready(result)) => result,
-                Err(payload) => Err(CallError::Panicked {
-                    tool: tool.key,
-                    message: panic_message(payload),
-                }),
             };
-            // The body goes inside the span.
-            *body = None;
-            Some(result)
-        });
-        let Some(result) = result else {
-            return Poll::Pending;
+            running.as_mut().poll(cx)
+        }));
+        let result = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(result)) => result,
+            Err(payload) => Err(CallError::Panicked {
+                tool: tool.key,
+                message: panic_message(payload),
+            }),
         };
+        // The body goes inside the span.
+        *body = None;
+        drop(entered);
         call.span.record("outcome", outcome_label(&result));
         Poll::Ready(result)
     }

@@ -15,7 +15,9 @@ use crate::hash::KeyMap;
 use crate::tool::{BoxFuture, ErasedContext};
 
 type Erased = Arc<dyn Any + Send + Sync>;
-type Factory = Box<dyn Fn(Scope) -> BoxFuture<'static, Result<Erased, BoxError>> + Send + Sync>;
+/// A REQUEST provider's build, its value type-erased.
+type ErasedBuild = BoxFuture<'static, Result<Erased, BoxError>>;
+type Factory = Box<dyn Fn(Scope) -> ErasedBuild + Send + Sync>;
 type Finalizer = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;
 
 /// How a call ended, as its request finalizers see it.
@@ -410,10 +412,7 @@ pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
     /// stores it. Not a public API: the impl for closures overrides it to
     /// box the build once instead of twice.
     #[doc(hidden)]
-    fn __build_erased(
-        &self,
-        scope: Scope,
-    ) -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>>
+    fn __build_erased(&self, scope: Scope) -> ErasedBuild
     where
         T: Send + Sync + 'static,
     {
@@ -435,10 +434,7 @@ where
         Box::pin(async move { fut.await.map(Into::into).map_err(Into::into) })
     }
 
-    fn __build_erased(
-        &self,
-        scope: Scope,
-    ) -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>>
+    fn __build_erased(&self, scope: Scope) -> ErasedBuild
     where
         T: Send + Sync + 'static,
     {
