@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::hash::KeyMap;
+use crate::hash::{KeyMap, Name};
 use crate::tool::{Effect, Location, Registration, Tool};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
@@ -44,7 +44,7 @@ pub struct Catalog {
 
 struct CatalogInner {
     entries: Vec<ToolEntry>,
-    by_name: KeyMap<&'static str, usize>,
+    by_name: KeyMap<Name<'static>, usize>,
     by_type: KeyMap<TypeId, usize>,
 }
 
@@ -708,7 +708,7 @@ impl Catalog {
 
         let mut conflicts = Vec::new();
         let mut by_key: HashMap<&'static str, Location> = HashMap::new();
-        let mut by_name: KeyMap<&'static str, usize> = KeyMap::default();
+        let mut by_name: KeyMap<Name<'static>, usize> = KeyMap::default();
         let mut by_type: KeyMap<TypeId, usize> = KeyMap::default();
         for (index, r) in registrations.iter().enumerate() {
             if let Some(first) = by_key.insert(r.key, r.location) {
@@ -718,14 +718,14 @@ impl Catalog {
                     second: r.location,
                 });
             }
-            if let Some(&first) = by_name.get(r.name) {
+            if let Some(&first) = by_name.get(&Name(r.name)) {
                 conflicts.push(Conflict::Name {
                     name: r.name,
                     first: registrations[first].location,
                     second: r.location,
                 });
             } else {
-                by_name.insert(r.name, index);
+                by_name.insert(Name(r.name), index);
             }
             by_type.insert((r.type_id)(), index);
         }
@@ -845,7 +845,9 @@ impl Catalog {
     }
 
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        self.inner.by_name.get(name).copied()
+        // A map of `'static` names is one of shorter-lived names too.
+        let by_name: &KeyMap<Name<'_>, usize> = &self.inner.by_name;
+        by_name.get(&Name(name)).copied()
     }
 
     pub(crate) fn index_of_type<T: Tool>(&self) -> Option<usize> {
