@@ -922,14 +922,18 @@ type Immediate<'a> = Unread<'a, PrepareImmediate>;
 impl Immediate<'_> {
     fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<Value, CallError>> {
         let tool = self.inner.catalog.entry(self.index).registration().key;
-        let Some(arguments) = self.arguments.take() else {
+        // Read in place. Taken out, the `Value` would be copied once more,
+        // and a copy of a `Value` that was itself just copied (into this
+        // future, and with it) waits for the processor's store forwarding:
+        // in `perf`, that wait took longer than the lookup of the tool.
+        let Some(arguments) = &self.arguments else {
             return Poll::Ready(Err(polled_after_finishing()));
         };
         let (inner, index, start, ctx) = (self.inner, self.index, self.start, self.ctx);
         let entered = self.span.enter();
-        let result = catch_panic(tool, || start(inner, index, &arguments, ctx, cx));
+        let result = catch_panic(tool, || start(inner, index, arguments, ctx, cx));
         drop(entered);
-        drop(arguments);
+        self.arguments = None;
         self.span.record("outcome", outcome_label(&result));
         Poll::Ready(result)
     }
@@ -956,10 +960,13 @@ impl Direct<'_> {
             let running = match body {
                 Some(running) => running,
                 None => {
-                    let Some(arguments) = call.arguments.take() else {
+                    // Read in place, as `Immediate::poll` reads them.
+                    let Some(arguments) = &call.arguments else {
                         return Poll::Ready(Err(polled_after_finishing()));
                     };
-                    match (call.start)(inner, call.index, &arguments, call.ctx) {
+                    let started = (call.start)(inner, call.index, arguments, call.ctx);
+                    call.arguments = None;
+                    match started {
                         Ok(started) => body.insert(inner.timed(tool, started)),
                         Err(error) => return Poll::Ready(Err(error)),
                     }
@@ -970,10 +977,14 @@ impl Direct<'_> {
         let result = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(result)) => result,
-            Err(payload) => Err(CallError::Panicked {
-                tool: tool.key,
-                message: panic_message(payload),
-            }),
+            Err(payload) => {
+                // The deserializer may have panicked: never read again.
+                call.arguments = None;
+                Err(CallError::Panicked {
+                    tool: tool.key,
+                    message: panic_message(payload),
+                })
+            }
         };
         // The body goes inside the span.
         *body = None;
