@@ -186,6 +186,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
         ("invoke", Box::new(|n| bench.invoke(n))),
         ("awaiting", Box::new(|n| bench.invoke_tool("add_later", n))),
         ("call", Box::new(|n| bench.call(n))),
+        ("hooked", Box::new(|n| bench.invoke_tool("add_checked", n))),
+        ("injected", Box::new(|n| bench.invoke_tool("add_one", n))),
     ];
     // Warm up every variant.
     for (_, run) in &variants {
