@@ -659,10 +659,12 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> Token
         fn #name<'__a>(
             __ctx: ::toolwright::__private::ErasedContext<'__a>,
             __call: &'__a ::toolwright::Invocation<'__a, Self>,
-        ) -> ::toolwright::__private::BoxFuture<
-            '__a,
-            ::core::result::Result<::toolwright::__private::Verdict, ::toolwright::__private::CallError>,
-        > {
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<
+                ::toolwright::__private::Verdict,
+                ::toolwright::__private::CallError,
+            >,
+        > + ::core::marker::Send + '__a {
             #body
         }
     }

@@ -23,18 +23,20 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// arguments and deserialize them into a call the shared pipeline runs.
 ///
 /// With [`Prepared`]'s methods, this is all of the pipeline that depends on
-/// the tool's type; steps 3 to 7 (hooks, scope, timeout, panic catching,
-/// the span) are one copy shared by every tool, which keeps what each
-/// `#[tool]` adds to a build small.
+/// the tool's type; what steps 3 to 7 do (what a hook's answer means, the
+/// scope, the timeout, panic catching, the span) is one copy shared by
+/// every tool, which keeps what each `#[tool]` adds to a build small. A
+/// [`guarded`] tool's own code only puts its hooks and body in order.
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
-    /// A tool with a hook or an injected parameter: its arguments, read
-    /// when `invoke` is called, behind the hooks' vtable, for the whole
-    /// pipeline.
+    /// A tool with an injected parameter: its arguments, read when
+    /// `invoke` is called, behind the hooks' vtable, for the whole
+    /// pipeline (which opens and closes the call's scope).
     Hooked(PrepareHooked),
-    /// A public tool that needs no approval and injects nothing: its
-    /// arguments, read when the call is first polled, straight into its
-    /// body, whose future is the call's one allocation.
+    /// A tool that injects nothing: its arguments, read when the call is
+    /// first polled, into one future that asks its hooks, if it has any
+    /// ([`guarded`]), and runs its body ([`direct`] for a public tool that
+    /// needs no approval): the call's one allocation.
     Direct(PrepareDirect),
     /// A [`Prepare::Direct`] tool whose body never waits ([`Tool::AWAITS`]
     /// is `false`): read, run and serialized in one step when the call is
@@ -48,7 +50,8 @@ type PrepareHooked =
 
 /// See [`Prepare::Direct`].
 type PrepareDirect = for<'a> fn(
-    &ExecutorInner,
+    &'a ExecutorInner,
+    &'a Registration,
     usize,
     &Value,
     ErasedContext<'a>,
@@ -70,14 +73,16 @@ impl Prepare {
     /// The way to start a call of `T`, chosen when the registration is built
     /// (a constant), so each tool compiles only the path it takes.
     pub(crate) const fn of<T: Tool>() -> Self {
-        if T::PUBLIC && !T::EFFECT.requires_approval() && !T::INJECTS {
+        if T::INJECTS {
+            Prepare::Hooked(prepare::<T>)
+        } else if T::PUBLIC && !T::EFFECT.requires_approval() {
             if T::AWAITS {
                 Prepare::Direct(direct::<T>)
             } else {
                 Prepare::Immediate(immediate::<T>)
             }
         } else {
-            Prepare::Hooked(prepare::<T>)
+            Prepare::Direct(guarded::<T>)
         }
     }
 }
@@ -193,11 +198,11 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
         &'a self,
         ctx: ErasedContext<'a>,
     ) -> BoxFuture<'a, Result<Verdict, CallError>> {
-        T::__authorize(ctx, &self.invocation)
+        Box::pin(T::__authorize(ctx, &self.invocation))
     }
 
     fn approve<'a>(&'a self, ctx: ErasedContext<'a>) -> BoxFuture<'a, Result<Verdict, CallError>> {
-        T::__approve(ctx, &self.invocation)
+        Box::pin(T::__approve(ctx, &self.invocation))
     }
 
     fn approval_request(&self) -> ApprovalRequest {
@@ -242,16 +247,94 @@ fn prepare<T: Tool>(
     Ok(Box::new(Call::<T, Json>::new(args)))
 }
 
-/// [`Prepare::Direct`] for `T`: its arguments, straight into its body's
-/// future.
+/// [`Prepare::Direct`] for a public `T` that needs no approval: its
+/// arguments, straight into its body's future.
 fn direct<'a, T: Tool>(
-    inner: &ExecutorInner,
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    let _ = tool; // `Direct::poll` sets the timeout of the body as a whole.
+    let args = read_arguments!(inner, index, arguments, T);
+    Ok(<Json as Finish<T>>::finish(args, ctx, None))
+}
+
+/// [`Prepare::Direct`] for a `T` with hooks that injects nothing: steps 3
+/// to 6 as one future, its hooks' futures and its body's inside it, so
+/// that the call allocates once (through the shared pipeline, three
+/// times: the call behind its vtable, the hook's future, the body's).
+/// Only the order of the steps is `T`'s own code; what each answer means
+/// is [`authorized`], [`approved`] and [`limited`], shared.
+fn guarded<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
     index: usize,
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
     let args = read_arguments!(inner, index, arguments, T);
-    Ok(<Json as Finish<T>>::finish(args, ctx, None))
+    let after = inner.timeout(tool);
+    Ok(Box::pin(async move {
+        let invocation = Invocation::new(args);
+        if !T::PUBLIC {
+            authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
+        }
+        if T::EFFECT.requires_approval() && !approved(T::__approve(ctx, &invocation).await, T::KEY)?
+        {
+            return Err(CallError::ApprovalRequired(Box::new(
+                invocation.approval_request(),
+            )));
+        }
+        let body = std::pin::pin!(ToJson {
+            tool: T::KEY,
+            body: T::__run(invocation.into_args(), ctx, None),
+        });
+        limited(T::KEY, after, body).await
+    }))
+}
+
+/// Whether a [`Prepare::Direct`] tool's call is [`guarded`] (it has a hook
+/// to ask) rather than [`direct`]: what [`Prepare::of`] decided, read back
+/// from the registration.
+fn is_guarded(tool: &Registration) -> bool {
+    !tool.public || tool.effect.requires_approval()
+}
+
+/// Step 3: what the `authorize` hook's answer means.
+fn authorized(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<(), CallError> {
+    match answer? {
+        Verdict::Allow => Ok(()),
+        Verdict::Deny | Verdict::Pending => Err(CallError::Denied { tool }),
+    }
+}
+
+/// Step 4: what the `approve` hook's answer means: approved (`true`), or
+/// waiting for a person (`false`, the caller answers
+/// [`CallError::ApprovalRequired`]).
+fn approved(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<bool, CallError> {
+    match answer? {
+        Verdict::Allow => Ok(true),
+        Verdict::Deny => Err(CallError::NotApproved { tool }),
+        Verdict::Pending => Ok(false),
+    }
+}
+
+/// Step 6 for [`guarded`]: the body under the tool's timeout, if it has
+/// one. Not generic: the body comes pinned behind a vtable (inside the
+/// call's one allocation), so every tool shares this code and its timer.
+async fn limited(
+    tool: &'static str,
+    after: Option<Duration>,
+    body: Pin<&mut (dyn Future<Output = Result<Value, CallError>> + Send + '_)>,
+) -> Result<Value, CallError> {
+    match after {
+        None => body.await,
+        Some(after) => tokio::time::timeout(after, body)
+            .await
+            .unwrap_or(Err(CallError::Timeout { tool, after })),
+    }
 }
 
 /// [`Prepare::Immediate`] for `T`: its arguments read, its body run to the
@@ -682,12 +765,13 @@ impl Executor {
     /// returned future is polled, and neither `name` nor `arguments` need
     /// outlive it. An unknown name or invalid arguments are that future's
     /// error. Dropping it cancels the call (its scope, if any, is still
-    /// closed). For a tool with a hook or an injected parameter, `invoke`
-    /// also reads the arguments (step 2: validation and deserialization,
-    /// inside the call's span, with a deserializer's panic caught), so
-    /// that the future holds the read call rather than the JSON; a public
-    /// tool's future holds the JSON and reads it when first polled, inside
-    /// the same span and panic catch as its body. A public tool whose body
+    /// closed). For a tool with an injected parameter, `invoke` also reads
+    /// the arguments (step 2: validation and deserialization, inside the
+    /// call's span, with a deserializer's panic caught), so that the future
+    /// holds the read call rather than the JSON; any other tool's future
+    /// holds the JSON and reads it when first polled, inside the same span
+    /// and panic catch as its hooks and body. Such a call allocates once:
+    /// its hooks' futures and its body's are one. A public tool whose body
     /// never waits (see [`macro@crate::tool`]) runs whole in that first
     /// poll, without allocating.
     ///
@@ -720,7 +804,7 @@ impl Executor {
         arguments: Value,
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
-        // Not an `async fn`: the name is looked up now, and a hooked tool's
+        // Not an `async fn`: the name is looked up now, and an injecting tool's
         // arguments read, so the future holds what the call needs and is
         // small to create and move.
         let inner = &*self.inner;
@@ -964,10 +1048,16 @@ impl Direct<'_> {
                     let Some(arguments) = &call.arguments else {
                         return Poll::Ready(Err(polled_after_finishing()));
                     };
-                    let started = (call.start)(inner, call.index, arguments, call.ctx);
+                    let started = (call.start)(inner, tool, call.index, arguments, call.ctx);
                     call.arguments = None;
                     match started {
-                        Ok(started) => body.insert(inner.timed(tool, started)),
+                        // A guarded call's hooks run before its timeout
+                        // starts: it times its body itself.
+                        Ok(started) => body.insert(if is_guarded(tool) {
+                            started
+                        } else {
+                            inner.timed(tool, started)
+                        }),
                         Err(error) => return Poll::Ready(Err(error)),
                     }
                 }
@@ -1006,7 +1096,7 @@ impl Drop for Direct<'_> {
 }
 
 /// The answer of a call's future polled again after it gave its result.
-fn polled_after_finishing() -> CallError {
+pub(crate) fn polled_after_finishing() -> CallError {
     CallError::Panicked {
         tool: "",
         message: "the call's future was polled after it finished".to_owned(),
@@ -1220,6 +1310,7 @@ impl ExecutorInner {
     /// [`run_body`], as the full pipeline does, was measured at about 57
     /// more instructions a call: a second panic catch, and an outcome
     /// nobody reads.)
+    #[inline(always)]
     fn timed<'a>(&self, tool: &Registration, body: JsonFuture<'a>) -> JsonFuture<'a> {
         match self.timeout(tool) {
             Some(after) => Box::pin(Timed {
@@ -1245,23 +1336,12 @@ impl ExecutorInner {
         ctx: ErasedContext<'_>,
     ) -> Result<O, CallError> {
         if !tool.public {
-            match call.authorize(ctx).await? {
-                Verdict::Allow => {}
-                Verdict::Deny | Verdict::Pending => {
-                    return Err(CallError::Denied { tool: tool.key });
-                }
-            }
+            authorized(call.authorize(ctx).await, tool.key)?;
         }
-        if tool.effect.requires_approval() {
-            match call.approve(ctx).await? {
-                Verdict::Allow => {}
-                Verdict::Deny => return Err(CallError::NotApproved { tool: tool.key }),
-                Verdict::Pending => {
-                    return Err(CallError::ApprovalRequired(Box::new(
-                        call.approval_request(),
-                    )));
-                }
-            }
+        if tool.effect.requires_approval() && !approved(call.approve(ctx).await, tool.key)? {
+            return Err(CallError::ApprovalRequired(Box::new(
+                call.approval_request(),
+            )));
         }
 
         let guard = tool.injects.then(|| ScopeGuard::open(&self.container));

@@ -347,7 +347,7 @@ pub mod __private {
         hook: H,
         tool: &'static str,
         kind: HookKind,
-    ) -> BoxFuture<'a, Result<Verdict, CallError>>
+    ) -> HookCall<F>
     where
         C: core::any::Any + Sync,
         crate::Invocation<'a, A>: Sync,
@@ -355,10 +355,80 @@ pub mod __private {
         F: HookFuture + Send + 'a,
         F::Output: crate::IntoVerdict,
     {
-        Box::pin(async move {
-            let ctx = ctx.downcast::<C>(tool)?;
-            verdict(hook(ctx, call).await, tool, kind)
-        })
+        match ctx.downcast::<C>(tool) {
+            Ok(ctx) => HookCall::Asked {
+                answer: hook(ctx, call),
+                poll: poll_hook::<F>,
+                tool,
+                kind,
+            },
+            Err(error) => HookCall::Failed { error: Some(error) },
+        }
+    }
+
+    pin_project_lite::pin_project! {
+        /// A hook's answer on its way: the hook's own future, which the
+        /// pipeline awaits in place, not boxed.
+        ///
+        /// A `Future` for every `F`, through `poll`, which [`call_hook`]
+        /// chose where its bounds hold: so that a hook of the wrong shape
+        /// fails those bounds, once, and nothing that awaits this type
+        /// reports the same mistake again.
+        #[project = HookCallProjection]
+        pub enum HookCall<F> {
+            /// The hook was called; `poll` polls its future.
+            Asked {
+                #[pin]
+                answer: F,
+                poll: PollHook<F>,
+                tool: &'static str,
+                kind: HookKind,
+            },
+            /// The caller's context is not the type the hook takes.
+            Failed { error: Option<CallError> },
+        }
+    }
+
+    /// How [`HookCall`] polls a hook's future `F`.
+    pub type PollHook<F> = fn(
+        core::pin::Pin<&mut F>,
+        &mut core::task::Context<'_>,
+        &'static str,
+        HookKind,
+    ) -> core::task::Poll<Result<Verdict, CallError>>;
+
+    fn poll_hook<F>(
+        answer: core::pin::Pin<&mut F>,
+        cx: &mut core::task::Context<'_>,
+        tool: &'static str,
+        kind: HookKind,
+    ) -> core::task::Poll<Result<Verdict, CallError>>
+    where
+        F: core::future::Future,
+        F::Output: crate::IntoVerdict,
+    {
+        answer.poll(cx).map(|answer| verdict(answer, tool, kind))
+    }
+
+    impl<F> core::future::Future for HookCall<F> {
+        type Output = Result<Verdict, CallError>;
+
+        fn poll(
+            self: core::pin::Pin<&mut Self>,
+            cx: &mut core::task::Context<'_>,
+        ) -> core::task::Poll<Self::Output> {
+            match self.project() {
+                HookCallProjection::Asked {
+                    answer,
+                    poll,
+                    tool,
+                    kind,
+                } => poll(answer, cx, tool, *kind),
+                HookCallProjection::Failed { error } => core::task::Poll::Ready(Err(error
+                    .take()
+                    .unwrap_or_else(crate::executor::polled_after_finishing))),
+            }
+        }
     }
 
     /// What a hook returns: a future, because a hook is an `async fn`.

@@ -427,7 +427,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __authorize<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> BoxFuture<'a, Result<Verdict, CallError>> {
+    ) -> impl std::future::Future<Output = Result<Verdict, CallError>> + Send + 'a {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -436,7 +436,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __approve<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> BoxFuture<'a, Result<Verdict, CallError>> {
+    ) -> impl std::future::Future<Output = Result<Verdict, CallError>> + Send + 'a {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -452,8 +452,8 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
 /// The answer of a hook a tool does not declare. The pipeline never asks
 /// one (it skips `authorize` for a public tool and `approve` for a `read`
 /// one); should it ever, the answer refuses.
-fn undeclared_hook() -> BoxFuture<'static, Result<Verdict, CallError>> {
-    Box::pin(std::future::ready(Ok(Verdict::Deny)))
+fn undeclared_hook() -> std::future::Ready<Result<Verdict, CallError>> {
+    std::future::ready(Ok(Verdict::Deny))
 }
 
 /// The caller's context, type-erased so one catalog serves every context type.

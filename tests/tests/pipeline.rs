@@ -484,9 +484,16 @@ async fn count_letters_later(word: Touchy) -> usize {
     word.0.len()
 }
 
-/// Count a word's letters (behind a hook: the whole pipeline).
+/// Count a word's letters (behind a hook: hooks and body in one future).
 #[tool(key = "words.count_checked", effect = read, authorize = may_call)]
 async fn count_letters_checked(word: Touchy) -> usize {
+    word.0.len()
+}
+
+/// Count a word's letters (behind a hook, with an injected value: the
+/// shared pipeline, which reads the arguments when `invoke` is called).
+#[tool(key = "words.count_injected", effect = read, authorize = may_call)]
+async fn count_letters_injected(word: Touchy, _ledger: Inject<dyn Ledger>) -> usize {
     word.0.len()
 }
 
@@ -499,6 +506,7 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
         "count_letters",
         "count_letters_later",
         "count_letters_checked",
+        "count_letters_injected",
     ] {
         match exec
             .invoke(tool, json!({"word": "boom"}), &Actor::allowed())
@@ -515,9 +523,9 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
             .await;
         assert_eq!(fine.unwrap(), json!(4), "{tool}");
     }
-    // The hook ran for the good call only: nothing after step 2 runs on
+    // The hook ran for the good calls only: nothing after step 2 runs on
     // arguments that could not be read.
-    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized + 1);
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized + 2);
 }
 
 static TALLIES: AtomicUsize = AtomicUsize::new(0);
@@ -570,6 +578,111 @@ async fn a_public_call_runs_when_polled_and_once() {
             other => panic!("{tool}: expected an error, got {other:?}"),
         }
         assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "{tool}");
+    }
+}
+
+/// Count calls behind an `authorize` hook (its hook and body are one
+/// future).
+#[tool(key = "demo.tally_checked", effect = read, authorize = may_call)]
+async fn tally_checked(by: usize) -> usize {
+    TALLIES.fetch_add(by, Ordering::SeqCst) + by
+}
+
+#[tokio::test]
+async fn a_call_with_a_hook_asks_nothing_until_polled_and_runs_once() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    let actor = Actor::allowed();
+    let (before, asked) = (
+        TALLIES.load(Ordering::SeqCst),
+        AUTHORIZED.load(Ordering::SeqCst),
+    );
+    // Not awaited: neither the hook nor the body runs.
+    drop(exec.invoke("tally_checked", json!({"by": 1000}), &actor));
+    // Invalid arguments: the future's error, and neither runs.
+    let invalid = exec
+        .invoke("tally_checked", json!({"by": -1}), &actor)
+        .await;
+    assert!(
+        matches!(invalid, Err(CallError::InvalidArguments { .. })),
+        "{invalid:?}"
+    );
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before);
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), asked);
+
+    let mut call = std::pin::pin!(exec.invoke("tally_checked", json!({"by": 1}), &actor));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let std::task::Poll::Ready(first) = call.as_mut().poll(&mut cx) else {
+        panic!("a hook and a body that wait for nothing finish in the first poll");
+    };
+    assert!(first.unwrap().as_u64().unwrap() > before as u64);
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), asked + 1);
+    // Polled again, it answers an error and asks and runs nothing.
+    let again = call.as_mut().poll(&mut cx);
+    assert!(
+        matches!(&again, std::task::Poll::Ready(Err(CallError::Panicked { message, .. }))
+            if message.contains("polled after it finished")),
+        "{again:?}"
+    );
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AUTHORIZED.load(Ordering::SeqCst), asked + 1);
+
+    // Refused: the body does not run.
+    let refused = Actor {
+        may_call: false,
+        ..Actor::allowed()
+    };
+    let denied = exec
+        .invoke("tally_checked", json!({"by": 1}), &refused)
+        .await;
+    assert!(
+        matches!(
+            denied,
+            Err(CallError::Denied {
+                tool: "demo.tally_checked"
+            })
+        ),
+        "{denied:?}"
+    );
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+}
+
+/// Let everyone in, after a pause longer than the tools' timeout below.
+async fn after_a_pause<A>(_: &(), _: &Invocation<'_, A>) -> bool {
+    tokio::time::sleep(std::time::Duration::from_millis(80)).await;
+    true
+}
+
+/// Sleep for `ms`, under a timeout shorter than its hook's pause.
+#[tool(key = "demo.nap", effect = read, authorize = after_a_pause, timeout = "20ms")]
+async fn nap(ms: u64) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    ms
+}
+
+/// The same, with an injected value: the shared pipeline.
+#[tool(key = "demo.nap_on", effect = read, authorize = after_a_pause, timeout = "20ms")]
+async fn nap_on(ms: u64, _ledger: Inject<dyn Ledger>) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    ms
+}
+
+#[tokio::test]
+async fn a_tools_timeout_limits_its_body_not_its_hooks() {
+    let exec = executor();
+    for tool in ["nap", "nap_on"] {
+        // The hook takes longer than the timeout: the call still runs.
+        let quick = exec.invoke(tool, json!({"ms": 0}), &()).await;
+        assert_eq!(quick.unwrap(), json!(0), "{tool}");
+        // The body takes longer: the call times out.
+        match exec.invoke(tool, json!({"ms": 10_000}), &()).await {
+            Err(CallError::Timeout { tool: key, after }) => {
+                assert!(key.starts_with("demo.nap"), "{key}");
+                assert_eq!(after, std::time::Duration::from_millis(20), "{tool}");
+            }
+            other => panic!("{tool}: expected Timeout, got {other:?}"),
+        }
     }
 }
 
