@@ -21,6 +21,9 @@
 #       time does, so one round is the default; 100 tools take about 20
 #       minutes.
 #   VARIANTS="baseline toolwright" bench/compile-time.sh 100   # a subset
+#   HOOKED=1 bench/compile-time.sh 100
+#       toolwright's tools behind an `authorize` hook instead of
+#       `authorize = public` (the others have no authorization to compare)
 #
 # Each round measures the three variants in rotating order; the report is
 # the median of the rounds (seconds, and ratios to the same round's
@@ -83,10 +86,15 @@ EOF
 
 gen_toolwright() { # n
     echo "use toolwright::tool;"
+    local authorize=public
+    if [[ -n ${HOOKED:-} ]]; then
+        authorize=anyone
+        echo "async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool { true }"
+    fi
     for i in $(seq 1 "$1"); do
         cat <<EOF
 /// Tool number $i: adds $i.
-#[tool(key = "gen.t$i", effect = read, authorize = public)]
+#[tool(key = "gen.t$i", effect = read, authorize = $authorize)]
 pub async fn t$i(a: i64, b: Option<String>) -> i64 {
     a + b.map_or(0, |s| s.len() as i64) + $i
 }
