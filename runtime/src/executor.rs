@@ -26,7 +26,8 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// the tool's type; what steps 3 to 7 do (what a hook's answer means, the
 /// scope, the timeout, panic catching, the span) is one copy shared by
 /// every tool, which keeps what each `#[tool]` adds to a build small. A
-/// [`guarded`] tool's own code only puts its hooks and body in order.
+/// guarded tool's own code (`guarded_call!`) only puts its hooks and
+/// body in order.
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
     /// A tool with an injected parameter: its arguments, read when
@@ -35,8 +36,9 @@ pub(crate) enum Prepare {
     Hooked(PrepareHooked),
     /// A tool that injects nothing: its arguments, read when the call is
     /// first polled, into one future that asks its hooks, if it has any
-    /// ([`guarded`]), and runs its body ([`direct`] for a public tool that
-    /// needs no approval): the call's one allocation.
+    /// ([`guarded`], [`guarded_approved`]), and runs its body ([`direct`]
+    /// for a public tool that needs no approval): the call's one
+    /// allocation.
     Direct(PrepareDirect),
     /// A [`Prepare::Direct`] tool whose body never waits ([`Tool::AWAITS`]
     /// is `false`): read, run and serialized in one step when the call is
@@ -81,6 +83,8 @@ impl Prepare {
             } else {
                 Prepare::Immediate(immediate::<T>)
             }
+        } else if T::EFFECT.requires_approval() {
+            Prepare::Direct(guarded_approved::<T>)
         } else {
             Prepare::Direct(guarded::<T>)
         }
@@ -261,12 +265,36 @@ fn direct<'a, T: Tool>(
     Ok(<Json as Finish<T>>::finish(args, ctx, None))
 }
 
-/// [`Prepare::Direct`] for a `T` with hooks that injects nothing: steps 3
-/// to 6 as one future, its hooks' futures and its body's inside it, so
-/// that the call allocates once (through the shared pipeline, three
-/// times: the call behind its vtable, the hook's future, the body's).
-/// Only the order of the steps is `T`'s own code; what each answer means
-/// is [`authorized`], [`approved`] and [`limited`], shared.
+/// Steps 3 to 6 of a [`Prepare::Direct`] call with hooks, as one future:
+/// its arguments read, then `$hooks` asked (inside the future, with the
+/// read arguments as `$invocation`), then its body run under its timeout.
+/// The hooks' futures and the body's are inside that one future, so the
+/// call allocates once (through the shared pipeline, three times: the
+/// call behind its vtable, the hook's future, the body's). Only the order
+/// of the steps is the tool's own code; what each answer means and the
+/// timeout are [`authorized`], [`approved`] and [`limited`], shared. A
+/// macro, for the two functions below, each a separate state machine:
+/// one that also held the `approve` step, dead for most tools, cost
+/// rustc about 6% more for a crate of tools with an `authorize` hook.
+macro_rules! guarded_call {
+    ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
+     |$invocation:ident| $hooks:block) => {{
+        let args = read_arguments!($inner, $index, $arguments, $t);
+        let after = $inner.timeout($tool);
+        Ok(Box::pin(async move {
+            let $invocation = Invocation::new(args);
+            $hooks
+            let body = std::pin::pin!(ToJson {
+                tool: <$t>::KEY,
+                body: <$t>::__run($invocation.into_args(), $ctx, None),
+            });
+            limited(<$t>::KEY, after, body).await
+        }))
+    }};
+}
+
+/// [`Prepare::Direct`] for a `T` with an `authorize` hook that needs no
+/// approval and injects nothing; see `guarded_call!`.
 fn guarded<'a, T: Tool>(
     inner: &'a ExecutorInner,
     tool: &'a Registration,
@@ -274,30 +302,35 @@ fn guarded<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    let after = inner.timeout(tool);
-    Ok(Box::pin(async move {
-        let invocation = Invocation::new(args);
+    guarded_call!(inner, tool, index, arguments, ctx, T, |invocation| {
+        authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
+    })
+}
+
+/// [`Prepare::Direct`] for a `T` that needs approval and injects nothing;
+/// see `guarded_call!`.
+fn guarded_approved<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    guarded_call!(inner, tool, index, arguments, ctx, T, |invocation| {
         if !T::PUBLIC {
             authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
         }
-        if T::EFFECT.requires_approval() && !approved(T::__approve(ctx, &invocation).await, T::KEY)?
-        {
+        if !approved(T::__approve(ctx, &invocation).await, T::KEY)? {
             return Err(CallError::ApprovalRequired(Box::new(
                 invocation.approval_request(),
             )));
         }
-        let body = std::pin::pin!(ToJson {
-            tool: T::KEY,
-            body: T::__run(invocation.into_args(), ctx, None),
-        });
-        limited(T::KEY, after, body).await
-    }))
+    })
 }
 
-/// Whether a [`Prepare::Direct`] tool's call is [`guarded`] (it has a hook
-/// to ask) rather than [`direct`]: what [`Prepare::of`] decided, read back
-/// from the registration.
+/// Whether a [`Prepare::Direct`] tool's call is guarded (it has a hook to
+/// ask, `guarded_call!`) rather than [`direct`]: what [`Prepare::of`]
+/// decided, read back from the registration.
 fn is_guarded(tool: &Registration) -> bool {
     !tool.public || tool.effect.requires_approval()
 }
@@ -321,7 +354,7 @@ fn approved(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<bo
     }
 }
 
-/// Step 6 for [`guarded`]: the body under the tool's timeout, if it has
+/// Step 6 for `guarded_call!`: the body under the tool's timeout, if it has
 /// one. Not generic: the body comes pinned behind a vtable (inside the
 /// call's one allocation), so every tool shares this code and its timer.
 async fn limited(

@@ -241,6 +241,82 @@ async fn pending_approval_returns_the_request_bound_to_the_arguments() {
     );
 }
 
+static DEPOSITS: AtomicUsize = AtomicUsize::new(0);
+
+/// Put money in an account (a write that injects nothing: its hooks and
+/// body are one future).
+#[tool(key = "bank.deposit", effect = write, authorize = may_call, approve = per_actor)]
+async fn deposit(to: String, cents: u64) -> u64 {
+    DEPOSITS.fetch_add(1, Ordering::SeqCst);
+    let _ = to;
+    cents
+}
+
+#[tokio::test]
+async fn a_write_that_injects_nothing_runs_only_authorized_and_approved() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    let args = json!({"to": "bob", "cents": 700});
+    let with = |may_call: bool, approval: Verdict| Actor { may_call, approval };
+    let (asked, ran) = (
+        APPROVED.load(Ordering::SeqCst),
+        DEPOSITS.load(Ordering::SeqCst),
+    );
+
+    let denied = exec
+        .invoke("deposit", args.clone(), &with(false, Verdict::Allow))
+        .await;
+    assert!(
+        matches!(
+            denied,
+            Err(CallError::Denied {
+                tool: "bank.deposit"
+            })
+        ),
+        "{denied:?}"
+    );
+    assert_eq!(
+        APPROVED.load(Ordering::SeqCst),
+        asked,
+        "denied: approve is not asked"
+    );
+
+    let refused = exec
+        .invoke("deposit", args.clone(), &with(true, Verdict::Deny))
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(CallError::NotApproved {
+                tool: "bank.deposit"
+            })
+        ),
+        "{refused:?}"
+    );
+    match exec
+        .invoke("deposit", args.clone(), &with(true, Verdict::Pending))
+        .await
+    {
+        Err(CallError::ApprovalRequired(request)) => {
+            assert_eq!(request.arguments, args);
+            assert_eq!(request.digest, Digest::of("bank.deposit", &args));
+        }
+        other => panic!("expected ApprovalRequired, got {other:?}"),
+    }
+    assert_eq!(
+        DEPOSITS.load(Ordering::SeqCst),
+        ran,
+        "nothing ran unapproved"
+    );
+
+    let approved = exec
+        .invoke("deposit", args, &with(true, Verdict::Allow))
+        .await;
+    assert_eq!(approved.unwrap(), json!(700));
+    assert_eq!(DEPOSITS.load(Ordering::SeqCst), ran + 1);
+    assert_eq!(APPROVED.load(Ordering::SeqCst), asked + 3);
+}
+
 #[tokio::test]
 async fn injected_and_context_parameters_cannot_be_supplied() {
     let _serial = SERIAL.lock().await;
