@@ -91,13 +91,17 @@ impl Hash for Name<'_> {
 /// of a JSON call's time in `perf`, though no instruction more).
 fn tail(rest: &[u8]) -> u64 {
     let n = rest.len();
-    let word = match (rest.first_chunk::<4>(), rest.last_chunk::<4>()) {
+    let word = match (rest.first_chunk::<4>(), rest.last_chunk::<4>(), rest) {
         // Four to seven bytes: two words of four, overlapping.
-        (Some(low), Some(high)) => {
+        (Some(low), Some(high), _) => {
             u64::from(u32::from_le_bytes(*low)) | u64::from(u32::from_le_bytes(*high)) << 32
         }
         // One to three: the first, middle and last.
-        _ => u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16,
+        (_, _, [first, .., last]) => {
+            u64::from(*first) | u64::from(rest[n / 2]) << 8 | u64::from(*last) << 16
+        }
+        (_, _, [only]) => u64::from(*only) * 0x01_0101,
+        (_, _, []) => 0,
     };
     word.wrapping_add((n as u64) << 56)
 }
