@@ -252,7 +252,7 @@ fn prepare<T: Tool>(
 }
 
 /// [`Prepare::Direct`] for a public `T` that needs no approval: its
-/// arguments, straight into its body's future.
+/// arguments, straight into its body's future, under its timeout.
 fn direct<'a, T: Tool>(
     inner: &'a ExecutorInner,
     tool: &'a Registration,
@@ -260,9 +260,8 @@ fn direct<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    let _ = tool; // `Direct::poll` sets the timeout of the body as a whole.
     let args = read_arguments!(inner, index, arguments, T);
-    Ok(<Json as Finish<T>>::finish(args, ctx, None))
+    Ok(inner.timed(tool, <Json as Finish<T>>::finish(args, ctx, None)))
 }
 
 /// Steps 3 to 6 of a [`Prepare::Direct`] call with hooks, as one future:
@@ -326,13 +325,6 @@ fn guarded_approved<'a, T: Tool>(
             )));
         }
     })
-}
-
-/// Whether a [`Prepare::Direct`] tool's call is guarded (it has a hook to
-/// ask, `guarded_call!`) rather than [`direct`]: what [`Prepare::of`]
-/// decided, read back from the registration.
-fn is_guarded(tool: &Registration) -> bool {
-    !tool.public || tool.effect.requires_approval()
 }
 
 /// Step 3: what the `authorize` hook's answer means.
@@ -1081,16 +1073,12 @@ impl Direct<'_> {
                     let Some(arguments) = &call.arguments else {
                         return Poll::Ready(Err(polled_after_finishing()));
                     };
+                    // The body comes under its timeout: the hooks of a
+                    // guarded call run before it starts.
                     let started = (call.start)(inner, tool, call.index, arguments, call.ctx);
                     call.arguments = None;
                     match started {
-                        // A guarded call's hooks run before its timeout
-                        // starts: it times its body itself.
-                        Ok(started) => body.insert(if is_guarded(tool) {
-                            started
-                        } else {
-                            inner.timed(tool, started)
-                        }),
+                        Ok(started) => body.insert(started),
                         Err(error) => return Poll::Ready(Err(error)),
                     }
                 }
@@ -1336,14 +1324,15 @@ impl ExecutorInner {
         })
     }
 
-    /// Step 6 alone, for a [`Prepare::Direct`] tool (no hook to ask, no
-    /// scope to open or close): the body under its timeout, if it has one.
-    /// Panics are caught by [`Direct::poll`]: with no finalizer to tell, a panic
+    /// Step 6 alone, for a [`direct`] call (no hook to ask, no scope to
+    /// open or close): the body under its timeout, if it has one. Panics
+    /// are caught by [`Direct::poll`]: with no finalizer to tell, a panic
     /// in the body needs no outcome of its own. (Running it through
     /// [`run_body`], as the full pipeline does, was measured at about 57
     /// more instructions a call: a second panic catch, and an outcome
-    /// nobody reads.)
-    #[inline(always)]
+    /// nobody reads.) Inline, so that `direct` of a tool in another crate
+    /// does not call it (19 instructions a call).
+    #[inline]
     fn timed<'a>(&self, tool: &Registration, body: JsonFuture<'a>) -> JsonFuture<'a> {
         match self.timeout(tool) {
             Some(after) => Box::pin(Timed {

@@ -147,4 +147,23 @@ mod tests {
         let hashes: HashSet<u64> = names.iter().map(|n| build.hash_one(n.as_str())).collect();
         assert_eq!(hashes.len(), names.len());
     }
+
+    #[test]
+    fn names_are_equal_only_byte_for_byte() {
+        // Every length up to three words, and a difference in each place:
+        // the whole words, and every byte of the tail read as a word.
+        for len in 1..=24 {
+            let name: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            assert!(Name(&name) == Name(&name.clone()), "{name}");
+            for at in 0..len {
+                let mut other = name.clone().into_bytes();
+                other[at] = b'_';
+                let other = String::from_utf8(other).unwrap();
+                assert!(Name(&name) != Name(&other), "{name} and {other}");
+            }
+            assert!(Name(&name) != Name(&name[..len - 1]), "{name}, shorter");
+        }
+    }
 }

@@ -204,7 +204,7 @@ pub mod __private {
     };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
-    pub use crate::tool::{BoxFuture, Effect, ErasedContext, Location, Registration, Verdict};
+    pub use crate::tool::{Effect, ErasedContext, Location, Registration, Verdict};
     pub use core::time::Duration;
 
     use serde_json::Value;

@@ -540,7 +540,11 @@ async fn typed_call_of_a_tool_outside_the_catalog_is_unknown() {
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct Touchy(#[serde(deserialize_with = "panic_on_boom")] String);
 
+/// How many times a `Touchy` was read.
+static READS: AtomicUsize = AtomicUsize::new(0);
+
 fn panic_on_boom<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    READS.fetch_add(1, Ordering::SeqCst);
     let word = <String as serde::Deserialize>::deserialize(deserializer)?;
     assert_ne!(word, "boom", "the deserializer met a boom");
     Ok(word)
@@ -602,6 +606,27 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
     // The hook ran for the good calls only: nothing after step 2 runs on
     // arguments that could not be read.
     assert_eq!(AUTHORIZED.load(Ordering::SeqCst), authorized + 2);
+}
+
+#[tokio::test]
+async fn the_arguments_are_read_when_documented() {
+    let _serial = SERIAL.lock().await;
+    let exec = executor();
+    let actor = Actor::allowed();
+    // Read when first polled: a future dropped unpolled reads nothing.
+    for tool in [
+        "count_letters",
+        "count_letters_later",
+        "count_letters_checked",
+    ] {
+        let before = READS.load(Ordering::SeqCst);
+        drop(exec.invoke(tool, json!({"word": "fine"}), &actor));
+        assert_eq!(READS.load(Ordering::SeqCst), before, "{tool}");
+    }
+    // A tool with an injected parameter is read by `invoke` itself.
+    let before = READS.load(Ordering::SeqCst);
+    drop(exec.invoke("count_letters_injected", json!({"word": "fine"}), &actor));
+    assert_eq!(READS.load(Ordering::SeqCst), before + 1);
 }
 
 static TALLIES: AtomicUsize = AtomicUsize::new(0);
