@@ -30,25 +30,18 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// body in order.
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
-    /// A tool with an injected parameter: its arguments, read when
-    /// `invoke` is called, behind the hooks' vtable, for the whole
-    /// pipeline (which opens and closes the call's scope).
-    Hooked(PrepareHooked),
-    /// A tool that injects nothing: its arguments, read when the call is
-    /// first polled, into one future that asks its hooks, if it has any
-    /// ([`guarded`], [`guarded_approved`]), and runs its body ([`direct`]
-    /// for a public tool that needs no approval): the call's one
-    /// allocation.
+    /// Any tool: its arguments, read when the call is first polled, into
+    /// one future that asks its hooks, if it has any ([`guarded`],
+    /// [`guarded_approved`]), opens the call's scope if it injects a
+    /// parameter ([`scoped`], [`scoped_guarded`], [`scoped_approved`]),
+    /// and runs its body ([`direct`] for a public tool that needs no
+    /// approval and injects nothing): the call's one allocation.
     Direct(PrepareDirect),
     /// A [`Prepare::Direct`] tool whose body never waits ([`Tool::AWAITS`]
     /// is `false`): read, run and serialized in one step when the call is
     /// first polled, its body's future on the stack, with no allocation.
     Immediate(PrepareImmediate),
 }
-
-/// See [`Prepare::Hooked`].
-type PrepareHooked =
-    fn(&ExecutorInner, usize, &Value) -> Result<Box<dyn Prepared<Value>>, CallError>;
 
 /// See [`Prepare::Direct`].
 type PrepareDirect = for<'a> fn(
@@ -76,7 +69,13 @@ impl Prepare {
     /// (a constant), so each tool compiles only the path it takes.
     pub(crate) const fn of<T: Tool>() -> Self {
         if T::INJECTS {
-            Prepare::Hooked(prepare::<T>)
+            Prepare::Direct(if T::EFFECT.requires_approval() {
+                scoped_approved::<T>
+            } else if T::PUBLIC {
+                scoped::<T>
+            } else {
+                scoped_guarded::<T>
+            })
         } else if T::PUBLIC && !T::EFFECT.requires_approval() {
             if T::AWAITS {
                 Prepare::Direct(direct::<T>)
@@ -241,16 +240,6 @@ macro_rules! read_arguments {
     }};
 }
 
-/// [`Prepare::Hooked`] for `T`: its arguments, behind the hooks' vtable.
-fn prepare<T: Tool>(
-    inner: &ExecutorInner,
-    index: usize,
-    arguments: &Value,
-) -> Result<Box<dyn Prepared<Value>>, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    Ok(Box::new(Call::<T, Json>::new(args)))
-}
-
 /// [`Prepare::Direct`] for a public `T` that needs no approval: its
 /// arguments, straight into its body's future, under its timeout.
 fn direct<'a, T: Tool>(
@@ -324,6 +313,96 @@ fn guarded_approved<'a, T: Tool>(
                 invocation.approval_request(),
             )));
         }
+    })
+}
+
+/// Steps 3 to 7 of a [`Prepare::Direct`] call of a tool with an injected
+/// parameter, as one future, like [`guarded_call!`]'s: its arguments
+/// read, `$hooks` asked (with the arguments as `$invocation`, built from
+/// `$args`), the call's scope opened, the body run under its timeout with
+/// its panics caught ([`run_body`], shared), the body dropped, and the
+/// scope closed with how the body ended. A caller that drops the call
+/// while the body runs leaves the finalizers to the runtime
+/// ([`ScopeGuard`]'s `Drop`). One function per set of hooks, as for
+/// [`guarded_call!`]: a state machine holding a hook's step costs a build
+/// even when the step is dead.
+macro_rules! scoped_call {
+    ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
+     |$args:ident| $hooks:block) => {{
+        let $args = read_arguments!($inner, $index, $arguments, $t);
+        let after = $inner.timeout($tool);
+        Ok(Box::pin(async move {
+            let args = $hooks;
+            let guard = ScopeGuard::open(&$inner.container);
+            let mut body = std::pin::pin!(Some(ToJson {
+                tool: <$t>::KEY,
+                body: <$t>::__run(args, $ctx, Some(guard.scope())),
+            }));
+            let (result, outcome) = match body.as_mut().as_pin_mut() {
+                Some(running) => {
+                    // Behind a vtable: one `run_body` for every tool.
+                    let running: Pin<&mut (dyn Future<Output = _> + Send + '_)> = running;
+                    run_body(<$t>::KEY, after, running).await
+                }
+                None => (Err(polled_after_finishing()), Outcome::Error),
+            };
+            // The body (which may hold injected values) ends before the
+            // finalizers run.
+            body.set(None);
+            guard.close(outcome).await;
+            result
+        }))
+    }};
+}
+
+/// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
+/// no approval; see `scoped_call!`.
+fn scoped<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    scoped_call!(inner, tool, index, arguments, ctx, T, |args| { args })
+}
+
+/// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
+/// parameter and needs no approval; see `scoped_call!`.
+fn scoped_guarded<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    scoped_call!(inner, tool, index, arguments, ctx, T, |args| {
+        let invocation = Invocation::new(args);
+        authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
+        invocation.into_args()
+    })
+}
+
+/// [`Prepare::Direct`] for a `T` that injects a parameter and needs
+/// approval; see `scoped_call!`.
+fn scoped_approved<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    scoped_call!(inner, tool, index, arguments, ctx, T, |args| {
+        let invocation = Invocation::new(args);
+        if !T::PUBLIC {
+            authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
+        }
+        if !approved(T::__approve(ctx, &invocation).await, T::KEY)? {
+            return Err(CallError::ApprovalRequired(Box::new(
+                invocation.approval_request(),
+            )));
+        }
+        invocation.into_args()
     })
 }
 
@@ -790,15 +869,14 @@ impl Executor {
     /// returned future is polled, and neither `name` nor `arguments` need
     /// outlive it. An unknown name or invalid arguments are that future's
     /// error. Dropping it cancels the call (its scope, if any, is still
-    /// closed). For a tool with an injected parameter, `invoke` also reads
-    /// the arguments (step 2: validation and deserialization, inside the
-    /// call's span, with a deserializer's panic caught), so that the future
-    /// holds the read call rather than the JSON; any other tool's future
-    /// holds the JSON and reads it when first polled, inside the same span
-    /// and panic catch as its hooks and body. Such a call allocates once:
-    /// its hooks' futures and its body's are one. A public tool whose body
-    /// never waits (see [`macro@crate::tool`]) runs whole in that first
-    /// poll, without allocating.
+    /// closed). The future holds the JSON arguments and reads them (step 2:
+    /// validation and deserialization) when first polled, inside the same
+    /// span and panic catch as the hooks and the body. A call allocates
+    /// once: its hooks' futures and its body's are one future (a tool with
+    /// an injected parameter also allocates its scope, and what its
+    /// providers build). A public tool whose body never waits (see
+    /// [`macro@crate::tool`]) runs whole in that first poll, without
+    /// allocating.
     ///
     /// ```
     /// use serde_json::json;
@@ -829,9 +907,8 @@ impl Executor {
         arguments: Value,
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
-        // Not an `async fn`: the name is looked up now, and an injecting tool's
-        // arguments read, so the future holds what the call needs and is
-        // small to create and move.
+        // Not an `async fn`: the name is looked up now, so the future holds
+        // what the call needs and is small to create and move.
         let inner = &*self.inner;
         let Some(index) = inner.catalog.index_of(name) else {
             return Invoke::Done {
@@ -843,39 +920,17 @@ impl Executor {
         let tool = inner.catalog.entry(index).registration();
         let ctx = ErasedContext::new(ctx);
         let span = call_span(tool);
-        let prepare = match tool.prepare {
-            Prepare::Hooked(prepare) => prepare,
-            // Nothing to read now: the arguments, when polled, with the rest.
-            Prepare::Direct(start) => {
-                return Invoke::Direct {
-                    call: Direct {
-                        call: Unread::new(inner, index, start, ctx, span, arguments),
-                        body: None,
-                    },
-                };
-            }
-            Prepare::Immediate(start) => {
-                return Invoke::Immediate {
+        // Nothing to read now: the arguments, when polled, with the rest.
+        match tool.prepare {
+            Prepare::Direct(start) => Invoke::Direct {
+                call: Direct {
                     call: Unread::new(inner, index, start, ctx, span, arguments),
-                };
-            }
-        };
-        // Step 2, inside the call's span, with a deserializer's panic caught.
-        let prepared =
-            span.in_scope(|| catch_panic(tool.key, || prepare(inner, index, &arguments)));
-        drop(arguments);
-        // What steps 1 and 2 return is small; the pipeline's future is
-        // built in place here, not moved out of them.
-        match prepared {
-            Ok(call) => Invoke::Call {
-                call: traced(tool, span, inner.run(tool, call, ctx)),
+                    body: None,
+                },
             },
-            Err(error) => {
-                span.record("outcome", error_label(&error));
-                Invoke::Done {
-                    result: Some(Err(error)),
-                }
-            }
+            Prepare::Immediate(start) => Invoke::Immediate {
+                call: Unread::new(inner, index, start, ctx, span, arguments),
+            },
         }
     }
 
@@ -985,11 +1040,10 @@ pin_project_lite::pin_project! {
     /// that ended before it started (an unknown name, invalid arguments).
     #[project = InvokeProjection]
     #[repr(u8)]
-    enum Invoke<'a, R> {
+    enum Invoke<'a> {
         Done { result: Option<Result<Value, CallError>> },
         Immediate { call: Immediate<'a> },
         Direct { call: Direct<'a> },
-        Call { #[pin] call: Traced<R> },
     }
 }
 
@@ -1124,12 +1178,11 @@ pub(crate) fn polled_after_finishing() -> CallError {
     }
 }
 
-impl<R: Future<Output = Result<Value, CallError>>> Future for Invoke<'_, R> {
+impl Future for Invoke<'_> {
     type Output = Result<Value, CallError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         match self.project() {
-            InvokeProjection::Call { call } => call.poll(cx),
             InvokeProjection::Immediate { call } => call.poll(cx),
             InvokeProjection::Direct { call } => call.poll(cx),
             InvokeProjection::Done { result } => Poll::Ready(
@@ -1387,15 +1440,15 @@ impl ExecutorInner {
 }
 
 /// Runs a tool's body under its timeout with panics caught, and says how it
-/// ended. Generic only over the output, so tools that return the same type
-/// share one copy. A plain future, not an `async fn`, so that it holds
-/// only the body and, with a timeout, the boxed timer: the pipeline's
-/// future carries it inline.
-fn run_body<'a, O>(
+/// ended. Generic only over the body's handle (boxed, or pinned in place
+/// behind a vtable), so every tool shares its copy. A plain future, not an
+/// `async fn`, so that it holds only the body and, with a timeout, the
+/// boxed timer: the pipeline's future carries it inline.
+fn run_body<B: Future + Unpin>(
     tool: &'static str,
     timeout: Option<Duration>,
-    body: BoxFuture<'a, Result<O, CallError>>,
-) -> RunBody<'a, O> {
+    body: B,
+) -> RunBody<B> {
     let body = CatchUnwind::new(body);
     RunBody {
         tool,
@@ -1409,21 +1462,18 @@ fn run_body<'a, O>(
 }
 
 /// See [`run_body`].
-struct RunBody<'a, O> {
+struct RunBody<B> {
     tool: &'static str,
-    body: Guarded<'a, O>,
+    body: Guarded<B>,
 }
 
 /// A body with panics caught, under a timer or not.
-enum Guarded<'a, O> {
-    Plain(Caught<'a, O>),
-    Timed(Pin<Box<tokio::time::Timeout<Caught<'a, O>>>>, Duration),
+enum Guarded<B> {
+    Plain(CatchUnwind<B>),
+    Timed(Pin<Box<tokio::time::Timeout<CatchUnwind<B>>>>, Duration),
 }
 
-/// A body with panics caught.
-type Caught<'a, O> = CatchUnwind<BoxFuture<'a, Result<O, CallError>>>;
-
-impl<O> Future for RunBody<'_, O> {
+impl<O, B: Future<Output = Result<O, CallError>> + Unpin> Future for RunBody<B> {
     type Output = (Result<O, CallError>, Outcome);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {

@@ -6,15 +6,15 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-
-use tokio::sync::OnceCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use crate::error::{BoxError, CallError};
 use crate::hash::KeyMap;
 use crate::tool::{BoxFuture, ErasedContext};
 
-type Erased = Arc<dyn Any + Send + Sync>;
+type Erased = Box<dyn Any + Send + Sync>;
 /// A REQUEST provider's build, its value type-erased.
 type ErasedBuild = BoxFuture<'static, Result<Erased, BoxError>>;
 type Factory = Box<dyn Fn(Scope) -> ErasedBuild + Send + Sync>;
@@ -417,7 +417,7 @@ pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
         T: Send + Sync + 'static,
     {
         let build = self.build(scope);
-        Box::pin(async move { build.await.map(|value| Arc::new(value) as Erased) })
+        Box::pin(async move { build.await.map(|value| Box::new(value) as Erased) })
     }
 }
 
@@ -441,7 +441,7 @@ where
         let fut = self(scope);
         Box::pin(async move {
             match fut.await {
-                Ok(value) => Ok(Arc::new(value.into()) as Erased),
+                Ok(value) => Ok(Box::new(value.into()) as Erased),
                 Err(error) => Err(error.into()),
             }
         })
@@ -482,7 +482,7 @@ impl ContainerBuilder {
     /// # }
     /// ```
     pub fn app<T: ?Sized + Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
-        self.inner.app.insert(TypeId::of::<T>(), Arc::new(value));
+        self.inner.app.insert(TypeId::of::<T>(), Box::new(value));
         self
     }
 
@@ -625,11 +625,7 @@ pub struct Scope {
 struct ScopeInner {
     container: Container,
     /// This call's REQUEST values, one cell per provider (its `slot`).
-    /// The async cell is made when first asked for: a `OnceLock` costs a
-    /// word to set up, tokio's `OnceCell` (which lets concurrent resolvers
-    /// wait for one build) several, and a container may have many
-    /// providers that a call never uses.
-    cells: Box<[OnceLock<OnceCell<Erased>>]>,
+    cells: Box<[Cell]>,
     finalizers: Mutex<Finalizers>,
 }
 
@@ -642,7 +638,7 @@ struct Finalizers {
 impl Scope {
     pub(crate) fn new(container: Container) -> Self {
         let cells = (0..container.inner.request.len())
-            .map(|_| OnceLock::new())
+            .map(|_| Cell::default())
             .collect();
         Scope {
             inner: Arc::new(ScopeInner {
@@ -706,22 +702,26 @@ impl Scope {
         let id = TypeId::of::<T>();
         let type_name = std::any::type_name::<T>();
         let container = &self.inner.container.inner;
+        // Borrowed, not cloned: only the `Arc<T>` inside is.
         let erased = if let Some(value) = container.app.get(&id) {
-            value.clone()
+            value
         } else if let Some(provider) = container.request.get(&id) {
-            self.inner.cells[provider.slot]
-                .get_or_init(OnceCell::new)
-                .get_or_try_init(|| (provider.factory)(self.clone()))
-                .await
-                .map_err(|source| ResolveError::Failed { type_name, source })?
-                .clone()
+            let cell = &self.inner.cells[provider.slot];
+            let read = |value: &Erased| downcast::<T>(value).clone();
+            // The value, if it is built; otherwise this asker builds it.
+            if let Some(value) = std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
+                return Ok(value);
+            }
+            let building = Building { cell, done: false };
+            return match (provider.factory)(self.clone()).await {
+                Ok(value) => Ok(building.finish(value, read)),
+                // `building` lets the next asker try again.
+                Err(source) => Err(ResolveError::Failed { type_name, source }),
+            };
         } else {
             return Err(ResolveError::Missing { type_name });
         };
-        Ok(erased
-            .downcast_ref::<Arc<T>>()
-            .expect("values are stored under their own TypeId")
-            .clone())
+        Ok(downcast::<T>(erased).clone())
     }
 
     /// Registers a finalizer, run once when the call ends, with its outcome.
@@ -849,17 +849,110 @@ fn spawn_detached(fut: impl Future<Output = ()> + Send + 'static) {
     }
 }
 
+/// A value as a container stores it, as the `Arc<T>` it was given or built.
+fn downcast<T: ?Sized + 'static>(value: &Erased) -> &Arc<T> {
+    value
+        .downcast_ref::<Arc<T>>()
+        .expect("values are stored under their own TypeId")
+}
+
+/// One REQUEST value of one call: built by its first asker, while any
+/// other asker waits for that build. A build that fails, or is dropped
+/// before it ends, leaves the cell empty for the next asker to try again.
+///
+/// A lock held only to read or change the state, never across an
+/// `.await`: one call's tasks rarely contend for it, and it costs fewer
+/// atomic operations than an async once-cell's semaphore.
+#[derive(Default)]
+struct Cell {
+    state: Mutex<CellState>,
+}
+
+#[derive(Default)]
+enum CellState {
+    #[default]
+    Empty,
+    /// An asker is building the value; these wait for it.
+    Building(Vec<Waker>),
+    Ready(Erased),
+}
+
+impl Cell {
+    fn lock(&self) -> MutexGuard<'_, CellState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The value, read with `read`, once it is built; `None` when the
+    /// caller is to build it (the cell was empty and is now its to build).
+    fn poll_claim<R>(
+        &self,
+        cx: &mut TaskContext<'_>,
+        read: impl FnOnce(&Erased) -> R,
+    ) -> Poll<Option<R>> {
+        let mut state = self.lock();
+        match &mut *state {
+            CellState::Ready(value) => Poll::Ready(Some(read(value))),
+            CellState::Empty => {
+                *state = CellState::Building(Vec::new());
+                Poll::Ready(None)
+            }
+            CellState::Building(waiters) => {
+                if !waiters.iter().any(|waiter| waiter.will_wake(cx.waker())) {
+                    waiters.push(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Ends a build: `state` in the cell, and every waiter woken.
+    fn settle(&self, state: CellState) {
+        let previous = std::mem::replace(&mut *self.lock(), state);
+        if let CellState::Building(waiters) = previous {
+            waiters.into_iter().for_each(Waker::wake);
+        }
+    }
+}
+
+/// The build of a [`Cell`]'s value in progress. Dropped unfinished (the
+/// build failed, or its caller was dropped), it empties the cell again.
+struct Building<'a> {
+    cell: &'a Cell,
+    done: bool,
+}
+
+impl Building<'_> {
+    fn finish<R>(mut self, value: Erased, read: impl FnOnce(&Erased) -> R) -> R {
+        let read = read(&value);
+        self.cell.settle(CellState::Ready(value));
+        self.done = true;
+        read
+    }
+}
+
+impl Drop for Building<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.cell.settle(CellState::Empty);
+        }
+    }
+}
+
 /// Closes a scope when the pipeline is done with it, or, if the caller
 /// dropped the call first, hands the finalizers to the runtime with
 /// [`Outcome::Cancelled`].
 pub(crate) struct ScopeGuard {
     scope: Scope,
+    /// Whether [`close`](Self::close) took the finalizers, so that `Drop`
+    /// need not lock them again to find out.
+    closed: AtomicBool,
 }
 
 impl ScopeGuard {
     pub(crate) fn open(container: &Container) -> Self {
         ScopeGuard {
             scope: Scope::new(container.clone()),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -867,14 +960,18 @@ impl ScopeGuard {
         &self.scope
     }
 
-    pub(crate) async fn close(self, outcome: Outcome) {
+    /// Runs the finalizers with `outcome`. By reference, so that a body
+    /// that borrowed the scope may still be in scope (dropped).
+    pub(crate) async fn close(&self, outcome: Outcome) {
+        self.closed.store(true, Ordering::Relaxed);
         self.scope.close(outcome).await;
     }
 }
 
 impl Drop for ScopeGuard {
     fn drop(&mut self) {
-        if let Some(finalizers) = self.scope.take_finalizers(Outcome::Cancelled)
+        if !*self.closed.get_mut()
+            && let Some(finalizers) = self.scope.take_finalizers(Outcome::Cancelled)
             && !finalizers.is_empty()
         {
             spawn_detached(run_finalizers(finalizers, Outcome::Cancelled));

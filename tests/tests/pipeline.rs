@@ -570,8 +570,8 @@ async fn count_letters_checked(word: Touchy) -> usize {
     word.0.len()
 }
 
-/// Count a word's letters (behind a hook, with an injected value: the
-/// shared pipeline, which reads the arguments when `invoke` is called).
+/// Count a word's letters (behind a hook, with an injected value: hooks,
+/// scope and body in one future).
 #[tool(key = "words.count_injected", effect = read, authorize = may_call)]
 async fn count_letters_injected(word: Touchy, _ledger: Inject<dyn Ledger>) -> usize {
     word.0.len()
@@ -614,19 +614,21 @@ async fn the_arguments_are_read_when_documented() {
     let exec = executor();
     let actor = Actor::allowed();
     // Read when first polled: a future dropped unpolled reads nothing.
+    // Whether public, guarded or injecting.
     for tool in [
         "count_letters",
         "count_letters_later",
         "count_letters_checked",
+        "count_letters_injected",
     ] {
         let before = READS.load(Ordering::SeqCst);
         drop(exec.invoke(tool, json!({"word": "fine"}), &actor));
         assert_eq!(READS.load(Ordering::SeqCst), before, "{tool}");
+        // And read once when polled.
+        let counted = exec.invoke(tool, json!({"word": "fine"}), &actor).await;
+        assert_eq!(counted.unwrap(), json!(4), "{tool}");
+        assert_eq!(READS.load(Ordering::SeqCst), before + 1, "{tool}");
     }
-    // A tool with an injected parameter is read by `invoke` itself.
-    let before = READS.load(Ordering::SeqCst);
-    drop(exec.invoke("count_letters_injected", json!({"word": "fine"}), &actor));
-    assert_eq!(READS.load(Ordering::SeqCst), before + 1);
 }
 
 static TALLIES: AtomicUsize = AtomicUsize::new(0);

@@ -329,3 +329,112 @@ async fn each_request_type_gets_its_own_value_and_a_later_provider_replaces_an_e
     let built = executor.invoke("which", json!({}), &()).await.unwrap();
     assert_eq!(built, json!("first second third"));
 }
+
+/// A request value whose builds are numbered from 0. Build 0 fails after
+/// a yield when `fail_first`, or never finishes when `hang_first`.
+struct Numbered(usize);
+
+/// What a tool saw of [`Numbered`]: each ask, the build number it got or
+/// its error.
+struct Asks(Vec<Result<usize, String>>);
+
+impl FromScope for Asks {
+    async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+        // Each ask bounded, so that a cell left claimed, or a waiter never
+        // woken, fails the test instead of hanging it.
+        let ask = || async {
+            match tokio::time::timeout(Duration::from_secs(5), scope.resolve::<Numbered>()).await {
+                Ok(asked) => asked
+                    .map(|value| value.0)
+                    .map_err(|error| error.to_string()),
+                Err(_) => Err("still waiting".to_owned()),
+            }
+        };
+        // Two askers at once: the second waits for the first one's build.
+        let (a, b) = tokio::join!(ask(), ask());
+        let mut asks = vec![a, b];
+        // An ask given up on while it builds (a timeout around it).
+        let abandoned =
+            tokio::time::timeout(Duration::from_millis(5), scope.resolve::<Numbered>()).await;
+        if let Ok(asked) = abandoned {
+            asks.push(
+                asked
+                    .map(|value| value.0)
+                    .map_err(|error| error.to_string()),
+            );
+        }
+        asks.push(ask().await);
+        Ok(Asks(asks))
+    }
+
+    fn requirements(out: &mut Vec<Requirement>) {
+        out.push(Requirement::of::<Numbered>());
+    }
+}
+
+/// Report how the asks for a [`Numbered`] went.
+#[tool(key = "scope.asks", effect = read, authorize = public)]
+async fn asks(#[inject] seen: Asks) -> Vec<Result<usize, String>> {
+    seen.0
+}
+
+/// An executor whose `Numbered` provider fails (`fail`) or hangs on the
+/// builds listed.
+fn numbered(fail: &'static [usize], hang: &'static [usize]) -> Executor {
+    let builds = Arc::new(AtomicUsize::new(0));
+    let container = Container::builder()
+        .request::<Numbered>(move |_: Scope| {
+            let build = builds.fetch_add(1, Ordering::SeqCst);
+            async move {
+                // Let a second asker find the build under way.
+                tokio::task::yield_now().await;
+                if hang.contains(&build) {
+                    std::future::pending::<()>().await;
+                }
+                if fail.contains(&build) {
+                    return Err(ResolveError::Missing { type_name: "build" });
+                }
+                Ok::<_, ResolveError>(Numbered(build))
+            }
+        })
+        .build();
+    let catalog = Catalog::builder().register::<AsksArgs>().build().unwrap();
+    Executor::new(catalog, container).unwrap()
+}
+
+#[tokio::test]
+async fn a_waiting_asker_gets_the_value_being_built() {
+    let asks = numbered(&[], &[]).invoke("asks", json!({}), &()).await;
+    // One build, seen by every ask.
+    assert_eq!(
+        asks.unwrap(),
+        json!([{"Ok": 0}, {"Ok": 0}, {"Ok": 0}, {"Ok": 0}])
+    );
+}
+
+#[tokio::test]
+async fn a_failed_build_is_the_askers_error_and_the_next_asker_builds_again() {
+    let asks = numbered(&[0], &[]).invoke("asks", json!({}), &()).await;
+    let asks = asks.unwrap().as_array().unwrap().clone();
+    assert!(
+        asks[0]["Err"].as_str().unwrap().contains("failed"),
+        "{asks:?}"
+    );
+    // The asker that was waiting for build 0 made build 1.
+    assert_eq!(
+        asks[1..],
+        [json!({"Ok": 1}), json!({"Ok": 1}), json!({"Ok": 1})]
+    );
+}
+
+#[tokio::test]
+async fn a_build_given_up_on_is_made_again_by_the_next_asker() {
+    // Build 2 never ends: its asker gives up, and the next one builds.
+    let asks = numbered(&[0, 1], &[2]).invoke("asks", json!({}), &()).await;
+    let asks = asks.unwrap().as_array().unwrap().clone();
+    assert!(
+        asks[0]["Err"].is_string() && asks[1]["Err"].is_string(),
+        "{asks:?}"
+    );
+    assert_eq!(asks[2..], [json!({"Ok": 3})]);
+}
