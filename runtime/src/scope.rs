@@ -212,15 +212,23 @@ pub struct Container {
 
 #[derive(Default)]
 struct ContainerInner {
-    app: KeyMap<TypeId, Erased>,
-    request: KeyMap<TypeId, Provider>,
+    /// What the container provides for each type: one map, so that
+    /// resolving a value looks its type up once.
+    sources: KeyMap<TypeId, Source>,
+    /// How many REQUEST providers have a slot (`Provider::slot`).
+    slots: usize,
+}
+
+enum Source {
+    App(Erased),
+    Request(Provider),
 }
 
 struct Provider {
     type_name: &'static str,
     factory: Factory,
     /// Where a scope keeps this provider's value: the providers are
-    /// numbered `0..request.len()`.
+    /// numbered `0..slots`.
     slot: usize,
 }
 
@@ -265,15 +273,22 @@ impl Container {
     }
 
     pub(crate) fn provides_id(&self, id: TypeId) -> bool {
-        self.inner.app.contains_key(&id) || self.inner.request.contains_key(&id)
+        self.inner.sources.contains_key(&id)
     }
 }
 
 impl fmt::Debug for Container {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let requests: Vec<_> = self.inner.request.values().map(|p| p.type_name).collect();
+        let sources = self.inner.sources.values();
+        let (mut app_values, mut requests) = (0, Vec::new());
+        for source in sources {
+            match source {
+                Source::App(_) => app_values += 1,
+                Source::Request(provider) => requests.push(provider.type_name),
+            }
+        }
         f.debug_struct("Container")
-            .field("app_values", &self.inner.app.len())
+            .field("app_values", &app_values)
             .field("request_providers", &requests)
             .finish()
     }
@@ -482,7 +497,11 @@ impl ContainerBuilder {
     /// # }
     /// ```
     pub fn app<T: ?Sized + Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
-        self.inner.app.insert(TypeId::of::<T>(), Box::new(value));
+        // An APP value wins over a REQUEST provider of the same type,
+        // whichever came first.
+        self.inner
+            .sources
+            .insert(TypeId::of::<T>(), Source::App(Box::new(value)));
         self
     }
 
@@ -528,20 +547,23 @@ impl ContainerBuilder {
         factory: impl RequestFactory<T>,
     ) -> Self {
         let factory: Factory = Box::new(move |scope| factory.__build_erased(scope));
-        let slot = self.inner.request.len();
-        let provider = Provider {
-            type_name: std::any::type_name::<T>(),
-            factory,
-            slot,
-        };
-        match self.inner.request.entry(TypeId::of::<T>()) {
+        let type_name = std::any::type_name::<T>();
+        match self.inner.sources.entry(TypeId::of::<T>()) {
             // A second provider for `T` replaces the first, in its slot.
             Entry::Occupied(mut first) => {
-                let slot = first.get().slot;
-                first.insert(Provider { slot, ..provider });
+                if let Source::Request(first) = first.get_mut() {
+                    first.type_name = type_name;
+                    first.factory = factory;
+                }
             }
             Entry::Vacant(vacant) => {
-                vacant.insert(provider);
+                let slot = self.inner.slots;
+                self.inner.slots += 1;
+                vacant.insert(Source::Request(Provider {
+                    type_name,
+                    factory,
+                    slot,
+                }));
             }
         }
         self
@@ -637,7 +659,7 @@ struct Finalizers {
 
 impl Scope {
     pub(crate) fn new(container: Container) -> Self {
-        let cells = (0..container.inner.request.len())
+        let cells = (0..container.inner.slots)
             .map(|_| Cell::default())
             .collect();
         Scope {
@@ -703,23 +725,23 @@ impl Scope {
         let type_name = std::any::type_name::<T>();
         let container = &self.inner.container.inner;
         // Borrowed, not cloned: only the `Arc<T>` inside is.
-        let erased = if let Some(value) = container.app.get(&id) {
-            value
-        } else if let Some(provider) = container.request.get(&id) {
-            let cell = &self.inner.cells[provider.slot];
-            let read = |value: &Erased| downcast::<T>(value).clone();
-            // The value, if it is built; otherwise this asker builds it.
-            if let Some(value) = std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
-                return Ok(value);
+        let erased = match container.sources.get(&id) {
+            Some(Source::App(value)) => value,
+            Some(Source::Request(provider)) => {
+                let cell = &self.inner.cells[provider.slot];
+                let read = |value: &Erased| downcast::<T>(value).clone();
+                // The value, if it is built; otherwise this asker builds it.
+                if let Some(value) = std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
+                    return Ok(value);
+                }
+                let building = Building { cell, done: false };
+                return match (provider.factory)(self.clone()).await {
+                    Ok(value) => Ok(building.finish(value, read)),
+                    // `building` lets the next asker try again.
+                    Err(source) => Err(ResolveError::Failed { type_name, source }),
+                };
             }
-            let building = Building { cell, done: false };
-            return match (provider.factory)(self.clone()).await {
-                Ok(value) => Ok(building.finish(value, read)),
-                // `building` lets the next asker try again.
-                Err(source) => Err(ResolveError::Failed { type_name, source }),
-            };
-        } else {
-            return Err(ResolveError::Missing { type_name });
+            None => return Err(ResolveError::Missing { type_name }),
         };
         Ok(downcast::<T>(erased).clone())
     }

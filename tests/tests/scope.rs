@@ -438,3 +438,56 @@ async fn a_build_given_up_on_is_made_again_by_the_next_asker() {
     );
     assert_eq!(asks[2..], [json!({"Ok": 3})]);
 }
+
+/// A request type per `N`, holding what its provider put in.
+struct Nth<const N: usize>(usize);
+
+/// Read the values of the first and the sixth provider of a container.
+#[tool(key = "scope.ends", effect = read, authorize = public)]
+async fn ends(first: Inject<Nth<0>>, sixth: Inject<Nth<5>>) -> (usize, usize) {
+    (first.0, sixth.0)
+}
+
+#[tokio::test]
+async fn a_container_of_many_providers_builds_each_value_in_its_own_slot() {
+    fn nth<const N: usize>(builder: toolwright::ContainerBuilder) -> toolwright::ContainerBuilder {
+        builder.request::<Nth<N>>(|_: Scope| async { Ok::<_, ResolveError>(Nth::<N>(N * 10)) })
+    }
+    let builder = Container::builder();
+    let builder = nth::<5>(nth::<4>(nth::<3>(nth::<2>(nth::<1>(nth::<0>(builder))))));
+    let catalog = Catalog::builder().register::<EndsArgs>().build().unwrap();
+    let executor = Executor::new(catalog, builder.build()).unwrap();
+    let ends = executor.invoke("ends", json!({}), &()).await.unwrap();
+    assert_eq!(ends, json!([0, 50]));
+}
+
+/// Say which `Tx` the call got.
+#[tool(key = "scope.which_tx", effect = read, authorize = public)]
+async fn which_tx(tx: Inject<Tx>) -> usize {
+    tx.id
+}
+
+#[tokio::test]
+async fn an_app_value_wins_over_a_request_provider_of_its_type_in_either_order() {
+    let provider = |_: Scope| async { Ok::<_, ResolveError>(Tx { id: 1 }) };
+    for container in [
+        Container::builder()
+            .request::<Tx>(provider)
+            .app(Arc::new(Tx { id: 7 }))
+            .build(),
+        Container::builder()
+            .app(Arc::new(Tx { id: 7 }))
+            .request::<Tx>(provider)
+            .build(),
+    ] {
+        let catalog = Catalog::builder()
+            .register::<WhichTxArgs>()
+            .build()
+            .unwrap();
+        let executor = Executor::new(catalog, container).unwrap();
+        assert_eq!(
+            executor.invoke("which_tx", json!({}), &()).await.unwrap(),
+            json!(7)
+        );
+    }
+}
