@@ -3,7 +3,6 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,15 +18,16 @@ use crate::invocation::{ApprovalRequest, Invocation};
 use crate::scope::{Container, Outcome, Requirement, Scope, ScopeGuard};
 use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdict};
 
-/// What a registration stores to start a call of its tool: validate the
-/// arguments and deserialize them into a call the shared pipeline runs.
+/// What a registration stores to start a `invoke` of its tool: validate
+/// the arguments and deserialize them into the call's future.
 ///
-/// With [`Prepared`]'s methods, this is all of the pipeline that depends on
-/// the tool's type; what steps 3 to 7 do (what a hook's answer means, the
-/// scope, the timeout, panic catching, the span) is one copy shared by
-/// every tool, which keeps what each `#[tool]` adds to a build small. A
-/// guarded tool's own code (`guarded_call!`) only puts its hooks and
-/// body in order.
+/// This is all of the JSON pipeline that depends on the tool's type; what
+/// steps 3 to 7 do (what a hook's answer means, the scope, the timeout,
+/// panic catching, the span) is one copy shared by every tool, which keeps
+/// what each `#[tool]` adds to a build small. A tool's own code
+/// (`guarded_call!`, `scoped_call!`) only puts its hooks, scope and body
+/// in order. (The typed [`Executor::call`] runs [`Prepared`] calls through
+/// [`ExecutorInner::run`].)
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
     /// Any tool: its arguments, read when the call is first polled, into
@@ -90,8 +90,9 @@ impl Prepare {
     }
 }
 
-/// A call with validated arguments, ready for the shared pipeline: its
-/// hooks, its approval request and its body, behind one vtable.
+/// A typed call with validated arguments, ready for the shared pipeline
+/// ([`ExecutorInner::run`]): its hooks, its approval request and its body,
+/// behind one vtable.
 pub(crate) trait Prepared<O>: Send + Sync {
     fn authorize<'a>(&'a self, ctx: ErasedContext<'a>)
     -> BoxFuture<'a, Result<Verdict, CallError>>;
@@ -103,34 +104,6 @@ pub(crate) trait Prepared<O>: Send + Sync {
         ctx: ErasedContext<'a>,
         scope: Option<&'a Scope>,
     ) -> BoxFuture<'a, Result<O, CallError>>;
-}
-
-/// How a [`Call`] finishes: as JSON for [`Executor::invoke`], typed for
-/// [`Executor::call`].
-trait Finish<T: Tool>: Send + Sync + 'static {
-    type Output;
-    fn finish<'a>(
-        args: T,
-        ctx: ErasedContext<'a>,
-        scope: Option<&'a Scope>,
-    ) -> BoxFuture<'a, Result<Self::Output, CallError>>;
-}
-
-struct Json;
-
-impl<T: Tool> Finish<T> for Json {
-    type Output = Value;
-
-    fn finish<'a>(
-        args: T,
-        ctx: ErasedContext<'a>,
-        scope: Option<&'a Scope>,
-    ) -> BoxFuture<'a, Result<Value, CallError>> {
-        Box::pin(ToJson {
-            tool: T::KEY,
-            body: T::__run(args, ctx, scope),
-        })
-    }
 }
 
 pin_project_lite::pin_project! {
@@ -166,37 +139,20 @@ fn to_json<O: serde::Serialize>(
     serde_json::to_value(output).map_err(|source| CallError::Output { tool, source })
 }
 
-struct Typed;
-
-impl<T: Tool> Finish<T> for Typed {
-    type Output = T::Output;
-
-    fn finish<'a>(
-        args: T,
-        ctx: ErasedContext<'a>,
-        scope: Option<&'a Scope>,
-    ) -> BoxFuture<'a, Result<T::Output, CallError>> {
-        Box::pin(T::__run(args, ctx, scope))
-    }
-}
-
-/// The one implementation of [`Prepared`]: tool `T`'s invocation, finished
-/// the way `M` says.
-struct Call<T: Tool, M> {
+/// The one implementation of [`Prepared`]: tool `T`'s typed invocation.
+struct Call<T: Tool> {
     invocation: Invocation<'static, T>,
-    finish: PhantomData<fn() -> M>,
 }
 
-impl<T: Tool, M> Call<T, M> {
+impl<T: Tool> Call<T> {
     fn new(args: T) -> Self {
         Call {
             invocation: Invocation::new(args),
-            finish: PhantomData,
         }
     }
 }
 
-impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
+impl<T: Tool> Prepared<T::Output> for Call<T> {
     fn authorize<'a>(
         &'a self,
         ctx: ErasedContext<'a>,
@@ -216,12 +172,12 @@ impl<T: Tool, M: Finish<T>> Prepared<M::Output> for Call<T, M> {
         self: Box<Self>,
         ctx: ErasedContext<'a>,
         scope: Option<&'a Scope>,
-    ) -> BoxFuture<'a, Result<M::Output, CallError>> {
-        M::finish(self.invocation.into_args(), ctx, scope)
+    ) -> BoxFuture<'a, Result<T::Output, CallError>> {
+        Box::pin(T::__run(self.invocation.into_args(), ctx, scope))
     }
 }
 
-/// Step 2 for tool `T` inside [`prepare`] and [`direct`]: its validated
+/// Step 2 for tool `T` inside [`direct`], [`guarded`], [`scoped`] and their kin: its validated
 /// arguments, or the error. Only the deserializer is `T`'s own; the checks
 /// around it are [`ExecutorInner::check`], shared. A macro rather than a
 /// generic function, which every `#[tool]` would compile once more.
@@ -250,15 +206,19 @@ fn direct<'a, T: Tool>(
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
     let args = read_arguments!(inner, index, arguments, T);
-    Ok(inner.timed(tool, <Json as Finish<T>>::finish(args, ctx, None)))
+    let body = Box::pin(ToJson {
+        tool: T::KEY,
+        body: T::__run(args, ctx, None),
+    });
+    Ok(inner.timed(tool, body))
 }
 
 /// Steps 3 to 6 of a [`Prepare::Direct`] call with hooks, as one future:
 /// its arguments read, then `$hooks` asked (inside the future, with the
 /// read arguments as `$invocation`), then its body run under its timeout.
 /// The hooks' futures and the body's are inside that one future, so the
-/// call allocates once (through the shared pipeline, three times: the
-/// call behind its vtable, the hook's future, the body's). Only the order
+/// call allocates once (through the shared pipeline it allocated three
+/// times: the call behind its vtable, the hook's future, the body's). Only the order
 /// of the steps is the tool's own code; what each answer means and the
 /// timeout are [`authorized`], [`approved`] and [`limited`], shared. A
 /// macro, for the two functions below, each a separate state machine:
@@ -992,7 +952,7 @@ impl Executor {
                     serde_json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
                 inner.validate(index, A::KEY, &value)?;
             }
-            let call: Box<dyn Prepared<A::Output>> = Box::new(Call::<A, Typed>::new(args));
+            let call: Box<dyn Prepared<A::Output>> = Box::new(Call::new(args));
             inner.run(tool, call, ctx).await
         })
         .await
