@@ -278,14 +278,13 @@ fn guarded_approved<'a, T: Tool>(
 
 /// Steps 3 to 7 of a [`Prepare::Direct`] call of a tool with an injected
 /// parameter, as one future, like [`guarded_call!`]'s: its arguments
-/// read, `$hooks` asked (with the arguments as `$invocation`, built from
-/// `$args`), the call's scope opened, the body run under its timeout with
-/// its panics caught ([`run_body`], shared), the body dropped, and the
-/// scope closed with how the body ended. A caller that drops the call
-/// while the body runs leaves the finalizers to the runtime
-/// ([`ScopeGuard`]'s `Drop`). One function per set of hooks, as for
-/// [`guarded_call!`]: a state machine holding a hook's step costs a build
-/// even when the step is dead.
+/// read, `$hooks` asked (they turn `$args` into the arguments the body
+/// gets), the call's scope opened, and the body run by [`scoped_body`],
+/// shared. One function per set of hooks, as for [`guarded_call!`]: a
+/// state machine holding a hook's step costs a build even when the step
+/// is dead. The body is boxed apart: held inline, with the scope's steps
+/// around it, it made each such tool's state machine cost rustc 14-16%
+/// more (100 tools with an `authorize` hook and an injected parameter).
 macro_rules! scoped_call {
     ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
      |$args:ident| $hooks:block) => {{
@@ -294,25 +293,31 @@ macro_rules! scoped_call {
         Ok(Box::pin(async move {
             let args = $hooks;
             let guard = ScopeGuard::open(&$inner.container);
-            let mut body = std::pin::pin!(Some(ToJson {
+            let body = Box::pin(ToJson {
                 tool: <$t>::KEY,
                 body: <$t>::__run(args, $ctx, Some(guard.scope())),
-            }));
-            let (result, outcome) = match body.as_mut().as_pin_mut() {
-                Some(running) => {
-                    // Behind a vtable: one `run_body` for every tool.
-                    let running: Pin<&mut (dyn Future<Output = _> + Send + '_)> = running;
-                    run_body(<$t>::KEY, after, running).await
-                }
-                None => (Err(polled_after_finishing()), Outcome::Error),
-            };
-            // The body (which may hold injected values) ends before the
-            // finalizers run.
-            body.set(None);
-            guard.close(outcome).await;
-            result
+            });
+            scoped_body(&guard, <$t>::KEY, after, body).await
         }))
     }};
+}
+
+/// Steps 6 and 7 for `scoped_call!`: the body under its timeout, with its
+/// panics caught ([`run_body`]), then dropped, then the scope closed with
+/// how the body ended. A caller that drops the call while the body runs
+/// leaves the finalizers to the runtime ([`ScopeGuard`]'s `Drop`). Not
+/// generic: every tool shares it.
+async fn scoped_body(
+    guard: &ScopeGuard,
+    tool: &'static str,
+    after: Option<Duration>,
+    body: JsonFuture<'_>,
+) -> Result<Value, CallError> {
+    // The body (which may hold injected values) is dropped with the
+    // `run_body` future, before the finalizers run.
+    let (result, outcome) = run_body(tool, after, body).await;
+    guard.close(outcome).await;
+    result
 }
 
 /// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
