@@ -18,7 +18,7 @@ use crate::invocation::{ApprovalRequest, Invocation};
 use crate::scope::{Container, Outcome, Requirement, Scope, ScopeGuard};
 use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdict};
 
-/// What a registration stores to start a `invoke` of its tool: validate
+/// What a registration stores to start an `invoke` of its tool: validate
 /// the arguments and deserialize them into the call's future.
 ///
 /// This is all of the JSON pipeline that depends on the tool's type; what
@@ -177,10 +177,11 @@ impl<T: Tool> Prepared<T::Output> for Call<T> {
     }
 }
 
-/// Step 2 for tool `T` inside [`direct`], [`guarded`], [`scoped`] and their kin: its validated
-/// arguments, or the error. Only the deserializer is `T`'s own; the checks
-/// around it are [`ExecutorInner::check`], shared. A macro rather than a
-/// generic function, which every `#[tool]` would compile once more.
+/// Step 2 for tool `T` inside [`direct`], [`guarded`], [`scoped`] and
+/// their kin: its validated arguments, or the error. Only the deserializer
+/// is `T`'s own; the checks around it are [`ExecutorInner::check`],
+/// shared. A macro rather than a generic function, which every `#[tool]`
+/// would compile once more.
 macro_rules! read_arguments {
     ($inner:expr, $index:expr, $arguments:expr, $tool:ty) => {{
         let mut args = None;
@@ -218,12 +219,13 @@ fn direct<'a, T: Tool>(
 /// read arguments as `$invocation`), then its body run under its timeout.
 /// The hooks' futures and the body's are inside that one future, so the
 /// call allocates once (through the shared pipeline it allocated three
-/// times: the call behind its vtable, the hook's future, the body's). Only the order
-/// of the steps is the tool's own code; what each answer means and the
-/// timeout are [`authorized`], [`approved`] and [`limited`], shared. A
-/// macro, for the two functions below, each a separate state machine:
-/// one that also held the `approve` step, dead for most tools, cost
-/// rustc about 6% more for a crate of tools with an `authorize` hook.
+/// times: the call behind its vtable, the hook's future, the body's).
+/// Only the order of the steps is the tool's own code; what each answer
+/// means and the timeout are [`authorized`], [`approved`] and
+/// [`limited`], shared. A macro, for the two functions below, each a
+/// separate state machine: one that also held the `approve` step, dead
+/// for most tools, cost rustc about 6% more for a crate of tools with an
+/// `authorize` hook.
 macro_rules! guarded_call {
     ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
      |$invocation:ident| $hooks:block) => {{
@@ -838,10 +840,10 @@ impl Executor {
     /// validation and deserialization) when first polled, inside the same
     /// span and panic catch as the hooks and the body. A call allocates
     /// once: its hooks' futures and its body's are one future (a tool with
-    /// an injected parameter also allocates its scope, and what its
-    /// providers build). A public tool whose body never waits (see
-    /// [`macro@crate::tool`]) runs whole in that first poll, without
-    /// allocating.
+    /// an injected parameter also allocates its body's future apart, its
+    /// scope, and what its providers build). A public tool whose body
+    /// never waits (see [`macro@crate::tool`]) runs whole in that first
+    /// poll, without allocating.
     ///
     /// ```
     /// use serde_json::json;
@@ -1012,8 +1014,8 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// A public tool's call before its first poll: how to start it, and its
-/// JSON arguments (`None` once read).
+/// A call before its first poll: how to start it, and its JSON arguments
+/// (`None` once read).
 struct Unread<'a, S> {
     inner: &'a ExecutorInner,
     index: usize,
@@ -1405,15 +1407,15 @@ impl ExecutorInner {
 }
 
 /// Runs a tool's body under its timeout with panics caught, and says how it
-/// ended. Generic only over the body's handle (boxed, or pinned in place
-/// behind a vtable), so every tool shares its copy. A plain future, not an
-/// `async fn`, so that it holds only the body and, with a timeout, the
-/// boxed timer: the pipeline's future carries it inline.
-fn run_body<B: Future + Unpin>(
+/// ended. Generic only over the output, so tools that return the same type
+/// share one copy. A plain future, not an `async fn`, so that it holds
+/// only the body and, with a timeout, the boxed timer: the pipeline's
+/// future carries it inline.
+fn run_body<'a, O>(
     tool: &'static str,
     timeout: Option<Duration>,
-    body: B,
-) -> RunBody<B> {
+    body: BoxFuture<'a, Result<O, CallError>>,
+) -> RunBody<'a, O> {
     let body = CatchUnwind::new(body);
     RunBody {
         tool,
@@ -1427,18 +1429,21 @@ fn run_body<B: Future + Unpin>(
 }
 
 /// See [`run_body`].
-struct RunBody<B> {
+struct RunBody<'a, O> {
     tool: &'static str,
-    body: Guarded<B>,
+    body: Guarded<'a, O>,
 }
 
 /// A body with panics caught, under a timer or not.
-enum Guarded<B> {
-    Plain(CatchUnwind<B>),
-    Timed(Pin<Box<tokio::time::Timeout<CatchUnwind<B>>>>, Duration),
+enum Guarded<'a, O> {
+    Plain(Caught<'a, O>),
+    Timed(Pin<Box<tokio::time::Timeout<Caught<'a, O>>>>, Duration),
 }
 
-impl<O, B: Future<Output = Result<O, CallError>> + Unpin> Future for RunBody<B> {
+/// A body with panics caught.
+type Caught<'a, O> = CatchUnwind<BoxFuture<'a, Result<O, CallError>>>;
+
+impl<O> Future for RunBody<'_, O> {
     type Output = (Result<O, CallError>, Outcome);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
