@@ -24,6 +24,10 @@
 #   HOOKED=1 bench/compile-time.sh 100
 #       toolwright's tools behind an `authorize` hook instead of
 #       `authorize = public` (the others have no authorization to compare)
+#   INJECTED=1 bench/compile-time.sh 100
+#       toolwright's tools also take an injected parameter (`Inject<Db>`,
+#       an APP value): what a scope costs a build (the others inject
+#       nothing); combines with HOOKED=1
 #
 # Each round measures the three variants in rotating order; the report is
 # the median of the rounds (seconds, and ratios to the same round's
@@ -91,11 +95,16 @@ gen_toolwright() { # n
         authorize=anyone
         echo "async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool { true }"
     fi
+    local inject=
+    if [[ -n ${INJECTED:-} ]]; then
+        inject=", _db: toolwright::Inject<Db>"
+        echo "pub struct Db;"
+    fi
     for i in $(seq 1 "$1"); do
         cat <<EOF
 /// Tool number $i: adds $i.
 #[tool(key = "gen.t$i", effect = read, authorize = $authorize)]
-pub async fn t$i(a: i64, b: Option<String>) -> i64 {
+pub async fn t$i(a: i64, b: Option<String>$inject) -> i64 {
     a + b.map_or(0, |s| s.len() as i64) + $i
 }
 EOF

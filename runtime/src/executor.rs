@@ -214,29 +214,56 @@ fn direct<'a, T: Tool>(
     Ok(inner.timed(tool, body))
 }
 
+/// Steps 3 and 4 inside a call's one future ([`guarded_call!`],
+/// [`scoped_call!`]): `T`'s hooks asked about `$args`, which come back
+/// for the body. `none` asks nothing (and builds no [`Invocation`]);
+/// `authorize` asks the `authorize` hook; `approve` asks the `authorize`
+/// hook unless the tool is public, then the `approve` hook. What their
+/// answers mean is [`authorized`] and [`approved`], shared.
+macro_rules! ask_hooks {
+    (none, $t:ty, $ctx:ident, $args:ident) => {
+        $args
+    };
+    (authorize, $t:ty, $ctx:ident, $args:ident) => {{
+        let invocation = Invocation::new($args);
+        authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
+        invocation.into_args()
+    }};
+    (approve, $t:ty, $ctx:ident, $args:ident) => {{
+        let invocation = Invocation::new($args);
+        if !<$t>::PUBLIC {
+            authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
+        }
+        if !approved(<$t>::__approve($ctx, &invocation).await, <$t>::KEY)? {
+            return Err(CallError::ApprovalRequired(Box::new(
+                invocation.approval_request(),
+            )));
+        }
+        invocation.into_args()
+    }};
+}
+
 /// Steps 3 to 6 of a [`Prepare::Direct`] call with hooks, as one future:
-/// its arguments read, then `$hooks` asked (inside the future, with the
-/// read arguments as `$invocation`), then its body run under its timeout.
-/// The hooks' futures and the body's are inside that one future, so the
-/// call allocates once (through the shared pipeline it allocated three
-/// times: the call behind its vtable, the hook's future, the body's).
-/// Only the order of the steps is the tool's own code; what each answer
-/// means and the timeout are [`authorized`], [`approved`] and
-/// [`limited`], shared. A macro, for the two functions below, each a
-/// separate state machine: one that also held the `approve` step, dead
-/// for most tools, cost rustc about 6% more for a crate of tools with an
-/// `authorize` hook.
+/// its arguments read, then its hooks asked (`ask_hooks!`, inside the
+/// future), then its body run under its timeout. The hooks' futures and
+/// the body's are inside that one future, so the call allocates once
+/// (through the shared pipeline it allocated three times: the call behind
+/// its vtable, the hook's future, the body's). Only the order of the steps
+/// is the tool's own code; what each answer means and the timeout are
+/// [`authorized`], [`approved`] and [`limited`], shared. A macro, for the
+/// two functions below, each a separate state machine: one that also held
+/// the `approve` step, dead for most tools, cost rustc about 6% more for a
+/// crate of tools with an `authorize` hook.
 macro_rules! guarded_call {
     ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
-     |$invocation:ident| $hooks:block) => {{
+     $hooks:ident) => {{
         let args = read_arguments!($inner, $index, $arguments, $t);
         let after = $inner.timeout($tool);
         Ok(Box::pin(async move {
-            let $invocation = Invocation::new(args);
-            $hooks
+            let args = ask_hooks!($hooks, $t, $ctx, args);
             let body = std::pin::pin!(ToJson {
                 tool: <$t>::KEY,
-                body: <$t>::__run($invocation.into_args(), $ctx, None),
+                body: <$t>::__run(args, $ctx, None),
             });
             limited(<$t>::KEY, after, body).await
         }))
@@ -252,9 +279,7 @@ fn guarded<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    guarded_call!(inner, tool, index, arguments, ctx, T, |invocation| {
-        authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
-    })
+    guarded_call!(inner, tool, index, arguments, ctx, T, authorize)
 }
 
 /// [`Prepare::Direct`] for a `T` that needs approval and injects nothing;
@@ -266,34 +291,25 @@ fn guarded_approved<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    guarded_call!(inner, tool, index, arguments, ctx, T, |invocation| {
-        if !T::PUBLIC {
-            authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
-        }
-        if !approved(T::__approve(ctx, &invocation).await, T::KEY)? {
-            return Err(CallError::ApprovalRequired(Box::new(
-                invocation.approval_request(),
-            )));
-        }
-    })
+    guarded_call!(inner, tool, index, arguments, ctx, T, approve)
 }
 
 /// Steps 3 to 7 of a [`Prepare::Direct`] call of a tool with an injected
 /// parameter, as one future, like [`guarded_call!`]'s: its arguments
-/// read, `$hooks` asked (they turn `$args` into the arguments the body
-/// gets), the call's scope opened, and the body run by [`scoped_body`],
-/// shared. One function per set of hooks, as for [`guarded_call!`]: a
-/// state machine holding a hook's step costs a build even when the step
-/// is dead. The body is boxed apart: held inline, with the scope's steps
-/// around it, it made each such tool's state machine cost rustc 14-16%
-/// more (100 tools with an `authorize` hook and an injected parameter).
+/// read, its hooks asked (`ask_hooks!`), the call's scope opened, and the
+/// body run by [`scoped_body`], shared. One function per set of hooks, as
+/// for [`guarded_call!`]: a state machine holding a hook's step costs a
+/// build even when the step is dead. The body is boxed apart: held inline,
+/// with the scope's steps around it, it made each such tool's state
+/// machine cost rustc 14-16% more (100 tools with an `authorize` hook and
+/// an injected parameter).
 macro_rules! scoped_call {
     ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
-     |$args:ident| $hooks:block) => {{
-        let $args = read_arguments!($inner, $index, $arguments, $t);
+     $hooks:ident) => {{
+        let args = read_arguments!($inner, $index, $arguments, $t);
         let after = $inner.timeout($tool);
         Ok(Box::pin(async move {
-            let args = $hooks;
+            let args = ask_hooks!($hooks, $t, $ctx, args);
             let guard = ScopeGuard::open(&$inner.container);
             let body = Box::pin(ToJson {
                 tool: <$t>::KEY,
@@ -331,7 +347,7 @@ fn scoped<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, |args| { args })
+    scoped_call!(inner, tool, index, arguments, ctx, T, none)
 }
 
 /// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
@@ -343,11 +359,7 @@ fn scoped_guarded<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, |args| {
-        let invocation = Invocation::new(args);
-        authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
-        invocation.into_args()
-    })
+    scoped_call!(inner, tool, index, arguments, ctx, T, authorize)
 }
 
 /// [`Prepare::Direct`] for a `T` that injects a parameter and needs
@@ -359,18 +371,7 @@ fn scoped_approved<'a, T: Tool>(
     arguments: &Value,
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, |args| {
-        let invocation = Invocation::new(args);
-        if !T::PUBLIC {
-            authorized(T::__authorize(ctx, &invocation).await, T::KEY)?;
-        }
-        if !approved(T::__approve(ctx, &invocation).await, T::KEY)? {
-            return Err(CallError::ApprovalRequired(Box::new(
-                invocation.approval_request(),
-            )));
-        }
-        invocation.into_args()
-    })
+    scoped_call!(inner, tool, index, arguments, ctx, T, approve)
 }
 
 /// Step 3: what the `authorize` hook's answer means.
