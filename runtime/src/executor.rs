@@ -214,8 +214,8 @@ fn direct<'a, T: Tool>(
     Ok(inner.timed(tool, body))
 }
 
-/// Steps 3 and 4 inside a call's one future ([`guarded_call!`],
-/// [`scoped_call!`]): `T`'s hooks asked about `$args`, which come back
+/// Steps 3 and 4 inside a call's one future (`guarded_call!`,
+/// `scoped_call!`): `T`'s hooks asked about `$args`, which come back
 /// for the body. `none` asks nothing (and builds no [`Invocation`]);
 /// `authorize` asks the `authorize` hook; `approve` asks the `authorize`
 /// hook unless the tool is public, then the `approve` hook. What their
@@ -270,35 +270,40 @@ macro_rules! guarded_call {
     }};
 }
 
-/// [`Prepare::Direct`] for a `T` with an `authorize` hook that needs no
-/// approval and injects nothing; see `guarded_call!`.
-fn guarded<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    guarded_call!(inner, tool, index, arguments, ctx, T, authorize)
+/// A [`PrepareDirect`] function for `T`, by `$call!` with `$hooks` (see
+/// `ask_hooks!`): the five functions below differ only in those two.
+macro_rules! start_fn {
+    ($(#[$doc:meta])* $name:ident = $call:ident!($hooks:ident)) => {
+        $(#[$doc])*
+        fn $name<'a, T: Tool>(
+            inner: &'a ExecutorInner,
+            tool: &'a Registration,
+            index: usize,
+            arguments: &Value,
+            ctx: ErasedContext<'a>,
+        ) -> Result<JsonFuture<'a>, CallError> {
+            $call!(inner, tool, index, arguments, ctx, T, $hooks)
+        }
+    };
 }
 
-/// [`Prepare::Direct`] for a `T` that needs approval and injects nothing;
-/// see `guarded_call!`.
-fn guarded_approved<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    guarded_call!(inner, tool, index, arguments, ctx, T, approve)
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that needs no
+    /// approval and injects nothing; see `guarded_call!`.
+    guarded = guarded_call!(authorize)
+}
+
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` that needs approval and injects nothing;
+    /// see `guarded_call!`.
+    guarded_approved = guarded_call!(approve)
 }
 
 /// Steps 3 to 7 of a [`Prepare::Direct`] call of a tool with an injected
-/// parameter, as one future, like [`guarded_call!`]'s: its arguments
+/// parameter, as one future, like `guarded_call!`'s: its arguments
 /// read, its hooks asked (`ask_hooks!`), the call's scope opened, and the
 /// body run by [`scoped_body`], shared. One function per set of hooks, as
-/// for [`guarded_call!`]: a state machine holding a hook's step costs a
+/// for `guarded_call!`: a state machine holding a hook's step costs a
 /// build even when the step is dead. The body is boxed apart: held inline,
 /// with the scope's steps around it, it made each such tool's state
 /// machine cost rustc 14-16% more (100 tools with an `authorize` hook and
@@ -338,40 +343,22 @@ async fn scoped_body(
     result
 }
 
-/// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
-/// no approval; see `scoped_call!`.
-fn scoped<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, none)
+start_fn! {
+    /// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
+    /// no approval; see `scoped_call!`.
+    scoped = scoped_call!(none)
 }
 
-/// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
-/// parameter and needs no approval; see `scoped_call!`.
-fn scoped_guarded<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, authorize)
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
+    /// parameter and needs no approval; see `scoped_call!`.
+    scoped_guarded = scoped_call!(authorize)
 }
 
-/// [`Prepare::Direct`] for a `T` that injects a parameter and needs
-/// approval; see `scoped_call!`.
-fn scoped_approved<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    scoped_call!(inner, tool, index, arguments, ctx, T, approve)
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` that injects a parameter and needs
+    /// approval; see `scoped_call!`.
+    scoped_approved = scoped_call!(approve)
 }
 
 /// Step 3: what the `authorize` hook's answer means.
