@@ -491,3 +491,53 @@ async fn an_app_value_wins_over_a_request_provider_of_its_type_in_either_order()
         );
     }
 }
+
+/// Who may do guarded work: `true` lets the caller in.
+async fn allowed_in<A>(allowed: &bool, _: &toolwright::Invocation<'_, A>) -> bool {
+    *allowed
+}
+
+/// Approval of a write: never given, always waiting for a person.
+async fn waits_for_a_person<A>(_: &bool, _: &toolwright::Invocation<'_, A>) -> toolwright::Verdict {
+    toolwright::Verdict::Pending
+}
+
+/// Work in a transaction, behind an `authorize` hook.
+#[tool(key = "work.guarded", effect = read, authorize = allowed_in)]
+async fn guarded_work(tx: Inject<Tx>) -> usize {
+    tx.id
+}
+
+/// Write in a transaction, once a person approves.
+#[tool(key = "work.write", effect = write, authorize = allowed_in, approve = waits_for_a_person)]
+async fn write_work(tx: Inject<Tx>) -> usize {
+    tx.id
+}
+
+#[tokio::test]
+async fn a_call_its_hooks_refuse_builds_no_request_value() {
+    let journal = Arc::new(Journal::default());
+    let catalog = Catalog::builder()
+        .register::<GuardedWorkArgs>()
+        .register::<WriteWorkArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, container(&journal)).unwrap();
+    let denied = executor.invoke("guarded_work", json!({}), &false).await;
+    assert!(
+        matches!(denied, Err(CallError::Denied { .. })),
+        "{denied:?}"
+    );
+    let pending = executor.invoke("write_work", json!({}), &true).await;
+    assert!(
+        matches!(pending, Err(CallError::ApprovalRequired(_))),
+        "{pending:?}"
+    );
+    // Nothing was built, so nothing was closed.
+    assert_eq!(journal.built.load(Ordering::SeqCst), 0);
+    assert!(journal.closes().is_empty());
+    // Let in, the same call builds its transaction and closes it.
+    let allowed = executor.invoke("guarded_work", json!({}), &true).await;
+    assert_eq!(allowed.unwrap(), json!(0));
+    assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Ok)]);
+}
