@@ -25,8 +25,8 @@ use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdic
 /// steps 3 to 7 do (what a hook's answer means, the scope, the timeout,
 /// panic catching, the span) is one copy shared by every tool, which keeps
 /// what each `#[tool]` adds to a build small. A tool's own code
-/// (`guarded_call!`, `scoped_call!`) only puts its hooks, scope and body
-/// in order. (The typed [`Executor::call`] runs [`Prepared`] calls through
+/// (`start_fn!`) only puts its hooks, scope and body in order. (The typed
+/// [`Executor::call`] runs [`Prepared`] calls through
 /// [`ExecutorInner::run`].)
 #[derive(Clone, Copy)]
 pub(crate) enum Prepare {
@@ -214,12 +214,44 @@ fn direct<'a, T: Tool>(
     Ok(inner.timed(tool, body))
 }
 
-/// Steps 3 and 4 inside a call's one future (`guarded_call!`,
-/// `scoped_call!`): `T`'s hooks asked about `$args`, which come back
-/// for the body. `none` asks nothing (and builds no [`Invocation`]);
-/// `authorize` asks the `authorize` hook; `approve` asks the `authorize`
-/// hook unless the tool is public, then the `approve` hook. What their
-/// answers mean is [`authorized`] and [`approved`], shared.
+/// The [`PrepareDirect`] function `$name` for a `T` with hooks or an
+/// injected parameter: steps 2 to 7 as one future. The arguments are read
+/// now (`read_arguments!`); the boxed future then asks the hooks
+/// (`ask_hooks!`) and runs the body (`$run!`: `run_limited!` or
+/// `run_scoped!`). The hooks' futures and the body's are inside that one
+/// future (through the shared pipeline such a call allocated three times:
+/// the call behind its vtable, the hook's future, the body's). Only the
+/// order of the steps is the tool's own code; what each answer means, the
+/// timeout and the scope are shared functions. One function per set of
+/// hooks, each its own state machine: one that also held the `approve`
+/// step, dead for most tools, cost rustc about 6% more for a crate of
+/// tools with an `authorize` hook.
+macro_rules! start_fn {
+    ($(#[$doc:meta])* $name:ident = ask $hooks:ident, then $run:ident) => {
+        $(#[$doc])*
+        fn $name<'a, T: Tool>(
+            inner: &'a ExecutorInner,
+            tool: &'a Registration,
+            index: usize,
+            arguments: &Value,
+            ctx: ErasedContext<'a>,
+        ) -> Result<JsonFuture<'a>, CallError> {
+            let args = read_arguments!(inner, index, arguments, T);
+            let after = inner.timeout(tool);
+            Ok(Box::pin(async move {
+                let args = ask_hooks!($hooks, T, ctx, args);
+                $run!(inner, T, ctx, args, after)
+            }))
+        }
+    };
+}
+
+/// Steps 3 and 4 inside `start_fn!`'s future: `T`'s hooks asked about
+/// `$args`, which come back for the body. `none` asks nothing (and builds
+/// no [`Invocation`]); `authorize` asks the `authorize` hook; `approve`
+/// asks the `authorize` hook unless the tool is public, then the `approve`
+/// hook. What their answers mean is [`authorized`] and [`approved`],
+/// shared.
 macro_rules! ask_hooks {
     (none, $t:ty, $ctx:ident, $args:ident) => {
         $args
@@ -243,89 +275,66 @@ macro_rules! ask_hooks {
     }};
 }
 
-/// Steps 3 to 6 of a [`Prepare::Direct`] call with hooks, as one future:
-/// its arguments read, then its hooks asked (`ask_hooks!`, inside the
-/// future), then its body run under its timeout. The hooks' futures and
-/// the body's are inside that one future, so the call allocates once
-/// (through the shared pipeline it allocated three times: the call behind
-/// its vtable, the hook's future, the body's). Only the order of the steps
-/// is the tool's own code; what each answer means and the timeout are
-/// [`authorized`], [`approved`] and [`limited`], shared. A macro, for the
-/// two functions below, each a separate state machine: one that also held
-/// the `approve` step, dead for most tools, cost rustc about 6% more for a
-/// crate of tools with an `authorize` hook.
-macro_rules! guarded_call {
-    ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
-     $hooks:ident) => {{
-        let args = read_arguments!($inner, $index, $arguments, $t);
-        let after = $inner.timeout($tool);
-        Ok(Box::pin(async move {
-            let args = ask_hooks!($hooks, $t, $ctx, args);
-            let body = std::pin::pin!(ToJson {
-                tool: <$t>::KEY,
-                body: <$t>::__run(args, $ctx, None),
-            });
-            limited(<$t>::KEY, after, body).await
-        }))
+/// Step 6 inside `start_fn!`'s future, for a tool that injects nothing:
+/// the body, pinned in that future, under its timeout ([`limited`],
+/// shared); its panics are caught by [`Direct::poll`].
+macro_rules! run_limited {
+    ($inner:ident, $t:ty, $ctx:ident, $args:ident, $after:ident) => {{
+        let body = std::pin::pin!(ToJson {
+            tool: <$t>::KEY,
+            body: <$t>::__run($args, $ctx, None),
+        });
+        limited(<$t>::KEY, $after, body).await
     }};
 }
 
-/// A [`PrepareDirect`] function for `T`, by `$call!` with `$hooks` (see
-/// `ask_hooks!`): the five functions below differ only in those two.
-macro_rules! start_fn {
-    ($(#[$doc:meta])* $name:ident = $call:ident!($hooks:ident)) => {
-        $(#[$doc])*
-        fn $name<'a, T: Tool>(
-            inner: &'a ExecutorInner,
-            tool: &'a Registration,
-            index: usize,
-            arguments: &Value,
-            ctx: ErasedContext<'a>,
-        ) -> Result<JsonFuture<'a>, CallError> {
-            $call!(inner, tool, index, arguments, ctx, T, $hooks)
-        }
-    };
+/// Steps 5 to 7 inside `start_fn!`'s future, for a tool with an injected
+/// parameter: the call's scope opened, then the body run and the scope
+/// closed by [`scoped_body`], shared. The body is boxed apart: held inline,
+/// with the scope's steps around it, it made each such tool's state
+/// machine cost rustc 14-16% more (100 tools with an `authorize` hook and
+/// an injected parameter).
+macro_rules! run_scoped {
+    ($inner:ident, $t:ty, $ctx:ident, $args:ident, $after:ident) => {{
+        let guard = ScopeGuard::open(&$inner.container);
+        let body = Box::pin(ToJson {
+            tool: <$t>::KEY,
+            body: <$t>::__run($args, $ctx, Some(guard.scope())),
+        });
+        scoped_body(&guard, <$t>::KEY, $after, body).await
+    }};
 }
 
 start_fn! {
     /// [`Prepare::Direct`] for a `T` with an `authorize` hook that needs no
-    /// approval and injects nothing; see `guarded_call!`.
-    guarded = guarded_call!(authorize)
+    /// approval and injects nothing.
+    guarded = ask authorize, then run_limited
 }
 
 start_fn! {
-    /// [`Prepare::Direct`] for a `T` that needs approval and injects nothing;
-    /// see `guarded_call!`.
-    guarded_approved = guarded_call!(approve)
+    /// [`Prepare::Direct`] for a `T` that needs approval and injects nothing.
+    guarded_approved = ask approve, then run_limited
 }
 
-/// Steps 3 to 7 of a [`Prepare::Direct`] call of a tool with an injected
-/// parameter, as one future, like `guarded_call!`'s: its arguments
-/// read, its hooks asked (`ask_hooks!`), the call's scope opened, and the
-/// body run by [`scoped_body`], shared. One function per set of hooks, as
-/// for `guarded_call!`: a state machine holding a hook's step costs a
-/// build even when the step is dead. The body is boxed apart: held inline,
-/// with the scope's steps around it, it made each such tool's state
-/// machine cost rustc 14-16% more (100 tools with an `authorize` hook and
-/// an injected parameter).
-macro_rules! scoped_call {
-    ($inner:ident, $tool:ident, $index:ident, $arguments:ident, $ctx:ident, $t:ty,
-     $hooks:ident) => {{
-        let args = read_arguments!($inner, $index, $arguments, $t);
-        let after = $inner.timeout($tool);
-        Ok(Box::pin(async move {
-            let args = ask_hooks!($hooks, $t, $ctx, args);
-            let guard = ScopeGuard::open(&$inner.container);
-            let body = Box::pin(ToJson {
-                tool: <$t>::KEY,
-                body: <$t>::__run(args, $ctx, Some(guard.scope())),
-            });
-            scoped_body(&guard, <$t>::KEY, after, body).await
-        }))
-    }};
+start_fn! {
+    /// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
+    /// no approval.
+    scoped = ask none, then run_scoped
 }
 
-/// Steps 6 and 7 for `scoped_call!`: the body under its timeout, with its
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
+    /// parameter and needs no approval.
+    scoped_guarded = ask authorize, then run_scoped
+}
+
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` that injects a parameter and needs
+    /// approval.
+    scoped_approved = ask approve, then run_scoped
+}
+
+/// Steps 6 and 7 for `run_scoped!`: the body under its timeout, with its
 /// panics caught ([`run_body`]), then dropped, then the scope closed with
 /// how the body ended. A caller that drops the call while the body runs
 /// leaves the finalizers to the runtime ([`ScopeGuard`]'s `Drop`). Not
@@ -341,24 +350,6 @@ async fn scoped_body(
     let (result, outcome) = run_body(tool, after, body).await;
     guard.close(outcome).await;
     result
-}
-
-start_fn! {
-    /// [`Prepare::Direct`] for a public `T` that injects a parameter and needs
-    /// no approval; see `scoped_call!`.
-    scoped = scoped_call!(none)
-}
-
-start_fn! {
-    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that injects a
-    /// parameter and needs no approval; see `scoped_call!`.
-    scoped_guarded = scoped_call!(authorize)
-}
-
-start_fn! {
-    /// [`Prepare::Direct`] for a `T` that injects a parameter and needs
-    /// approval; see `scoped_call!`.
-    scoped_approved = scoped_call!(approve)
 }
 
 /// Step 3: what the `authorize` hook's answer means.
@@ -380,7 +371,7 @@ fn approved(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<bo
     }
 }
 
-/// Step 6 for `guarded_call!`: the body under the tool's timeout, if it has
+/// Step 6 for `run_limited!`: the body under the tool's timeout, if it has
 /// one. Not generic: the body comes pinned behind a vtable (inside the
 /// call's one allocation), so every tool shares this code and its timer.
 async fn limited(
@@ -1382,6 +1373,9 @@ impl ExecutorInner {
             // future's state, and only calls that opened a scope (which
             // allocate for it anyway) should carry it; every other call,
             // hooked or direct, moves this pipeline's future on its own stack.
+            // (Through `scoped_body`, which the JSON path shares, with a
+            // second `.await` for calls that open no scope: 51 instructions
+            // more per typed call.)
             Some(guard) => {
                 Box::pin(async move {
                     guard.close(outcome).await;

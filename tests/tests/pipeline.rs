@@ -764,7 +764,7 @@ async fn nap(ms: u64) -> u64 {
     ms
 }
 
-/// The same, with an injected value: the shared pipeline.
+/// The same, with an injected value: hooks, scope and body in one future.
 #[tool(key = "demo.nap_on", effect = read, authorize = after_a_pause, timeout = "20ms")]
 async fn nap_on(ms: u64, _ledger: Inject<dyn Ledger>) -> u64 {
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
