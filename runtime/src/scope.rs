@@ -982,8 +982,8 @@ impl ScopeGuard {
         &self.scope
     }
 
-    /// Runs the finalizers with `outcome`. By reference, so that a body
-    /// that borrowed the scope may still be in scope (dropped).
+    /// Runs the finalizers with `outcome`. By reference: the call's future
+    /// still holds the guard, whose scope the (dropped) body borrowed.
     pub(crate) async fn close(&self, outcome: Outcome) {
         self.closed.store(true, Ordering::Relaxed);
         self.scope.close(outcome).await;
