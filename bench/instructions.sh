@@ -25,7 +25,7 @@ count() { # variant, calls -> instructions
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke awaiting call hooked injected; do
+for variant in floor invoke awaiting call hooked fn_hook injected; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))

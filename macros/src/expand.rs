@@ -659,12 +659,9 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> Token
         fn #name<'__a>(
             __ctx: ::toolwright::__private::ErasedContext<'__a>,
             __call: &'__a ::toolwright::Invocation<'__a, Self>,
-        ) -> impl ::core::future::Future<
-            Output = ::core::result::Result<
-                ::toolwright::__private::Verdict,
-                ::toolwright::__private::CallError,
-            >,
-        > + ::core::marker::Send + '__a {
+        ) -> ::toolwright::__private::HookCall<
+            impl ::toolwright::__private::Waits + ::core::marker::Send + '__a,
+        > {
             #body
         }
     }

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
-use toolwright::{Catalog, Container, Digest, Executor, Inject, ResolveError, Scope, tool};
+use toolwright::{
+    Catalog, Container, Digest, Executor, Inject, ResolveError, Scope, Verdict, tool,
+};
 
 /// Add two integers.
 #[tool(key = "math.add", effect = read, authorize = public)]
@@ -36,6 +38,17 @@ async fn add_checked(a: i64, b: i64) -> i64 {
 
 async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool {
     true
+}
+
+/// Add two integers, behind an `authorize` hook that is a plain `fn`
+/// letting everyone in: asked in the call's first poll, no allocation.
+#[tool(key = "math.add_allowed", effect = read, authorize = everyone)]
+async fn add_allowed(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn everyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> Verdict {
+    Verdict::Allow
 }
 
 /// A request-scoped value, one type per slot so a tool can inject five.
@@ -101,6 +114,7 @@ impl Bench {
             .register::<AddOneArgs>()
             .register::<AddFiveArgs>()
             .register::<AddCheckedArgs>()
+            .register::<AddAllowedArgs>()
             .build()
             .unwrap();
         Bench {
@@ -187,6 +201,7 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
         ("awaiting", Box::new(|n| bench.invoke_tool("add_later", n))),
         ("call", Box::new(|n| bench.call(n))),
         ("hooked", Box::new(|n| bench.invoke_tool("add_checked", n))),
+        ("fn_hook", Box::new(|n| bench.invoke_tool("add_allowed", n))),
         ("injected", Box::new(|n| bench.invoke_tool("add_one", n))),
     ];
     // Warm up every variant.
@@ -223,7 +238,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
 
 /// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `awaiting`: `invoke` of
 /// `add_later`, whose body has an `.await`, `call`, `hooked`:
-/// `invoke` of the same `add` behind an `authorize` hook, or `injected`:
+/// `invoke` of the same `add` behind an `async` `authorize` hook,
+/// `fn_hook`: behind one that is a plain `fn`, or `injected`:
 /// `invoke` of `add_one`, which injects one REQUEST value): make N calls
 /// of one variant and nothing else, for an instruction counter;
 /// `bench/instructions.sh` runs this under callgrind.
@@ -239,9 +255,13 @@ fn count_calls(spec: &str) {
         "awaiting" => bench.invoke_tool("add_later", calls),
         "call" => bench.call(calls),
         "hooked" => bench.invoke_tool("add_checked", calls),
+        "fn_hook" => bench.invoke_tool("add_allowed", calls),
         "injected" => bench.invoke_tool("add_one", calls),
         other => {
-            panic!("unknown variant {other:?}: floor, invoke, awaiting, call, hooked or injected")
+            panic!(
+                "unknown variant {other:?}: floor, invoke, awaiting, call, hooked, fn_hook \
+                 or injected"
+            )
         }
     };
 }

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::__private::{HookCall, Waits};
 use crate::catalog::Catalog;
 use crate::error::{CallError, Violation, Violations};
 use crate::invocation::{ApprovalRequest, Invocation};
@@ -85,9 +87,35 @@ impl Prepare {
         } else if T::EFFECT.requires_approval() {
             Prepare::Direct(guarded_approved::<T>)
         } else {
-            Prepare::Direct(guarded::<T>)
+            Prepare::guarded::<T, _>(answer_of::<T, _>(T::__authorize))
         }
     }
+
+    /// For a `T` with an `authorize` hook whose answer is an `F`, that
+    /// needs no approval and injects nothing. A hook that may wait (an
+    /// `async fn`): [`guarded`], the hook and the body in one boxed
+    /// future. One that does not (a plain `fn` returning a [`Verdict`]):
+    /// asked, then the body run as a public tool's is, in the first poll
+    /// when it never waits ([`immediate_guarded`], no allocation),
+    /// otherwise boxed ([`guarded_now`]).
+    const fn guarded<T: Tool, F: Waits>(_: PhantomData<F>) -> Self {
+        if F::WAITS {
+            Prepare::Direct(guarded::<T>)
+        } else if T::AWAITS {
+            Prepare::Direct(guarded_now::<T>)
+        } else {
+            Prepare::Immediate(immediate_guarded::<T>)
+        }
+    }
+}
+
+/// The type of the answer of `T`'s `authorize` hook, read from the
+/// signature of `__authorize`, which is not called: a hook's future, or
+/// [`Answered`](crate::__private::Answered).
+const fn answer_of<T: Tool, F>(
+    _: fn(ErasedContext<'static>, &'static Invocation<'static, T>) -> HookCall<F>,
+) -> PhantomData<F> {
+    PhantomData
 }
 
 /// A typed call with validated arguments, ready for the shared pipeline
@@ -207,6 +235,35 @@ fn direct<'a, T: Tool>(
     ctx: ErasedContext<'a>,
 ) -> Result<JsonFuture<'a>, CallError> {
     let args = read_arguments!(inner, index, arguments, T);
+    let body = Box::pin(ToJson {
+        tool: T::KEY,
+        body: T::__run(args, ctx, None),
+    });
+    Ok(inner.timed(tool, body))
+}
+
+/// Step 3 for a `T` whose `authorize` hook is a plain `fn`: `$args` for
+/// the body once the hook let them through. Its answer is there at once,
+/// so nothing is awaited and nothing allocated.
+macro_rules! ask_now {
+    ($t:ty, $ctx:ident, $args:ident) => {{
+        let invocation = Invocation::new($args);
+        authorized(<$t>::__authorize($ctx, &invocation).now(), <$t>::KEY)?;
+        invocation.into_args()
+    }};
+}
+
+/// [`Prepare::Direct`] for a `T` whose `authorize` hook does not wait and
+/// whose body may: the hook asked, then the body as [`direct`] runs it.
+fn guarded_now<'a, T: Tool>(
+    inner: &'a ExecutorInner,
+    tool: &'a Registration,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'a>,
+) -> Result<JsonFuture<'a>, CallError> {
+    let args = read_arguments!(inner, index, arguments, T);
+    let args = ask_now!(T, ctx, args);
     let body = Box::pin(ToJson {
         tool: T::KEY,
         body: T::__run(args, ctx, None),
@@ -374,6 +431,9 @@ fn approved(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<bo
 /// Step 6 for `run_limited!`: the body under the tool's timeout, if it has
 /// one. Not generic: the body comes pinned behind a vtable (inside the
 /// call's one allocation), so every tool shares this code and its timer.
+/// The timer is boxed, as [`run_body`]'s is: held inline it took 200 of
+/// the 312 bytes of a hooked call's future, which every call without a
+/// timeout allocated and copied.
 async fn limited(
     tool: &'static str,
     after: Option<Duration>,
@@ -381,7 +441,7 @@ async fn limited(
 ) -> Result<Value, CallError> {
     match after {
         None => body.await,
-        Some(after) => tokio::time::timeout(after, body)
+        Some(after) => Box::pin(tokio::time::timeout(after, body))
             .await
             .unwrap_or(Err(CallError::Timeout { tool, after })),
     }
@@ -397,6 +457,24 @@ fn immediate<T: Tool>(
     cx: &mut TaskContext<'_>,
 ) -> Result<Value, CallError> {
     let args = read_arguments!(inner, index, arguments, T);
+    let body = std::pin::pin!(T::__run(args, ctx, None));
+    match body.poll(cx) {
+        Poll::Ready(finished) => to_json(T::KEY, finished),
+        Poll::Pending => suspended(T::KEY),
+    }
+}
+
+/// [`Prepare::Immediate`] for a `T` whose `authorize` hook does not wait
+/// and whose body never waits: [`immediate`] with the hook asked first.
+fn immediate_guarded<T: Tool>(
+    inner: &ExecutorInner,
+    index: usize,
+    arguments: &Value,
+    ctx: ErasedContext<'_>,
+    cx: &mut TaskContext<'_>,
+) -> Result<Value, CallError> {
+    let args = read_arguments!(inner, index, arguments, T);
+    let args = ask_now!(T, ctx, args);
     let body = std::pin::pin!(T::__run(args, ctx, None));
     match body.poll(cx) {
         Poll::Ready(finished) => to_json(T::KEY, finished),

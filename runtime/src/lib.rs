@@ -104,7 +104,7 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// | `title = "..."` | no | short human title |
 /// | `description = "..."` | no (doc comment) | what models read; the doc comment is the default, one must exist |
 /// | `effect = read \| write \| destructive` | yes | declared effect |
-/// | `authorize = path` | yes | `async fn(&C, &Invocation<'_, Args>) -> bool` (or `Verdict`, or `Result` of either); `authorize = public` opens the tool to every caller |
+/// | `authorize = path` | yes | `async fn(&C, &Invocation<'_, Args>) -> bool` (or `Verdict`, or `Result` of either), or a plain `fn(&C, &Invocation<'_, Args>) -> Verdict` for a hook that never waits; `authorize = public` opens the tool to every caller |
 /// | `approve = path` | for `write`, `destructive` | same shape; runs on the exact arguments; may answer [`Verdict::Pending`] |
 /// | `idempotent`, `open_world` | no | `= true` or `= false`; hints for clients |
 /// | `timeout = "30s"` | no | `ms`, `s`, `m` or `h` |
@@ -341,42 +341,41 @@ pub mod __private {
     /// Generated code passes the hook as a value, after the invocation that
     /// fixes `A`, so that a hook of the wrong shape fails one bound, on the
     /// hook's path, showing the signature that was expected.
-    pub fn call_hook<'a, C, A, H, F>(
+    pub fn call_hook<'a, C, A, H, R>(
         ctx: ErasedContext<'a>,
         call: &'a crate::Invocation<'a, A>,
         hook: H,
         tool: &'static str,
         kind: HookKind,
-    ) -> HookCall<F>
+    ) -> HookCall<R::Answer>
     where
         C: core::any::Any + Sync,
         crate::Invocation<'a, A>: Sync,
-        H: FnOnce(&'a C, &'a crate::Invocation<'a, A>) -> F + Send + 'a,
-        F: HookFuture + Send + 'a,
-        F::Output: crate::IntoVerdict,
+        H: FnOnce(&'a C, &'a crate::Invocation<'a, A>) -> R + Send + 'a,
+        R: HookReturn,
+        R::Resolved: crate::IntoVerdict,
+        R::Answer: Send + 'a,
     {
         match ctx.downcast::<C>(tool) {
-            Ok(ctx) => HookCall::Asked {
-                answer: hook(ctx, call),
-                poll: poll_hook::<F>,
-                tool,
-                kind,
+            Ok(ctx) => hook(ctx, call).ask(tool, kind),
+            Err(error) => HookCall::Answered {
+                answer: Some(Err(error)),
             },
-            Err(error) => HookCall::Failed { error: Some(error) },
         }
     }
 
     pin_project_lite::pin_project! {
         /// A hook's answer on its way: the hook's own future, which the
-        /// pipeline awaits in place, not boxed.
+        /// pipeline awaits in place, not boxed; or the answer itself, from
+        /// a hook that is a plain `fn`.
         ///
-        /// A `Future` for every `F`, through `poll`, which [`call_hook`]
+        /// A `Future` for every `F`, through `poll`, which [`HookReturn`]
         /// chose where its bounds hold: so that a hook of the wrong shape
         /// fails those bounds, once, and nothing that awaits this type
         /// reports the same mistake again.
         #[project = HookCallProjection]
         pub enum HookCall<F> {
-            /// The hook was called; `poll` polls its future.
+            /// An `async` hook was called; `poll` polls its future.
             Asked {
                 #[pin]
                 answer: F,
@@ -384,8 +383,26 @@ pub mod __private {
                 tool: &'static str,
                 kind: HookKind,
             },
-            /// The caller's context is not the type the hook takes.
-            Failed { error: Option<CallError> },
+            /// The answer: a plain `fn` hook's, or the error of a caller
+            /// whose context is not the type the hook takes.
+            Answered { answer: Option<Result<Verdict, CallError>> },
+        }
+    }
+
+    impl<F> HookCall<F> {
+        /// The answer of a hook that does not wait ([`Waits::WAITS`] is
+        /// `false` for `F`), without polling.
+        pub(crate) fn now(self) -> Result<Verdict, CallError> {
+            match self {
+                HookCall::Answered { answer } => {
+                    answer.unwrap_or_else(|| Err(crate::executor::polled_after_finishing()))
+                }
+                HookCall::Asked { tool, kind, .. } => Err(CallError::Hook {
+                    tool,
+                    hook: kind,
+                    source: "an `async` hook was asked for its answer without being awaited".into(),
+                }),
+            }
         }
     }
 
@@ -398,7 +415,7 @@ pub mod __private {
     ) -> core::task::Poll<Result<Verdict, CallError>>;
 
     fn poll_hook<F>(
-        answer: core::pin::Pin<&mut F>,
+        answer: core::pin::Pin<&mut Later<F>>,
         cx: &mut core::task::Context<'_>,
         tool: &'static str,
         kind: HookKind,
@@ -407,7 +424,11 @@ pub mod __private {
         F: core::future::Future,
         F::Output: crate::IntoVerdict,
     {
-        answer.poll(cx).map(|answer| verdict(answer, tool, kind))
+        answer
+            .project()
+            .future
+            .poll(cx)
+            .map(|answer| verdict(answer, tool, kind))
     }
 
     impl<F> core::future::Future for HookCall<F> {
@@ -424,23 +445,94 @@ pub mod __private {
                     tool,
                     kind,
                 } => poll(answer, cx, tool, *kind),
-                HookCallProjection::Failed { error } => core::task::Poll::Ready(Err(error
-                    .take()
-                    .unwrap_or_else(crate::executor::polled_after_finishing))),
+                HookCallProjection::Answered { answer } => core::task::Poll::Ready(
+                    answer
+                        .take()
+                        .unwrap_or_else(|| Err(crate::executor::polled_after_finishing())),
+                ),
             }
         }
     }
 
-    /// What a hook returns: a future, because a hook is an `async fn`.
+    /// What a hook returns: a future, because a hook is an `async fn`; or
+    /// a [`Verdict`], from a hook that is a plain `fn` and never waits.
     #[diagnostic::on_unimplemented(
-        message = "a toolwright hook is an `async fn`; this one returns `{Self}`",
-        label = "this hook is not `async`",
-        note = "write the hook as `async fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> bool`"
+        message = "a toolwright hook is an `async fn`, or a `fn` returning `toolwright::Verdict`; this one returns `{Self}`",
+        label = "this hook is neither `async` nor returns a `Verdict`",
+        note = "write the hook as `async fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> bool`, or as `fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> toolwright::Verdict`"
     )]
-    pub trait HookFuture: core::future::Future {}
+    pub trait HookReturn {
+        /// The hook's answer: its future's output, or the [`Verdict`].
+        type Resolved;
+        /// What [`HookCall`] holds: the hook's future ([`Later`]), or
+        /// [`Answered`].
+        type Answer: Waits;
+        /// The answer on its way.
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Self::Answer>
+        where
+            Self::Resolved: crate::IntoVerdict;
+    }
 
+    // No bound on the output here, but on `HookReturn::Resolved` where the
+    // hook is called: so that a hook returning a future of the wrong output
+    // is told about the output (`IntoVerdict`), one that is not `async` at
+    // all about that.
     #[diagnostic::do_not_recommend]
-    impl<F: core::future::Future> HookFuture for F {}
+    impl<F: core::future::Future> HookReturn for F {
+        type Resolved = F::Output;
+        type Answer = Later<F>;
+
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Later<F>>
+        where
+            F::Output: crate::IntoVerdict,
+        {
+            HookCall::Asked {
+                answer: Later { future: self },
+                poll: poll_hook::<F>,
+                tool,
+                kind,
+            }
+        }
+    }
+
+    impl HookReturn for Verdict {
+        type Resolved = Verdict;
+        type Answer = Answered;
+
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Answered> {
+            HookCall::Answered {
+                answer: Some(verdict(self, tool, kind)),
+            }
+        }
+    }
+
+    pin_project_lite::pin_project! {
+        /// The [`HookReturn::Answer`] of an `async` hook: its future.
+        pub struct Later<F> {
+            #[pin]
+            future: F,
+        }
+    }
+
+    /// The [`HookReturn::Answer`] of a hook that is a plain `fn`: it has
+    /// answered, so there is nothing to await.
+    pub enum Answered {}
+
+    /// Whether a hook's [`HookCall`] may wait: `true` for an `async` hook's
+    /// future ([`Later`]), `false` for [`Answered`]. The executor runs a
+    /// call whose only hook does not wait as it runs a public tool's.
+    pub trait Waits {
+        /// May the hook wait?
+        const WAITS: bool;
+    }
+
+    impl<F> Waits for Later<F> {
+        const WAITS: bool = true;
+    }
+
+    impl Waits for Answered {
+        const WAITS: bool = false;
+    }
 
     /// Resolves an injected parameter of type `T`.
     ///

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::__private::{Answered, HookCall, Waits};
 use crate::error::{BoxError, CallError};
 use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
@@ -122,10 +123,12 @@ impl fmt::Display for Location {
 
 /// A hook's answer: run, refuse, or wait for a person.
 ///
-/// Hooks may return `bool`, a `Verdict`, or a `Result` of either (see
-/// [`IntoVerdict`]). `Pending` only makes sense from an `approve` hook: the
-/// call then fails with [`CallError::ApprovalRequired`], carrying what a
-/// person needs to approve. An `authorize` hook that answers `Pending` denies.
+/// `async` hooks may return `bool`, a `Verdict`, or a `Result` of either
+/// (see [`IntoVerdict`]); a hook that never waits may be a plain `fn`
+/// returning a `Verdict`. `Pending` only makes sense from an `approve`
+/// hook: the call then fails with [`CallError::ApprovalRequired`], carrying
+/// what a person needs to approve. An `authorize` hook that answers
+/// `Pending` denies.
 ///
 /// ```
 /// use serde_json::json;
@@ -167,7 +170,43 @@ pub enum Verdict {
     Pending,
 }
 
-/// What a hook may return: `bool`, [`Verdict`], or `Result<_, E>` of either
+/// `true` allows, `false` denies: the answer of a plain `fn` hook that
+/// decides yes or no.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, Verdict};
+///
+/// struct Actor { admin: bool }
+///
+/// /// Delete a report.
+/// #[tool(key = "reports.delete", effect = destructive, authorize = admins, approve = admins)]
+/// async fn delete_report(id: u64) -> u64 { id }
+///
+/// // Never waits, so a plain `fn`: asked in the call's first poll.
+/// fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> Verdict {
+///     Verdict::from(actor.admin)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<DeleteReportArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let args = json!({"id": 7});
+/// let admin = executor.invoke("delete_report", args.clone(), &Actor { admin: true }).await;
+/// assert_eq!(admin.unwrap(), json!(7));
+/// let other = executor.invoke("delete_report", args, &Actor { admin: false }).await;
+/// assert!(matches!(other, Err(CallError::Denied { .. })));
+/// # }
+/// ```
+impl From<bool> for Verdict {
+    fn from(allow: bool) -> Self {
+        if allow { Verdict::Allow } else { Verdict::Deny }
+    }
+}
+
+/// What an `async` hook may return (a plain `fn` hook returns a [`Verdict`]):
+/// `bool`, [`Verdict`], or `Result<_, E>` of either
 /// with `E: Into<Box<dyn Error + Send + Sync>>`.
 ///
 /// ```
@@ -197,7 +236,7 @@ pub trait IntoVerdict {
 
 impl IntoVerdict for bool {
     fn into_verdict(self) -> Result<Verdict, BoxError> {
-        Ok(if self { Verdict::Allow } else { Verdict::Deny })
+        Ok(Verdict::from(self))
     }
 }
 
@@ -427,7 +466,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __authorize<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> impl std::future::Future<Output = Result<Verdict, CallError>> + Send + 'a {
+    ) -> HookCall<impl Waits + Send + 'a> {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -436,7 +475,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __approve<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> impl std::future::Future<Output = Result<Verdict, CallError>> + Send + 'a {
+    ) -> HookCall<impl Waits + Send + 'a> {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -452,8 +491,10 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
 /// The answer of a hook a tool does not declare. The pipeline never asks
 /// one (it skips `authorize` for a public tool and `approve` for a `read`
 /// one); should it ever, the answer refuses.
-fn undeclared_hook() -> std::future::Ready<Result<Verdict, CallError>> {
-    std::future::ready(Ok(Verdict::Deny))
+fn undeclared_hook() -> HookCall<Answered> {
+    HookCall::Answered {
+        answer: Some(Ok(Verdict::Deny)),
+    }
 }
 
 /// The caller's context, type-erased so one catalog serves every context type.

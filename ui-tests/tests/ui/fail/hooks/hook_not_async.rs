@@ -1,4 +1,4 @@
-// A hook is an `async fn`; a plain fn is rejected.
+// A hook is an `async fn`, or a plain `fn` returning `Verdict`; a plain fn returning `bool` is rejected.
 use toolwright::{Invocation, tool};
 
 struct Actor;
