@@ -23,7 +23,8 @@
 #   VARIANTS="baseline toolwright" bench/compile-time.sh 100   # a subset
 #   HOOKED=1 bench/compile-time.sh 100
 #       toolwright's tools behind an `authorize` hook instead of
-#       `authorize = public` (the others have no authorization to compare)
+#       `authorize = public` (the others have no authorization to compare);
+#       an `async fn`, or with HOOKED=fn a plain `fn` returning `Verdict`
 #   INJECTED=1 bench/compile-time.sh 100
 #       toolwright's tools also take an injected parameter (`Inject<Db>`,
 #       an APP value): what a scope costs a build (the others inject
@@ -91,7 +92,10 @@ EOF
 gen_toolwright() { # n
     echo "use toolwright::tool;"
     local authorize=public
-    if [[ -n ${HOOKED:-} ]]; then
+    if [[ ${HOOKED:-} == fn ]]; then
+        authorize=anyone
+        echo "fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> toolwright::Verdict { toolwright::Verdict::Allow }"
+    elif [[ -n ${HOOKED:-} ]]; then
         authorize=anyone
         echo "async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool { true }"
     fi

@@ -660,7 +660,8 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> Token
             __ctx: ::toolwright::__private::ErasedContext<'__a>,
             __call: &'__a ::toolwright::Invocation<'__a, Self>,
         ) -> ::toolwright::__private::HookCall<
-            impl ::toolwright::__private::Waits + ::core::marker::Send + '__a,
+            impl ::core::marker::Send + '__a,
+            impl ::toolwright::__private::Waits,
         > {
             #body
         }

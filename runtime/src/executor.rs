@@ -87,11 +87,11 @@ impl Prepare {
         } else if T::EFFECT.requires_approval() {
             Prepare::Direct(guarded_approved::<T>)
         } else {
-            Prepare::guarded::<T, _>(answer_of::<T, _>(T::__authorize))
+            Prepare::guarded::<T, _>(kind_of::<T, _, _>(T::__authorize))
         }
     }
 
-    /// For a `T` with an `authorize` hook whose answer is an `F`, that
+    /// For a `T` with an `authorize` hook of kind `F`, that
     /// needs no approval and injects nothing. A hook that may wait (an
     /// `async fn`): [`guarded`], the hook and the body in one boxed
     /// future. One that does not (a plain `fn` returning a [`Verdict`]):
@@ -109,12 +109,12 @@ impl Prepare {
     }
 }
 
-/// The type of the answer of `T`'s `authorize` hook, read from the
-/// signature of `__authorize`, which is not called: a hook's future, or
-/// [`Answered`](crate::__private::Answered).
-const fn answer_of<T: Tool, F>(
-    _: fn(ErasedContext<'static>, &'static Invocation<'static, T>) -> HookCall<F>,
-) -> PhantomData<F> {
+/// What kind of hook `T`'s `authorize` hook is, read from the signature of
+/// `__authorize`, which is not called: [`Later`](crate::__private::Later)
+/// (an `async fn`) or [`Now`](crate::__private::Now) (a plain `fn`).
+const fn kind_of<T: Tool, F, W>(
+    _: fn(ErasedContext<'static>, &'static Invocation<'static, T>) -> HookCall<F, W>,
+) -> PhantomData<W> {
     PhantomData
 }
 
@@ -225,50 +225,58 @@ macro_rules! read_arguments {
     }};
 }
 
-/// [`Prepare::Direct`] for a public `T` that needs no approval: its
-/// arguments, straight into its body's future, under its timeout.
-fn direct<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    let body = Box::pin(ToJson {
-        tool: T::KEY,
-        body: T::__run(args, ctx, None),
-    });
-    Ok(inner.timed(tool, body))
-}
-
-/// Step 3 for a `T` whose `authorize` hook is a plain `fn`: `$args` for
-/// the body once the hook let them through. Its answer is there at once,
-/// so nothing is awaited and nothing allocated.
+/// Step 3 in `direct_fn!` and `immediate_fn!`: `none` asks nothing;
+/// `authorize` asks `$t`'s `authorize` hook, a plain `fn`, about `$args`,
+/// which come back for the body if it lets them through. Its answer is
+/// there at once: nothing is awaited or allocated. A macro, not a branch
+/// on a constant: rustc compiles a dead branch's code all the same (50
+/// lines of LLVM IR more for every public tool).
 macro_rules! ask_now {
-    ($t:ty, $ctx:ident, $args:ident) => {{
+    (none, $t:ty, $ctx:ident, $args:ident) => {
+        $args
+    };
+    (authorize, $t:ty, $ctx:ident, $args:ident) => {{
         let invocation = Invocation::new($args);
         authorized(<$t>::__authorize($ctx, &invocation).now(), <$t>::KEY)?;
         invocation.into_args()
     }};
 }
 
-/// [`Prepare::Direct`] for a `T` whose `authorize` hook does not wait and
-/// whose body may: the hook asked, then the body as [`direct`] runs it.
-fn guarded_now<'a, T: Tool>(
-    inner: &'a ExecutorInner,
-    tool: &'a Registration,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'a>,
-) -> Result<JsonFuture<'a>, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    let args = ask_now!(T, ctx, args);
-    let body = Box::pin(ToJson {
-        tool: T::KEY,
-        body: T::__run(args, ctx, None),
-    });
-    Ok(inner.timed(tool, body))
+/// A [`PrepareDirect`] function `$name` for a `T` that needs no approval
+/// and injects nothing: its arguments, its hook if it is asked now
+/// (`ask_now!`), then its body's future, under its timeout.
+macro_rules! direct_fn {
+    ($(#[$doc:meta])* $name:ident = ask $hooks:ident) => {
+        $(#[$doc])*
+        fn $name<'a, T: Tool>(
+            inner: &'a ExecutorInner,
+            tool: &'a Registration,
+            index: usize,
+            arguments: &Value,
+            ctx: ErasedContext<'a>,
+        ) -> Result<JsonFuture<'a>, CallError> {
+            let args = read_arguments!(inner, index, arguments, T);
+            let args = ask_now!($hooks, T, ctx, args);
+            let body = Box::pin(ToJson {
+                tool: T::KEY,
+                body: T::__run(args, ctx, None),
+            });
+            Ok(inner.timed(tool, body))
+        }
+    };
+}
+
+direct_fn! {
+    /// [`Prepare::Direct`] for a public `T` that needs no approval and
+    /// injects nothing: its arguments, straight into its body's future.
+    direct = ask none
+}
+
+direct_fn! {
+    /// [`Prepare::Direct`] for a `T` behind an `authorize` hook that does
+    /// not wait, whose body may: the hook asked, then the body as
+    /// [`direct`] runs it.
+    guarded_now = ask authorize
 }
 
 /// The [`PrepareDirect`] function `$name` for a `T` with hooks or an
@@ -363,8 +371,8 @@ macro_rules! run_scoped {
 }
 
 start_fn! {
-    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that needs no
-    /// approval and injects nothing.
+    /// [`Prepare::Direct`] for a `T` with an `authorize` hook that may wait
+    /// (an `async fn`), that needs no approval and injects nothing.
     guarded = ask authorize, then run_limited
 }
 
@@ -431,9 +439,9 @@ fn approved(answer: Result<Verdict, CallError>, tool: &'static str) -> Result<bo
 /// Step 6 for `run_limited!`: the body under the tool's timeout, if it has
 /// one. Not generic: the body comes pinned behind a vtable (inside the
 /// call's one allocation), so every tool shares this code and its timer.
-/// The timer is boxed, as [`run_body`]'s is: held inline it took 200 of
-/// the 312 bytes of a hooked call's future, which every call without a
-/// timeout allocated and copied.
+/// The timer is boxed, as [`run_body`]'s is: held inline, it made a
+/// hooked call's future 312 bytes instead of 200, which every call,
+/// with a timeout or not, allocated and copied.
 async fn limited(
     tool: &'static str,
     after: Option<Duration>,
@@ -447,39 +455,39 @@ async fn limited(
     }
 }
 
-/// [`Prepare::Immediate`] for `T`: its arguments read, its body run to the
-/// end in one poll (it has no `.await`), its result serialized.
-fn immediate<T: Tool>(
-    inner: &ExecutorInner,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'_>,
-    cx: &mut TaskContext<'_>,
-) -> Result<Value, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    let body = std::pin::pin!(T::__run(args, ctx, None));
-    match body.poll(cx) {
-        Poll::Ready(finished) => to_json(T::KEY, finished),
-        Poll::Pending => suspended(T::KEY),
-    }
+/// A [`PrepareImmediate`] function `$name`: its arguments read, its hook
+/// asked if it is asked now (`ask_now!`), its body run to the end in one
+/// poll (it has no `.await`), its result serialized.
+macro_rules! immediate_fn {
+    ($(#[$doc:meta])* $name:ident = ask $hooks:ident) => {
+        $(#[$doc])*
+        fn $name<T: Tool>(
+            inner: &ExecutorInner,
+            index: usize,
+            arguments: &Value,
+            ctx: ErasedContext<'_>,
+            cx: &mut TaskContext<'_>,
+        ) -> Result<Value, CallError> {
+            let args = read_arguments!(inner, index, arguments, T);
+            let args = ask_now!($hooks, T, ctx, args);
+            let body = std::pin::pin!(T::__run(args, ctx, None));
+            match body.poll(cx) {
+                Poll::Ready(finished) => to_json(T::KEY, finished),
+                Poll::Pending => suspended(T::KEY),
+            }
+        }
+    };
 }
 
-/// [`Prepare::Immediate`] for a `T` whose `authorize` hook does not wait
-/// and whose body never waits: [`immediate`] with the hook asked first.
-fn immediate_guarded<T: Tool>(
-    inner: &ExecutorInner,
-    index: usize,
-    arguments: &Value,
-    ctx: ErasedContext<'_>,
-    cx: &mut TaskContext<'_>,
-) -> Result<Value, CallError> {
-    let args = read_arguments!(inner, index, arguments, T);
-    let args = ask_now!(T, ctx, args);
-    let body = std::pin::pin!(T::__run(args, ctx, None));
-    match body.poll(cx) {
-        Poll::Ready(finished) => to_json(T::KEY, finished),
-        Poll::Pending => suspended(T::KEY),
-    }
+immediate_fn! {
+    /// [`Prepare::Immediate`] for a public `T`.
+    immediate = ask none
+}
+
+immediate_fn! {
+    /// [`Prepare::Immediate`] for a `T` behind an `authorize` hook that
+    /// does not wait.
+    immediate_guarded = ask authorize
 }
 
 /// A body `#[tool]` found no `.await` in waited all the same: a macro of

@@ -347,7 +347,7 @@ pub mod __private {
         hook: H,
         tool: &'static str,
         kind: HookKind,
-    ) -> HookCall<R::Answer>
+    ) -> HookCall<R::Answer, R::Kind>
     where
         C: core::any::Any + Sync,
         crate::Invocation<'a, A>: Sync,
@@ -358,23 +358,27 @@ pub mod __private {
     {
         match ctx.downcast::<C>(tool) {
             Ok(ctx) => hook(ctx, call).ask(tool, kind),
+            // Written out: a generic constructor would be one more
+            // function for every hook.
             Err(error) => HookCall::Answered {
                 answer: Some(Err(error)),
+                kind: core::marker::PhantomData,
             },
         }
     }
 
     pin_project_lite::pin_project! {
-        /// A hook's answer on its way: the hook's own future, which the
-        /// pipeline awaits in place, not boxed; or the answer itself, from
-        /// a hook that is a plain `fn`.
+        /// A hook's answer on its way: the future `F` of an `async` hook,
+        /// which the pipeline awaits in place, not boxed; or the answer
+        /// itself, from a hook that is a plain `fn`. `W` says which the
+        /// hook is ([`Waits`]), for the executor to choose its path.
         ///
         /// A `Future` for every `F`, through `poll`, which [`HookReturn`]
         /// chose where its bounds hold: so that a hook of the wrong shape
         /// fails those bounds, once, and nothing that awaits this type
         /// reports the same mistake again.
         #[project = HookCallProjection]
-        pub enum HookCall<F> {
+        pub enum HookCall<F, W> {
             /// An `async` hook was called; `poll` polls its future.
             Asked {
                 #[pin]
@@ -385,18 +389,19 @@ pub mod __private {
             },
             /// The answer: a plain `fn` hook's, or the error of a caller
             /// whose context is not the type the hook takes.
-            Answered { answer: Option<Result<Verdict, CallError>> },
+            Answered {
+                answer: Option<Result<Verdict, CallError>>,
+                kind: core::marker::PhantomData<fn() -> W>,
+            },
         }
     }
 
-    impl<F> HookCall<F> {
+    impl<F, W> HookCall<F, W> {
         /// The answer of a hook that does not wait ([`Waits::WAITS`] is
-        /// `false` for `F`), without polling.
+        /// `false` for `W`), without polling.
         pub(crate) fn now(self) -> Result<Verdict, CallError> {
             match self {
-                HookCall::Answered { answer } => {
-                    answer.unwrap_or_else(|| Err(crate::executor::polled_after_finishing()))
-                }
+                HookCall::Answered { mut answer, .. } => take_answer(&mut answer),
                 HookCall::Asked { tool, kind, .. } => Err(CallError::Hook {
                     tool,
                     hook: kind,
@@ -404,6 +409,15 @@ pub mod __private {
                 }),
             }
         }
+    }
+
+    /// A [`HookCall::Answered`]'s answer, once. Not generic: one copy for
+    /// every hook; inlined where a plain `fn` hook is asked, on every call.
+    #[inline]
+    fn take_answer(answer: &mut Option<Result<Verdict, CallError>>) -> Result<Verdict, CallError> {
+        answer
+            .take()
+            .unwrap_or_else(|| Err(crate::executor::polled_after_finishing()))
     }
 
     /// How [`HookCall`] polls a hook's future `F`.
@@ -415,7 +429,7 @@ pub mod __private {
     ) -> core::task::Poll<Result<Verdict, CallError>>;
 
     fn poll_hook<F>(
-        answer: core::pin::Pin<&mut Later<F>>,
+        answer: core::pin::Pin<&mut F>,
         cx: &mut core::task::Context<'_>,
         tool: &'static str,
         kind: HookKind,
@@ -424,14 +438,10 @@ pub mod __private {
         F: core::future::Future,
         F::Output: crate::IntoVerdict,
     {
-        answer
-            .project()
-            .future
-            .poll(cx)
-            .map(|answer| verdict(answer, tool, kind))
+        answer.poll(cx).map(|answer| verdict(answer, tool, kind))
     }
 
-    impl<F> core::future::Future for HookCall<F> {
+    impl<F, W> core::future::Future for HookCall<F, W> {
         type Output = Result<Verdict, CallError>;
 
         fn poll(
@@ -445,11 +455,9 @@ pub mod __private {
                     tool,
                     kind,
                 } => poll(answer, cx, tool, *kind),
-                HookCallProjection::Answered { answer } => core::task::Poll::Ready(
-                    answer
-                        .take()
-                        .unwrap_or_else(|| Err(crate::executor::polled_after_finishing())),
-                ),
+                HookCallProjection::Answered { answer, .. } => {
+                    core::task::Poll::Ready(take_answer(answer))
+                }
             }
         }
     }
@@ -464,11 +472,12 @@ pub mod __private {
     pub trait HookReturn {
         /// The hook's answer: its future's output, or the [`Verdict`].
         type Resolved;
-        /// What [`HookCall`] holds: the hook's future ([`Later`]), or
-        /// [`Answered`].
-        type Answer: Waits;
+        /// What [`HookCall`] holds: the hook's future, or [`Answered`].
+        type Answer;
+        /// Whether the hook may wait: [`Later`] or [`Now`].
+        type Kind: Waits;
         /// The answer on its way.
-        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Self::Answer>
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Self::Answer, Self::Kind>
         where
             Self::Resolved: crate::IntoVerdict;
     }
@@ -480,14 +489,15 @@ pub mod __private {
     #[diagnostic::do_not_recommend]
     impl<F: core::future::Future> HookReturn for F {
         type Resolved = F::Output;
-        type Answer = Later<F>;
+        type Answer = F;
+        type Kind = Later;
 
-        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Later<F>>
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<F, Later>
         where
             F::Output: crate::IntoVerdict,
         {
             HookCall::Asked {
-                answer: Later { future: self },
+                answer: self,
                 poll: poll_hook::<F>,
                 tool,
                 kind,
@@ -498,19 +508,13 @@ pub mod __private {
     impl HookReturn for Verdict {
         type Resolved = Verdict;
         type Answer = Answered;
+        type Kind = Now;
 
-        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Answered> {
+        fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Answered, Now> {
             HookCall::Answered {
                 answer: Some(verdict(self, tool, kind)),
+                kind: core::marker::PhantomData,
             }
-        }
-    }
-
-    pin_project_lite::pin_project! {
-        /// The [`HookReturn::Answer`] of an `async` hook: its future.
-        pub struct Later<F> {
-            #[pin]
-            future: F,
         }
     }
 
@@ -518,19 +522,25 @@ pub mod __private {
     /// answered, so there is nothing to await.
     pub enum Answered {}
 
-    /// Whether a hook's [`HookCall`] may wait: `true` for an `async` hook's
-    /// future ([`Later`]), `false` for [`Answered`]. The executor runs a
-    /// call whose only hook does not wait as it runs a public tool's.
+    /// The [`HookReturn::Kind`] of an `async` hook: it may wait.
+    pub struct Later;
+
+    /// The [`HookReturn::Kind`] of a plain `fn` hook: it answers at once.
+    pub struct Now;
+
+    /// Whether a hook's [`HookCall`] may wait: `true` for an `async` hook
+    /// ([`Later`]), `false` for a plain `fn` ([`Now`]). The executor runs
+    /// a call whose only hook does not wait as it runs a public tool's.
     pub trait Waits {
         /// May the hook wait?
         const WAITS: bool;
     }
 
-    impl<F> Waits for Later<F> {
+    impl Waits for Later {
         const WAITS: bool = true;
     }
 
-    impl Waits for Answered {
+    impl Waits for Now {
         const WAITS: bool = false;
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::__private::{Answered, HookCall, Waits};
+use crate::__private::{Answered, HookCall, Now, Waits};
 use crate::error::{BoxError, CallError};
 use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
@@ -466,7 +466,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __authorize<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> HookCall<impl Waits + Send + 'a> {
+    ) -> HookCall<impl Send + 'a, impl Waits> {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -475,7 +475,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn __approve<'a>(
         ctx: ErasedContext<'a>,
         call: &'a Invocation<'a, Self>,
-    ) -> HookCall<impl Waits + Send + 'a> {
+    ) -> HookCall<impl Send + 'a, impl Waits> {
         let _ = (ctx, call);
         undeclared_hook()
     }
@@ -491,9 +491,10 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
 /// The answer of a hook a tool does not declare. The pipeline never asks
 /// one (it skips `authorize` for a public tool and `approve` for a `read`
 /// one); should it ever, the answer refuses.
-fn undeclared_hook() -> HookCall<Answered> {
+fn undeclared_hook() -> HookCall<Answered, Now> {
     HookCall::Answered {
         answer: Some(Ok(Verdict::Deny)),
+        kind: std::marker::PhantomData,
     }
 }
 
