@@ -37,11 +37,15 @@ pub(crate) enum Prepare {
     /// [`guarded_approved`]), opens the call's scope if it injects a
     /// parameter ([`scoped`], [`scoped_guarded`], [`scoped_approved`]),
     /// and runs its body ([`direct`] for a public tool that needs no
-    /// approval and injects nothing): the call's one allocation.
+    /// approval and injects nothing; [`guarded_now`] for one whose only
+    /// hook is a plain `fn`, asked before the future is made): the call's
+    /// one allocation.
     Direct(PrepareDirect),
     /// A [`Prepare::Direct`] tool whose body never waits ([`Tool::AWAITS`]
-    /// is `false`): read, run and serialized in one step when the call is
-    /// first polled, its body's future on the stack, with no allocation.
+    /// is `false`), public ([`immediate`]) or whose only hook is a plain
+    /// `fn` ([`immediate_guarded`]): read, asked, run and serialized in
+    /// one step when the call is first polled, its body's future on the
+    /// stack, with no allocation.
     Immediate(PrepareImmediate),
 }
 
@@ -229,8 +233,8 @@ macro_rules! read_arguments {
 /// `authorize` asks `$t`'s `authorize` hook, a plain `fn`, about `$args`,
 /// which come back for the body if it lets them through. Its answer is
 /// there at once: nothing is awaited or allocated. A macro, not a branch
-/// on a constant: rustc compiles a dead branch's code all the same (50
-/// lines of LLVM IR more for every public tool).
+/// on a `const` parameter: that branch, dead for public tools, still cost
+/// each of them 50 lines of LLVM IR in a debug build.
 macro_rules! ask_now {
     (none, $t:ty, $ctx:ident, $args:ident) => {
         $args
