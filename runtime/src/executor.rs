@@ -229,10 +229,10 @@ macro_rules! read_arguments {
     }};
 }
 
-/// Step 3 in `direct_fn!` and `immediate_fn!`: `none` asks nothing;
-/// `authorize` asks `$t`'s `authorize` hook, a plain `fn`, about `$args`,
-/// which come back for the body if it lets them through. Its answer is
-/// there at once: nothing is awaited or allocated. A macro, not a branch
+/// Step 3 in `start_fn!` (`ask .. now`) and `immediate_fn!`: `none` asks
+/// nothing; `authorize` asks `$t`'s `authorize` hook, a plain `fn`, about
+/// `$args`, which come back for the body if it lets them through. Its
+/// answer is there at once: nothing is awaited or allocated. A macro, not a branch
 /// on a `const` parameter: that branch, dead for public tools, still cost
 /// each of them 50 lines of LLVM IR in a debug build.
 macro_rules! ask_now {
@@ -246,46 +246,16 @@ macro_rules! ask_now {
     }};
 }
 
-/// A [`PrepareDirect`] function `$name` for a `T` that needs no approval
-/// and injects nothing: its arguments, its hook if it is asked now
-/// (`ask_now!`), then its body's future, under its timeout.
-macro_rules! direct_fn {
-    ($(#[$doc:meta])* $name:ident = ask $hooks:ident) => {
-        $(#[$doc])*
-        fn $name<'a, T: Tool>(
-            inner: &'a ExecutorInner,
-            tool: &'a Registration,
-            index: usize,
-            arguments: &Value,
-            ctx: ErasedContext<'a>,
-        ) -> Result<JsonFuture<'a>, CallError> {
-            let args = read_arguments!(inner, index, arguments, T);
-            let args = ask_now!($hooks, T, ctx, args);
-            let body = Box::pin(ToJson {
-                tool: T::KEY,
-                body: T::__run(args, ctx, None),
-            });
-            Ok(inner.timed(tool, body))
-        }
-    };
-}
-
-direct_fn! {
-    /// [`Prepare::Direct`] for a public `T` that needs no approval and
-    /// injects nothing: its arguments, straight into its body's future.
-    direct = ask none
-}
-
-direct_fn! {
-    /// [`Prepare::Direct`] for a `T` behind an `authorize` hook that does
-    /// not wait, whose body may: the hook asked, then the body as
-    /// [`direct`] runs it.
-    guarded_now = ask authorize
-}
-
-/// The [`PrepareDirect`] function `$name` for a `T` with hooks or an
-/// injected parameter: steps 2 to 7 as one future. The arguments are read
-/// now (`read_arguments!`); the boxed future then asks the hooks
+/// A [`PrepareDirect`] function `$name`: the arguments read now
+/// (`read_arguments!`), then one of two forms.
+///
+/// `ask $hooks now`, for a `T` that needs no approval and injects
+/// nothing, public (`none`) or behind an `authorize` hook that does not
+/// wait (`authorize`): the hook asked at once (`ask_now!`), then the
+/// body's future, under its timeout.
+///
+/// `ask $hooks, then $run`, for a `T` with a hook that may wait or an
+/// injected parameter: steps 2 to 7 as one future, which asks the hooks
 /// (`ask_hooks!`) and runs the body (`$run!`: `run_limited!` or
 /// `run_scoped!`). The hooks' futures and the body's are inside that one
 /// future (through the shared pipeline such a call allocated three times:
@@ -296,23 +266,53 @@ direct_fn! {
 /// step, dead for most tools, cost rustc about 6% more for a crate of
 /// tools with an `authorize` hook.
 macro_rules! start_fn {
+    ($(#[$doc:meta])* $name:ident = ask $hooks:ident now) => {
+        start_fn!(@signature $(#[$doc])* $name, |inner, tool, ctx, args| {
+            let args = ask_now!($hooks, T, ctx, args);
+            let body = Box::pin(ToJson {
+                tool: T::KEY,
+                body: T::__run(args, ctx, None),
+            });
+            Ok(inner.timed(tool, body))
+        });
+    };
     ($(#[$doc:meta])* $name:ident = ask $hooks:ident, then $run:ident) => {
-        $(#[$doc])*
-        fn $name<'a, T: Tool>(
-            inner: &'a ExecutorInner,
-            tool: &'a Registration,
-            index: usize,
-            arguments: &Value,
-            ctx: ErasedContext<'a>,
-        ) -> Result<JsonFuture<'a>, CallError> {
-            let args = read_arguments!(inner, index, arguments, T);
+        start_fn!(@signature $(#[$doc])* $name, |inner, tool, ctx, args| {
             let after = inner.timeout(tool);
             Ok(Box::pin(async move {
                 let args = ask_hooks!($hooks, T, ctx, args);
                 $run!(inner, T, ctx, args, after)
             }))
+        });
+    };
+    // The one signature, and step 2.
+    (@signature $(#[$doc:meta])* $name:ident,
+        |$inner:ident, $tool:ident, $ctx:ident, $args:ident| $body:block) => {
+        $(#[$doc])*
+        fn $name<'a, T: Tool>(
+            $inner: &'a ExecutorInner,
+            $tool: &'a Registration,
+            index: usize,
+            arguments: &Value,
+            $ctx: ErasedContext<'a>,
+        ) -> Result<JsonFuture<'a>, CallError> {
+            let $args = read_arguments!($inner, index, arguments, T);
+            $body
         }
     };
+}
+
+start_fn! {
+    /// [`Prepare::Direct`] for a public `T` that needs no approval and
+    /// injects nothing: its arguments, straight into its body's future.
+    direct = ask none now
+}
+
+start_fn! {
+    /// [`Prepare::Direct`] for a `T` behind an `authorize` hook that does
+    /// not wait, whose body may: the hook asked, then the body as
+    /// [`direct`] runs it.
+    guarded_now = ask authorize now
 }
 
 /// Steps 3 and 4 inside `start_fn!`'s future: `T`'s hooks asked about
