@@ -229,19 +229,41 @@ macro_rules! read_arguments {
     }};
 }
 
-/// Step 3 in `start_fn!` (`ask .. now`) and `immediate_fn!`: `none` asks
-/// nothing; `authorize` asks `$t`'s `authorize` hook, a plain `fn`, about
-/// `$args`, which come back for the body if it lets them through. Its
-/// answer is there at once: nothing is awaited or allocated. A macro, not a branch
-/// on a `const` parameter: that branch, dead for public tools, still cost
-/// each of them 50 lines of LLVM IR in a debug build.
-macro_rules! ask_now {
-    (none, $t:ty, $ctx:ident, $args:ident) => {
+/// Steps 3 and 4: `$t`'s hooks asked about `$args`, which come back for
+/// the body. `none` asks nothing (and builds no [`Invocation`]).
+/// `authorize now` asks an `authorize` hook that is a plain `fn`: its
+/// answer is there at once, nothing is awaited or allocated (in
+/// `start_fn!`'s `ask .. now` form and in `immediate_fn!`). Inside
+/// `start_fn!`'s future, `authorize` awaits the `authorize` hook, and
+/// `approve` awaits the `authorize` hook unless the tool is public, then
+/// the `approve` hook. What their answers mean is [`authorized`] and
+/// [`approved`], shared. A macro rather than a branch on a `const`
+/// parameter: such a branch, dead for public tools, still cost each of
+/// them 50 lines of LLVM IR in a debug build.
+macro_rules! ask_hooks {
+    (none $($now:ident)?, $t:ty, $ctx:ident, $args:ident) => {
         $args
     };
-    (authorize, $t:ty, $ctx:ident, $args:ident) => {{
+    (authorize now, $t:ty, $ctx:ident, $args:ident) => {{
         let invocation = Invocation::new($args);
         authorized(<$t>::__authorize($ctx, &invocation).now(), <$t>::KEY)?;
+        invocation.into_args()
+    }};
+    (authorize, $t:ty, $ctx:ident, $args:ident) => {{
+        let invocation = Invocation::new($args);
+        authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
+        invocation.into_args()
+    }};
+    (approve, $t:ty, $ctx:ident, $args:ident) => {{
+        let invocation = Invocation::new($args);
+        if !<$t>::PUBLIC {
+            authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
+        }
+        if !approved(<$t>::__approve($ctx, &invocation).await, <$t>::KEY)? {
+            return Err(CallError::ApprovalRequired(Box::new(
+                invocation.approval_request(),
+            )));
+        }
         invocation.into_args()
     }};
 }
@@ -251,7 +273,7 @@ macro_rules! ask_now {
 ///
 /// `ask $hooks now`, for a `T` that needs no approval and injects
 /// nothing, public (`none`) or behind an `authorize` hook that does not
-/// wait (`authorize`): the hook asked at once (`ask_now!`), then the
+/// wait (`authorize`): the hook asked at once (`ask_hooks!`), then the
 /// body's future, under its timeout.
 ///
 /// `ask $hooks, then $run`, for a `T` with a hook that may wait or an
@@ -268,7 +290,7 @@ macro_rules! ask_now {
 macro_rules! start_fn {
     ($(#[$doc:meta])* $name:ident = ask $hooks:ident now) => {
         start_fn!(@signature $(#[$doc])* $name, |inner, tool, ctx, args| {
-            let args = ask_now!($hooks, T, ctx, args);
+            let args = ask_hooks!($hooks now, T, ctx, args);
             let body = Box::pin(ToJson {
                 tool: T::KEY,
                 body: T::__run(args, ctx, None),
@@ -313,35 +335,6 @@ start_fn! {
     /// not wait, whose body may: the hook asked, then the body as
     /// [`direct`] runs it.
     guarded_now = ask authorize now
-}
-
-/// Steps 3 and 4 inside `start_fn!`'s future: `T`'s hooks asked about
-/// `$args`, which come back for the body. `none` asks nothing (and builds
-/// no [`Invocation`]); `authorize` asks the `authorize` hook; `approve`
-/// asks the `authorize` hook unless the tool is public, then the `approve`
-/// hook. What their answers mean is [`authorized`] and [`approved`],
-/// shared.
-macro_rules! ask_hooks {
-    (none, $t:ty, $ctx:ident, $args:ident) => {
-        $args
-    };
-    (authorize, $t:ty, $ctx:ident, $args:ident) => {{
-        let invocation = Invocation::new($args);
-        authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
-        invocation.into_args()
-    }};
-    (approve, $t:ty, $ctx:ident, $args:ident) => {{
-        let invocation = Invocation::new($args);
-        if !<$t>::PUBLIC {
-            authorized(<$t>::__authorize($ctx, &invocation).await, <$t>::KEY)?;
-        }
-        if !approved(<$t>::__approve($ctx, &invocation).await, <$t>::KEY)? {
-            return Err(CallError::ApprovalRequired(Box::new(
-                invocation.approval_request(),
-            )));
-        }
-        invocation.into_args()
-    }};
 }
 
 /// Step 6 inside `start_fn!`'s future, for a tool that injects nothing:
@@ -460,7 +453,7 @@ async fn limited(
 }
 
 /// A [`PrepareImmediate`] function `$name`: its arguments read, its hook
-/// asked if it is asked now (`ask_now!`), its body run to the end in one
+/// asked if it is asked now (`ask_hooks!`), its body run to the end in one
 /// poll (it has no `.await`), its result serialized.
 macro_rules! immediate_fn {
     ($(#[$doc:meta])* $name:ident = ask $hooks:ident) => {
@@ -473,7 +466,7 @@ macro_rules! immediate_fn {
             cx: &mut TaskContext<'_>,
         ) -> Result<Value, CallError> {
             let args = read_arguments!(inner, index, arguments, T);
-            let args = ask_now!($hooks, T, ctx, args);
+            let args = ask_hooks!($hooks now, T, ctx, args);
             let body = std::pin::pin!(T::__run(args, ctx, None));
             match body.poll(cx) {
                 Poll::Ready(finished) => to_json(T::KEY, finished),

@@ -511,10 +511,16 @@ pub mod __private {
         type Kind = Now;
 
         fn ask(self, tool: &'static str, kind: HookKind) -> HookCall<Answered, Now> {
-            HookCall::Answered {
-                answer: Some(verdict(self, tool, kind)),
-                kind: core::marker::PhantomData,
-            }
+            answered(verdict(self, tool, kind))
+        }
+    }
+
+    /// A plain `fn` hook's answer as a [`HookCall`]. One copy for every
+    /// such hook: its types are always the same.
+    pub(crate) fn answered(answer: Result<Verdict, CallError>) -> HookCall<Answered, Now> {
+        HookCall::Answered {
+            answer: Some(answer),
+            kind: core::marker::PhantomData,
         }
     }
 

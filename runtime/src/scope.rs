@@ -549,7 +549,8 @@ impl ContainerBuilder {
         let factory: Factory = Box::new(move |scope| factory.__build_erased(scope));
         let type_name = std::any::type_name::<T>();
         match self.inner.sources.entry(TypeId::of::<T>()) {
-            // A second provider for `T` replaces the first, in its slot.
+            // A second provider for `T` replaces the first, in its slot;
+            // an APP value of `T` stays (it wins, whichever came first).
             Entry::Occupied(mut first) => {
                 if let Source::Request(first) = first.get_mut() {
                     first.type_name = type_name;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::__private::{Answered, HookCall, Now, Waits};
+use crate::__private::{Answered, HookCall, Now, Waits, answered};
 use crate::error::{BoxError, CallError};
 use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
@@ -492,10 +492,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
 /// one (it skips `authorize` for a public tool and `approve` for a `read`
 /// one); should it ever, the answer refuses.
 fn undeclared_hook() -> HookCall<Answered, Now> {
-    HookCall::Answered {
-        answer: Some(Ok(Verdict::Deny)),
-        kind: std::marker::PhantomData,
-    }
+    answered(Ok(Verdict::Deny))
 }
 
 /// The caller's context, type-erased so one catalog serves every context type.

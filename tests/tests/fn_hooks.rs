@@ -310,3 +310,66 @@ async fn a_plain_fn_hook_that_panics_is_the_calls_error() {
         json!(1)
     );
 }
+
+/// Lets everyone in, at once.
+fn let_in<A>(_: &(), _: &Invocation<'_, A>) -> Verdict {
+    Verdict::Allow
+}
+
+/// Lets everyone in, as an `async fn`.
+async fn let_in_later<A>(_: &(), _: &Invocation<'_, A>) -> bool {
+    true
+}
+
+/// Add (public).
+#[tool(key = "sum.public", effect = read, authorize = public)]
+async fn sum_public(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Add (behind a plain `fn` hook).
+#[tool(key = "sum.fn_hook", effect = read, authorize = let_in)]
+async fn sum_fn_hook(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Add (behind an `async` hook).
+#[tool(key = "sum.async_hook", effect = read, authorize = let_in_later)]
+async fn sum_async_hook(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Heap allocations of one `invoke` of `tool`, on this thread.
+fn allocations(exec: &Executor, runtime: &tokio::runtime::Runtime, tool: &str) -> u64 {
+    let arguments = json!({"a": 2, "b": 3});
+    let mut result = None;
+    let info = allocation_counter::measure(|| {
+        result = Some(runtime.block_on(exec.invoke(tool, arguments, &())));
+    });
+    assert_eq!(result.unwrap().unwrap(), json!(5), "{tool}");
+    info.count_total
+}
+
+#[test]
+fn a_plain_fn_hook_costs_a_call_no_allocation_an_async_hook_one() {
+    let exec = executor();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    // Warm: the first calls may set up what the runtime and the
+    // executor keep (thread-locals, validators).
+    for tool in ["sum_public", "sum_fn_hook", "sum_async_hook"] {
+        allocations(&exec, &runtime, tool);
+    }
+    let public = allocations(&exec, &runtime, "sum_public");
+    assert_eq!(
+        allocations(&exec, &runtime, "sum_fn_hook"),
+        public,
+        "a plain `fn` hook runs with the call, allocating nothing more"
+    );
+    assert_eq!(
+        allocations(&exec, &runtime, "sum_async_hook"),
+        public + 1,
+        "an `async` hook's future and the body's share one allocation"
+    );
+}
