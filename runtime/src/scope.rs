@@ -750,7 +750,10 @@ impl Scope {
     /// Registers a finalizer, run once when the call ends, with its outcome.
     ///
     /// Finalizers run in reverse order of registration. A finalizer that
-    /// panics is reported through `tracing` and the others still run.
+    /// panics is reported through `tracing` and the others still run. If
+    /// the caller drops the call, before or while its finalizers run, those
+    /// not yet finished are handed to the tokio runtime and still run, each
+    /// exactly once (the one that was running goes on from where it was).
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -810,7 +813,7 @@ impl Scope {
             // still run exactly once, with the call's outcome.
             Some(outcome) => {
                 drop(state);
-                spawn_detached(run_finalizers(vec![finalizer], outcome));
+                run_finalizers(vec![finalizer], outcome).detach();
             }
         }
     }
@@ -842,11 +845,76 @@ impl fmt::Debug for Scope {
     }
 }
 
-async fn run_finalizers(mut finalizers: Vec<Finalizer>, outcome: Outcome) {
-    while let Some(finalizer) = finalizers.pop() {
-        let run = crate::executor::CatchUnwind::new(finalizer(outcome));
-        if let Err(message) = run.await {
-            tracing::error!(%message, "a request finalizer panicked");
+/// Runs finalizers newest first, each to its end, with the call's outcome.
+///
+/// A future of its own rather than an `async fn`: if whoever awaits it
+/// (the call's future) is dropped part-way, `Drop` hands the finalizer
+/// that was running and those not yet started to the runtime, so each
+/// still runs exactly once.
+struct RunFinalizers {
+    /// Not yet started, oldest first (they run from the back).
+    pending: Vec<Finalizer>,
+    /// The one running, if any.
+    running: Option<crate::executor::CatchUnwind<BoxFuture<'static, ()>>>,
+    outcome: Outcome,
+    /// Already handed to the runtime: if the runtime drops it (it is shutting
+    /// down), there is nowhere left to hand the rest.
+    detached: bool,
+}
+
+fn run_finalizers(pending: Vec<Finalizer>, outcome: Outcome) -> RunFinalizers {
+    RunFinalizers {
+        pending,
+        running: None,
+        outcome,
+        detached: false,
+    }
+}
+
+impl RunFinalizers {
+    fn detach(mut self) {
+        self.detached = true;
+        spawn_detached(self);
+    }
+}
+
+impl Future for RunFinalizers {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        loop {
+            let running = match &mut self.running {
+                Some(running) => running,
+                None => match self.pending.pop() {
+                    Some(finalizer) => {
+                        let outcome = self.outcome;
+                        self.running
+                            .insert(crate::executor::CatchUnwind::new(finalizer(outcome)))
+                    }
+                    None => return Poll::Ready(()),
+                },
+            };
+            let Poll::Ready(result) = std::pin::Pin::new(running).poll(cx) else {
+                return Poll::Pending;
+            };
+            self.running = None;
+            if let Err(message) = result {
+                tracing::error!(%message, "a request finalizer panicked");
+            }
+        }
+    }
+}
+
+impl Drop for RunFinalizers {
+    fn drop(&mut self) {
+        if !self.detached && (self.running.is_some() || !self.pending.is_empty()) {
+            RunFinalizers {
+                pending: std::mem::take(&mut self.pending),
+                running: self.running.take(),
+                outcome: self.outcome,
+                detached: false,
+            }
+            .detach();
         }
     }
 }
@@ -997,7 +1065,7 @@ impl Drop for ScopeGuard {
             && let Some(finalizers) = self.scope.take_finalizers(Outcome::Cancelled)
             && !finalizers.is_empty()
         {
-            spawn_detached(run_finalizers(finalizers, Outcome::Cancelled));
+            run_finalizers(finalizers, Outcome::Cancelled).detach();
         }
     }
 }

@@ -212,6 +212,81 @@ async fn finalizer_runs_once_when_the_caller_drops_the_call() {
     assert_eq!(journal.closes().len(), 1, "exactly once");
 }
 
+/// A request value whose two finalizers end a call: the newer one, which
+/// runs first, waits until the test lets it go.
+struct Held;
+
+/// What `Held`'s finalizers did: each records when it starts and ends.
+#[derive(Default)]
+struct Closing {
+    events: Mutex<Vec<(&'static str, Outcome)>>,
+    release: tokio::sync::Notify,
+}
+
+impl Closing {
+    fn events(&self) -> Vec<(&'static str, Outcome)> {
+        self.events.lock().unwrap().clone()
+    }
+
+    fn record(&self, event: &'static str, outcome: Outcome) {
+        self.events.lock().unwrap().push((event, outcome));
+    }
+}
+
+/// Use a value whose finalizers take their time.
+#[tool(key = "work.hold", effect = read, authorize = public)]
+async fn hold(_held: Inject<Held>) -> bool {
+    true
+}
+
+#[tokio::test]
+async fn finalizers_still_run_once_each_when_the_caller_drops_the_call_while_they_run() {
+    let closing = Arc::new(Closing::default());
+    let for_provider = closing.clone();
+    let container = Container::builder()
+        .request::<Held>(move |scope: Scope| {
+            let older = for_provider.clone();
+            let newer = for_provider.clone();
+            async move {
+                scope.on_close(move |outcome| async move { older.record("older ran", outcome) });
+                scope.on_close(move |outcome| async move {
+                    newer.record("newer started", outcome);
+                    newer.release.notified().await;
+                    newer.record("newer ended", outcome);
+                });
+                Ok::<_, ResolveError>(Held)
+            }
+        })
+        .build();
+    let catalog = Catalog::builder().register::<HoldArgs>().build().unwrap();
+    let exec = Executor::new(catalog, container).unwrap();
+
+    // The body returns at once; the call then waits in the newer finalizer.
+    let call = exec.invoke("hold", json!({}), &());
+    let dropped = tokio::time::timeout(Duration::from_millis(50), call).await;
+    assert!(dropped.is_err(), "the call was still closing its scope");
+    assert_eq!(closing.events(), [("newer started", Outcome::Ok)]);
+
+    // The caller is gone; what was left of the close goes on without it.
+    closing.release.notify_one();
+    for _ in 0..200 {
+        if closing.events().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(
+        closing.events(),
+        [
+            ("newer started", Outcome::Ok),
+            ("newer ended", Outcome::Ok),
+            ("older ran", Outcome::Ok),
+        ],
+        "the running finalizer finishes, the rest run, each exactly once, with the call's outcome"
+    );
+}
+
 #[tokio::test]
 async fn a_provider_resolved_twice_in_one_call_is_built_once() {
     let (result, journal) = run("succeed").await;
