@@ -201,21 +201,32 @@ pub fn object_property(
     }
     describe(&mut schema, title, description);
     let map = object.ensure_object();
-    if let Some(properties) = map
-        .entry("properties")
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
-        .as_object_mut()
+    if let Some(properties) = member(map, "properties", || {
+        serde_json::Value::Object(serde_json::Map::new())
+    })
+    .as_object_mut()
     {
         properties.insert(key.to_owned(), schema.to_value());
     }
     if !optional
-        && let Some(required) = map
-            .entry("required")
-            .or_insert_with(|| serde_json::Value::Array(Vec::new()))
-            .as_array_mut()
+        && let Some(required) =
+            member(map, "required", || serde_json::Value::Array(Vec::new())).as_array_mut()
     {
         required.push(key.into());
     }
+}
+
+/// `map[key]`, inserted first if missing. Not `Map::entry`, which would
+/// allocate the key for every property of every schema.
+fn member<'m>(
+    map: &'m mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    empty: impl FnOnce() -> serde_json::Value,
+) -> &'m mut serde_json::Value {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), empty());
+    }
+    map.get_mut(key).expect("inserted above")
 }
 
 /// The object schema an argument struct starts from: closed, as

@@ -429,6 +429,44 @@ fn a_recursive_type_cannot_be_inlined_for_gemini() {
     assert!(providers::export(&catalog, Format::Gemini).is_err());
 }
 
+#[test]
+fn the_text_export_is_the_same_document_and_fails_the_same_way() {
+    let catalog = representative();
+    for format in Format::ALL {
+        let text = providers::export_json(&catalog, format).unwrap();
+        let parsed: Value = serde_json::from_str(text.get()).unwrap();
+        assert_eq!(
+            parsed,
+            providers::export(&catalog, format).unwrap(),
+            "{format}"
+        );
+        // Keys in the order a `serde_json` map keeps them, so the text is
+        // byte for byte what serializing `export` writes.
+        assert_eq!(text.get(), parsed.to_string(), "{format}");
+    }
+    // Any subset, in the order given.
+    let reversed: Vec<_> = catalog.iter().rev().collect();
+    let text = providers::export_json(reversed.iter().copied(), Format::Anthropic).unwrap();
+    let parsed: Value = serde_json::from_str(text.get()).unwrap();
+    assert_eq!(
+        parsed,
+        providers::export(reversed.iter().copied(), Format::Anthropic).unwrap()
+    );
+
+    let unexportable = Catalog::builder()
+        .register::<TagProductsArgs>()
+        .register::<ImportTreeArgs>()
+        .build()
+        .unwrap();
+    for format in Format::ALL {
+        assert_eq!(
+            providers::export_json(&unexportable, format).map(|t| t.get().to_owned()),
+            providers::export(&unexportable, format).map(|v| v.to_string()),
+            "{format}"
+        );
+    }
+}
+
 // ----------------------------------------------------------------- batches
 
 #[tokio::test]

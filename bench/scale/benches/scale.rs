@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use toolwright::Catalog;
-use toolwright::providers::{Format, export};
+use toolwright::providers::{Format, export, export_json};
 use toolwright_scale_bench::{Filter, Order};
 
 #[allow(missing_docs, unreachable_pub)]
@@ -94,6 +94,23 @@ fn scale(c: &mut Criterion) {
                 })
             },
         );
+        // The same document as JSON text (`export_json`), from a warm and
+        // from a fresh catalog.
+        group.bench_with_input(
+            BenchmarkId::new("export_json_openai_strict", n),
+            &catalog,
+            |b, c| b.iter(|| export_json(black_box(c).iter(), STRICT).expect("exports")),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("discover_and_export_json_openai_strict", n),
+            &prefixes,
+            |b, p| {
+                b.iter(|| {
+                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
+                    export_json(catalog.iter(), STRICT).expect("exports")
+                })
+            },
+        );
 
         group.throughput(Throughput::Elements(1));
         group.bench_with_input(BenchmarkId::new("lookup", n), &catalog, |b, c| {
@@ -113,13 +130,36 @@ criterion_group!(benches, scale);
 
 /// `SCALE_RUN=N`: discover and export (strict OpenAI) the largest catalog
 /// N times and nothing else, for an instruction counter such as callgrind,
-/// whose counts do not drift the way times do on a shared machine.
+/// whose counts do not drift the way times do on a shared machine. With
+/// `SCALE_EXPORT=json` the export is `export_json`; with `SCALE_EXPORT=warm`
+/// (or `warm-value`) the catalog is discovered and its schemas built once,
+/// and only `export_json` (or `export`) runs N times.
 fn count_runs(runs: &str) {
     let runs: u64 = runs.parse().expect("SCALE_RUN is a number of runs");
     let prefixes = prefixes(tools::SIZES.len() - 1);
+    let export_as = std::env::var("SCALE_EXPORT").unwrap_or_default();
+    let warm = export_as.starts_with("warm").then(|| {
+        let catalog = Catalog::discover_in(prefixes).expect("discovers");
+        black_box(export_json(catalog.iter(), STRICT).expect("exports"));
+        catalog
+    });
     for _ in 0..runs {
-        let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
-        black_box(export(catalog.iter(), STRICT).expect("exports"));
+        match (export_as.as_str(), &warm) {
+            ("warm-value", Some(warm)) => {
+                drop(black_box(export(warm.iter(), STRICT).expect("exports")))
+            }
+            (_, Some(warm)) => drop(black_box(
+                export_json(warm.iter(), STRICT).expect("exports"),
+            )),
+            ("json", None) => {
+                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
+                black_box(export_json(catalog.iter(), STRICT).expect("exports"));
+            }
+            _ => {
+                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
+                black_box(export(catalog.iter(), STRICT).expect("exports"));
+            }
+        }
     }
 }
 

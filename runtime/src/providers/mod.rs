@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+mod node;
 mod schema;
 
 use std::fmt;
@@ -44,7 +45,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+
+use node::{Node, Object};
 
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::CallError;
@@ -205,6 +209,10 @@ impl ExportError {
 /// assert_eq!(strict["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
 /// ```
 pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
+    schema_node(tool, format).map(Node::into_value)
+}
+
+fn schema_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportError> {
     let canonical = tool.input_schema();
     match format {
         Format::OpenAiChat { strict: true } | Format::OpenAiResponses { strict: true } => {
@@ -237,63 +245,55 @@ pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError
 /// assert_eq!(anthropic["input_schema"]["required"], serde_json::json!(["host"]));
 /// ```
 pub fn tool_definition(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
-    let parameters = schema_for(tool, format)?;
+    definition_node(tool, format).map(Node::into_value)
+}
+
+fn definition_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportError> {
+    let parameters = schema_node(tool, format)?;
     let description = match tool.title() {
         Some(title) if !tool.description().starts_with(title) => {
-            format!("{title}. {}", tool.description())
+            Node::Made(format!("{title}. {}", tool.description()).into())
         }
-        _ => tool.description().to_owned(),
+        _ => Node::Str(tool.description()),
     };
-    // Built by moving `parameters` in: `json!` would copy it through
-    // `Serialize`, which costs more than transforming it did.
-    let name = Value::from(tool.name());
-    let description = Value::from(description);
+    let name = Node::Str(tool.name());
+    let object = |object| Node::Object(object);
     Ok(match format {
-        Format::OpenAiChat { strict } => object([
-            ("type", "function".into()),
+        Format::OpenAiChat { strict } => object(Object::of([
+            ("type", Node::Str("function")),
             (
                 "function",
-                object([
+                object(Object::of([
                     ("name", name),
                     ("description", description),
                     ("parameters", parameters),
-                    ("strict", strict.into()),
-                ]),
+                    ("strict", Node::Made(strict.into())),
+                ])),
             ),
-        ]),
-        Format::OpenAiResponses { strict } => object([
-            ("type", "function".into()),
+        ])),
+        Format::OpenAiResponses { strict } => object(Object::of([
+            ("type", Node::Str("function")),
             ("name", name),
             ("description", description),
             ("parameters", parameters),
-            ("strict", strict.into()),
-        ]),
-        Format::Anthropic => object([
+            ("strict", Node::Made(strict.into())),
+        ])),
+        Format::Anthropic => object(Object::of([
             ("name", name),
             ("description", description),
             ("input_schema", parameters),
-        ]),
-        Format::Gemini => object([
+        ])),
+        Format::Gemini => object(Object::of([
             ("name", name),
             ("description", description),
             ("parameters", parameters),
-        ]),
-        Format::GeminiJsonSchema => object([
+        ])),
+        Format::GeminiJsonSchema => object(Object::of([
             ("name", name),
             ("description", description),
             ("parametersJsonSchema", parameters),
-        ]),
+        ])),
     })
-}
-
-/// A JSON object of `entries`, moved in.
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
 }
 
 /// The request's `tools` field for `tools` (a whole catalog, or any subset
@@ -319,16 +319,67 @@ pub fn export<'a>(
     tools: impl IntoIterator<Item = &'a ToolEntry>,
     format: Format,
 ) -> Result<Value, ExportError> {
+    export_node(tools, format).map(Node::into_value)
+}
+
+/// [`export`], written as JSON text: the same document, without building
+/// it as a tree of `Value`s first, which costs more than the transform.
+///
+/// For a request body you serialize yourself: a `RawValue` in a
+/// `#[derive(Serialize)]` struct is written out as it is (`serde_json::json!`
+/// would parse it back into a `Value`).
+///
+/// ```
+/// use serde::Serialize;
+/// use serde_json::value::RawValue;
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Read a note.
+/// #[tool(key = "notes.read", effect = read, authorize = public)]
+/// async fn read_note(id: u64) -> String { String::new() }
+///
+/// #[derive(Serialize)]
+/// struct Request<'a> {
+///     model: &'a str,
+///     tools: &'a RawValue,
+/// }
+///
+/// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+/// let format = Format::OpenAiChat { strict: true };
+/// let tools = providers::export_json(&catalog, format).unwrap();
+/// let body = serde_json::to_string(&Request { model: "gpt-5", tools: &tools }).unwrap();
+/// assert!(body.starts_with(r#"{"model":"gpt-5","tools":[{"function":{"description":"Read a note.""#));
+///
+/// // The same document as `export` builds.
+/// let text: serde_json::Value = serde_json::from_str(tools.get()).unwrap();
+/// assert_eq!(text, providers::export(&catalog, format).unwrap());
+/// ```
+pub fn export_json<'a>(
+    tools: impl IntoIterator<Item = &'a ToolEntry>,
+    format: Format,
+) -> Result<Box<RawValue>, ExportError> {
+    let document = export_node(tools, format)?;
+    // Not `RawValue::from_string`, which would parse the text again.
+    Ok(serde_json::value::to_raw_value(&document).expect("an export is plain JSON"))
+}
+
+fn export_node<'a>(
+    tools: impl IntoIterator<Item = &'a ToolEntry>,
+    format: Format,
+) -> Result<Node<'a>, ExportError> {
     let definitions = tools
         .into_iter()
-        .map(|tool| tool_definition(tool, format))
+        .map(|tool| definition_node(tool, format))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(match format {
-        Format::Gemini | Format::GeminiJsonSchema => Value::Array(vec![object([(
-            "functionDeclarations",
-            Value::Array(definitions),
-        )])]),
-        _ => Value::Array(definitions),
+        Format::Gemini | Format::GeminiJsonSchema => {
+            Node::Array(vec![Node::Object(Object::of([(
+                "functionDeclarations",
+                Node::Array(definitions),
+            )]))])
+        }
+        _ => Node::Array(definitions),
     })
 }
 

@@ -6,9 +6,10 @@
 //! OpenAI strict mode's "every property required, optional ones nullable",
 //! is mapped back when calls come in (see [`strip_absent_nulls`]).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::ExportError;
+use super::node::{Node, Object};
 
 /// Where in the arguments a schema node applies, for error messages:
 /// `/address/zip`, `/tags/items`.
@@ -62,7 +63,7 @@ struct Context<'a> {
     defs: Option<&'a Map<String, Value>>,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
     fn error(&self, path: &FieldPath<'_>, construct: impl Into<String>) -> ExportError {
         ExportError {
             tool: self.tool.to_owned(),
@@ -73,11 +74,7 @@ impl Context<'_> {
     }
 
     /// The schema a local `$ref` points to.
-    fn resolve<'s>(
-        &'s self,
-        reference: &str,
-        path: &FieldPath<'_>,
-    ) -> Result<&'s Value, ExportError> {
+    fn resolve(&self, reference: &str, path: &FieldPath<'_>) -> Result<&'a Value, ExportError> {
         reference
             .strip_prefix("#/$defs/")
             .and_then(|name| self.defs?.get(name))
@@ -88,6 +85,11 @@ impl Context<'_> {
 /// Whether a schema's `type` keyword (`ty`) is the single type `name`.
 fn type_is(ty: Option<&Value>, name: &str) -> bool {
     ty.and_then(Value::as_str) == Some(name)
+}
+
+/// Whether an exported schema's `type` is the single type `name`.
+fn exported_type_is(schema: &Object<'_>, name: &str) -> bool {
+    schema.get("type").is_some_and(|t| t.is_str(name))
 }
 
 /// Annotations every dialect may drop: they do not constrain values.
@@ -102,12 +104,19 @@ const ANNOTATIONS: &[&str] = &[
 
 /// Standard JSON Schema without `$schema` (Anthropic, OpenAI non-strict,
 /// Gemini `parametersJsonSchema`).
-pub(super) fn standard(schema: &Value) -> Value {
-    let mut out = schema.clone();
-    if let Value::Object(map) = &mut out {
-        map.remove("$schema");
+pub(super) fn standard(schema: &Value) -> Node<'_> {
+    match schema {
+        Value::Object(map) => {
+            let mut out = Object::with_capacity(map.len() + 2);
+            for (keyword, value) in map {
+                if keyword != "$schema" {
+                    out.insert(keyword, Node::Same(value));
+                }
+            }
+            Node::Object(out)
+        }
+        other => Node::Same(other),
     }
-    out
 }
 
 // ------------------------------------------------------------ OpenAI strict
@@ -129,7 +138,7 @@ const STRICT_MAX_DEPTH: usize = 10;
 /// property required (optional ones nullable), only supported keywords.
 ///
 /// The result accepts a subset of what the executor accepts, never more.
-pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportError> {
+pub(super) fn openai_strict<'a>(tool: &'a str, schema: &'a Value) -> Result<Node<'a>, ExportError> {
     let root = schema
         .as_object()
         .ok_or_else(|| ExportError::root(tool, "OpenAI strict"))?;
@@ -140,39 +149,43 @@ pub(super) fn openai_strict(tool: &str, schema: &Value) -> Result<Value, ExportE
         defs,
     };
     let mut out = strict_node(&cx, schema, &FieldPath::Root)?;
-    if !type_is(out.get("type"), "object") {
+    if !exported_type_is(&out, "object") {
         return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
-    if let Some(defs) = defs {
-        let mut converted = Map::new();
-        for (name, def) in defs {
-            let path = FieldPath::Definition(name);
-            converted.insert(name.clone(), strict_node(&cx, def, &path)?);
+    let converted = match defs {
+        Some(defs) => {
+            let mut converted = Object::with_capacity(defs.len());
+            for (name, def) in defs {
+                let path = FieldPath::Definition(name);
+                converted.insert(name, Node::Object(strict_node(&cx, def, &path)?));
+            }
+            Some(converted)
         }
-        out.as_object_mut()
-            .expect("checked above")
-            .insert("$defs".into(), Value::Object(converted));
-    }
-    let depth = object_depth(&out, defs, &mut Vec::new());
+        None => None,
+    };
+    let depth = object_depth(&out, converted.as_ref(), &mut Vec::new());
     if depth > STRICT_MAX_DEPTH {
         return Err(cx.error(
             &FieldPath::Root,
             format!("{depth} levels of nested objects (at most {STRICT_MAX_DEPTH})"),
         ));
     }
-    Ok(out)
+    if let Some(converted) = converted {
+        out.insert("$defs", Node::Object(converted));
+    }
+    Ok(Node::Object(out))
 }
 
-fn strict_node(
-    cx: &Context<'_>,
-    schema: &Value,
+fn strict_node<'a>(
+    cx: &Context<'a>,
+    schema: &'a Value,
     path: &FieldPath<'_>,
-) -> Result<Value, ExportError> {
+) -> Result<Object<'a>, ExportError> {
     let map = match schema {
         Value::Object(map) if !map.is_empty() => map,
         _ => return Err(cx.error(path, "a value of any type (strict mode needs a type)")),
     };
-    let mut out = Map::new();
+    let mut out = Object::with_capacity(map.len() + 2);
     let mut length: (Option<u64>, Option<u64>) = (None, None);
     for (keyword, value) in map {
         match keyword.as_str() {
@@ -180,42 +193,36 @@ fn strict_node(
             "type" | "enum" | "const" | "description" | "title" | "pattern" | "multipleOf"
             | "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minItems"
             | "maxItems" | "$ref" => {
-                out.insert(keyword.clone(), value.clone());
+                out.insert(keyword, Node::Same(value));
             }
             "format" => {
                 if value.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) {
-                    out.insert(keyword.clone(), value.clone());
+                    out.insert(keyword, Node::Same(value));
                 }
                 // Other formats (int64, uint8, uri...) are annotations the
                 // executor does not enforce either: dropping them changes nothing.
             }
             "required" => {} // rebuilt below from every property
             "properties" => {
-                let no_properties = Map::new();
-                let properties = value.as_object().unwrap_or(&no_properties);
                 let required: Vec<&str> = map
                     .get("required")
                     .and_then(Value::as_array)
                     .map(|r| r.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
-                let mut converted = Map::new();
-                for (name, property) in properties {
+                let properties = value.as_object();
+                let count = properties.map_or(0, Map::len);
+                let mut converted = Object::with_capacity(count);
+                let mut every = Vec::with_capacity(count);
+                for (name, property) in properties.into_iter().flatten() {
                     let mut property = strict_node(cx, property, &path.push(name))?;
                     if !required.contains(&name.as_str()) {
                         property = nullable(property);
                     }
-                    converted.insert(name.clone(), property);
+                    converted.insert(name, Node::Object(property));
+                    every.push(Node::Str(name));
                 }
-                out.insert(
-                    "required".into(),
-                    Value::Array(
-                        properties
-                            .keys()
-                            .map(|k| Value::String(k.clone()))
-                            .collect(),
-                    ),
-                );
-                out.insert("properties".into(), Value::Object(converted));
+                out.insert("required", Node::Array(every));
+                out.insert("properties", Node::Object(converted));
             }
             "additionalProperties" => {
                 if value != &Value::Bool(false) {
@@ -226,7 +233,8 @@ fn strict_node(
                 }
             }
             "items" => {
-                out.insert("items".into(), strict_node(cx, value, &path.push("items"))?);
+                let items = strict_node(cx, value, &path.push("items"))?;
+                out.insert("items", Node::Object(items));
             }
             "anyOf" | "oneOf" => {
                 // schemars writes `oneOf` for enums whose variants are told
@@ -235,9 +243,9 @@ fn strict_node(
                 let branches = value.as_array().map_or(&[][..], Vec::as_slice);
                 let converted = branches
                     .iter()
-                    .map(|b| strict_node(cx, b, path))
+                    .map(|b| strict_node(cx, b, path).map(Node::Object))
                     .collect::<Result<Vec<_>, _>>()?;
-                out.insert("anyOf".into(), Value::Array(converted));
+                out.insert("anyOf", Node::Array(converted));
             }
             "minLength" => length.0 = value.as_u64(),
             "maxLength" => length.1 = value.as_u64(),
@@ -246,7 +254,10 @@ fn strict_node(
             other => return Err(cx.error(path, format!("the `{other}` keyword"))),
         }
     }
-    if type_is(out.get("type"), "object") && !out.contains_key("properties") {
+    // `type` is copied as it is.
+    let object_type = type_is(map.get("type"), "object");
+    let has_properties = out.contains_key("properties");
+    if object_type && !has_properties {
         if map
             .get("additionalProperties")
             .is_none_or(|a| a != &Value::Bool(false))
@@ -256,19 +267,19 @@ fn strict_node(
                 "an object with free-form keys (strict mode closes every object)",
             ));
         }
-        out.insert("properties".into(), json!({}));
-        out.insert("required".into(), json!([]));
+        out.insert("properties", Node::Object(Object::default()));
+        out.insert("required", Node::Array(Vec::new()));
     }
-    if type_is(out.get("type"), "object") || out.contains_key("properties") {
-        out.insert("additionalProperties".into(), Value::Bool(false));
+    if object_type || has_properties {
+        out.insert("additionalProperties", Node::Made(Value::Bool(false)));
     }
-    if let Some(reference) = out.get("$ref").cloned()
-        && out.len() > 1
+    if out.len() > 1
+        && let Some(reference) = out.remove("$ref")
     {
         // A `$ref` beside other keywords is not plain JSON Schema for
         // OpenAI; the same reference as the single branch of an `anyOf` is.
-        out.remove("$ref");
-        out.insert("anyOf".into(), json!([{ "$ref": reference }]));
+        let branch = Object::of([("$ref", reference)]);
+        out.insert("anyOf", Node::Array(vec![Node::Object(branch)]));
     }
     if length != (None, None) {
         // Strict mode has no string lengths; the same rule as a pattern.
@@ -278,67 +289,82 @@ fn strict_node(
         let min = length.0.unwrap_or(0);
         let max = length.1.map(|m| m.to_string()).unwrap_or_default();
         out.insert(
-            "pattern".into(),
-            Value::String(format!("^[\\s\\S]{{{min},{max}}}$")),
+            "pattern",
+            Node::Made(Value::String(format!("^[\\s\\S]{{{min},{max}}}$"))),
         );
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 /// `schema`, also accepting `null`.
-fn nullable(schema: Value) -> Value {
-    if let Value::Object(map) = &schema {
-        let simple = !map.contains_key("enum") && !map.contains_key("const");
-        match map.get("type") {
-            Some(Value::String(t)) if simple => {
-                let mut map = map.clone();
-                map.insert("type".into(), json!([t, "null"]));
-                return Value::Object(map);
-            }
-            Some(Value::Array(types)) if types.iter().any(|t| t == "null") => return schema,
-            _ => {}
-        }
-        if let Some(Value::Array(branches)) = map.get("anyOf")
-            && branches.iter().any(|b| type_is(b.get("type"), "null"))
-        {
+fn nullable(mut schema: Object<'_>) -> Object<'_> {
+    let simple = !schema.contains_key("enum") && !schema.contains_key("const");
+    match schema.get("type") {
+        Some(t) if simple && t.as_str().is_some() => {
+            let single = schema.remove("type").expect("just read");
+            schema.insert("type", Node::Array(vec![single, Node::Str("null")]));
             return schema;
         }
+        Some(Node::Same(Value::Array(types))) if types.iter().any(|t| t == "null") => {
+            return schema;
+        }
+        _ => {}
     }
-    json!({"anyOf": [schema, {"type": "null"}]})
+    if let Some(Node::Array(branches)) = schema.get("anyOf")
+        && branches
+            .iter()
+            .any(|b| b.as_object().is_some_and(|b| exported_type_is(b, "null")))
+    {
+        return schema;
+    }
+    let null = Object::of([("type", Node::Str("null"))]);
+    Object::of([(
+        "anyOf",
+        Node::Array(vec![Node::Object(schema), Node::Object(null)]),
+    )])
 }
 
-/// The deepest nesting of objects, following `$ref`s but not around cycles.
-fn object_depth(
-    schema: &Value,
-    defs: Option<&Map<String, Value>>,
-    seen: &mut Vec<String>,
+/// The deepest nesting of objects in an exported schema, following `$ref`s
+/// into the exported definitions but not around cycles.
+fn object_depth<'n>(
+    schema: &'n Object<'_>,
+    defs: Option<&'n Object<'_>>,
+    seen: &mut Vec<&'n str>,
 ) -> usize {
-    let Value::Object(map) = schema else {
-        return 0;
-    };
-    let own = usize::from(map.contains_key("properties"));
+    let mut own = 0;
     let mut deepest = 0;
-    if let Some(Value::Object(properties)) = map.get("properties") {
-        for property in properties.values() {
-            deepest = deepest.max(object_depth(property, defs, seen));
+    let mut below = |node: &'n Node<'_>, seen: &mut Vec<&'n str>| {
+        if let Some(object) = node.as_object() {
+            deepest = deepest.max(object_depth(object, defs, seen));
         }
-    }
-    if let Some(items) = map.get("items") {
-        deepest = deepest.max(object_depth(items, defs, seen));
-    }
-    if let Some(Value::Array(branches)) = map.get("anyOf") {
-        for branch in branches {
-            deepest = deepest.max(object_depth(branch, defs, seen));
+    };
+    for (keyword, value) in schema.iter() {
+        match (keyword, value) {
+            ("properties", Node::Object(properties)) => {
+                own = 1;
+                for (_, property) in properties.iter() {
+                    below(property, seen);
+                }
+            }
+            ("properties", _) => own = 1,
+            ("items", items) => below(items, seen),
+            ("anyOf", Node::Array(branches)) => {
+                for branch in branches {
+                    below(branch, seen);
+                }
+            }
+            ("$ref", reference) => {
+                if let Some(name) = reference.as_str().and_then(|r| r.strip_prefix("#/$defs/"))
+                    && !seen.contains(&name)
+                    && let Some(target) = defs.and_then(|d| d.get(name))
+                {
+                    seen.push(name);
+                    below(target, seen);
+                    seen.pop();
+                }
+            }
+            _ => {}
         }
-    }
-    if let Some(Value::String(reference)) = map.get("$ref")
-        && let Some(name) = reference.strip_prefix("#/$defs/")
-        && !seen.iter().any(|s| s == name)
-        && let Some(target) = defs.and_then(|d| d.get(name))
-    {
-        seen.push(name.to_owned());
-        deepest = deepest.max(object_depth(target, defs, seen));
-        seen.pop();
     }
     own + deepest
 }
@@ -347,7 +373,7 @@ fn object_depth(
 
 /// Gemini `FunctionDeclaration.parameters`: an OpenAPI 3.0 subset, with
 /// every `$ref` inlined and type lists written as `nullable`.
-pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
+pub(super) fn gemini<'a>(tool: &'a str, schema: &'a Value) -> Result<Node<'a>, ExportError> {
     let root = schema
         .as_object()
         .ok_or_else(|| ExportError::root(tool, "Gemini"))?;
@@ -357,63 +383,63 @@ pub(super) fn gemini(tool: &str, schema: &Value) -> Result<Value, ExportError> {
         defs: root.get("$defs").and_then(Value::as_object),
     };
     let out = gemini_node(&cx, schema, &FieldPath::Root, &mut Vec::new())?;
-    if !type_is(out.get("type"), "object") {
+    if !exported_type_is(&out, "object") {
         return Err(cx.error(&FieldPath::Root, "a root that is not an object"));
     }
-    Ok(out)
+    Ok(Node::Object(out))
 }
 
-fn gemini_node(
-    cx: &Context<'_>,
-    schema: &Value,
+fn gemini_node<'a>(
+    cx: &Context<'a>,
+    schema: &'a Value,
     path: &FieldPath<'_>,
-    inlining: &mut Vec<String>,
-) -> Result<Value, ExportError> {
+    inlining: &mut Vec<&'a str>,
+) -> Result<Object<'a>, ExportError> {
     let map = match schema {
         Value::Object(map) if !map.is_empty() => map,
         _ => return Err(cx.error(path, "a value of any type (Gemini needs a type)")),
     };
     if let Some(Value::String(reference)) = map.get("$ref") {
-        if inlining.contains(reference) {
+        if inlining.contains(&reference.as_str()) {
             return Err(cx.error(
                 path,
                 format!("a recursive type (`{reference}`), which cannot be inlined"),
             ));
         }
         let target = cx.resolve(reference, path)?;
-        inlining.push(reference.clone());
+        inlining.push(reference);
         let mut inlined = gemini_node(cx, target, path, inlining)?;
         inlining.pop();
         // Sibling annotations (a field's description) override the target's.
         for key in ["description", "title", "default"] {
-            if let (Some(value), Value::Object(out)) = (map.get(key), &mut inlined) {
-                out.insert(key.into(), value.clone());
+            if let Some(value) = map.get(key) {
+                inlined.insert(key, Node::Same(value));
             }
         }
         return Ok(inlined);
     }
 
-    let mut out = Map::new();
+    let mut out = Object::with_capacity(map.len() + 2);
     let mut nullable = false;
     let is_integer = map.get("type").is_some_and(|t| {
-        t == "integer" || t.as_array().is_some_and(|a| a.contains(&json!("integer")))
+        t == "integer"
+            || t.as_array()
+                .is_some_and(|a| a.iter().any(|t| t == "integer"))
     });
     for (keyword, value) in map {
         match keyword.as_str() {
             "$defs" => {}
             "type" => match value {
-                Value::String(_) => {
-                    out.insert("type".into(), value.clone());
-                }
+                Value::String(_) => out.insert("type", Node::Same(value)),
                 Value::Array(types) => {
-                    let mut others: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-                    nullable |= others.len() < types.len();
-                    match others.len() {
-                        0 => return Err(cx.error(path, "a value that can only be null")),
-                        1 => {
-                            out.insert("type".into(), others.remove(0).clone());
+                    let mut others = types.iter().filter(|t| *t != "null");
+                    nullable |= others.clone().count() < types.len();
+                    match (others.next(), others.next()) {
+                        (None, _) => return Err(cx.error(path, "a value that can only be null")),
+                        (Some(only), None) => out.insert("type", Node::Same(only)),
+                        (Some(_), Some(_)) => {
+                            return Err(cx.error(path, "a value of several types"));
                         }
-                        _ => return Err(cx.error(path, "a value of several types")),
                     }
                 }
                 _ => return Err(cx.error(path, "a malformed `type`")),
@@ -426,27 +452,29 @@ fn gemini_node(
                         | (Some("string"), Some("date-time" | "enum"))
                 );
                 if kept {
-                    out.insert("format".into(), value.clone());
+                    out.insert("format", Node::Same(value));
                 }
             }
             "title" | "description" | "default" | "pattern" | "minLength" | "maxLength"
             | "minItems" | "maxItems" | "minProperties" | "maxProperties" | "minimum"
             | "maximum" | "required" => {
-                out.insert(keyword.clone(), value.clone());
+                out.insert(keyword, Node::Same(value));
             }
             "enum" => {
                 let values = value.as_array().map_or(&[][..], Vec::as_slice);
-                let strings: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                let strings: Vec<Node<'a>> = values
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(Node::Same)
+                    .collect();
                 nullable |= strings.len() < values.len();
-                if strings.iter().any(|v| !v.is_string()) {
+                if values.iter().any(|v| !v.is_null() && !v.is_string()) {
                     return Err(cx.error(path, "an enum of values that are not strings"));
                 }
-                out.insert("enum".into(), Value::Array(strings));
+                out.insert("enum", Node::Array(strings));
             }
             "const" => match value {
-                Value::String(_) => {
-                    out.insert("enum".into(), json!([value]));
-                }
+                Value::String(_) => out.insert("enum", Node::Array(vec![Node::Same(value)])),
                 _ => return Err(cx.error(path, "a constant that is not a string")),
             },
             "exclusiveMinimum" | "exclusiveMaximum" => {
@@ -462,17 +490,16 @@ fn gemini_node(
                 } else {
                     ("maximum", bound - 1)
                 };
-                out.insert(key.into(), Value::from(inclusive));
+                out.insert(key, Node::Made(Value::from(inclusive)));
             }
             "properties" => {
-                let mut converted = Map::new();
-                for (name, property) in value.as_object().into_iter().flatten() {
-                    converted.insert(
-                        name.clone(),
-                        gemini_node(cx, property, &path.push(name), inlining)?,
-                    );
+                let properties = value.as_object();
+                let mut converted = Object::with_capacity(properties.map_or(0, Map::len));
+                for (name, property) in properties.into_iter().flatten() {
+                    let property = gemini_node(cx, property, &path.push(name), inlining)?;
+                    converted.insert(name, Node::Object(property));
                 }
-                out.insert("properties".into(), Value::Object(converted));
+                out.insert("properties", Node::Object(converted));
             }
             "additionalProperties" => {
                 if value != &Value::Bool(false) {
@@ -481,10 +508,8 @@ fn gemini_node(
                 // Gemini has no closed objects; it only ever sends declared properties.
             }
             "items" => {
-                out.insert(
-                    "items".into(),
-                    gemini_node(cx, value, &path.push("items"), inlining)?,
-                );
+                let items = gemini_node(cx, value, &path.push("items"), inlining)?;
+                out.insert("items", Node::Object(items));
             }
             "anyOf" | "oneOf" => {
                 let mut branches = Vec::new();
@@ -499,14 +524,12 @@ fn gemini_node(
                 }
                 if branches.len() == 1 {
                     // `X or null` is `X` with `nullable`.
-                    let Some(Value::Object(single)) = branches.pop() else {
-                        unreachable!("gemini_node returns objects")
-                    };
-                    for (k, v) in single {
-                        out.entry(k).or_insert(v);
+                    for (k, v) in branches.remove(0).into_entries() {
+                        out.insert_new(k, v);
                     }
                 } else {
-                    out.insert("anyOf".into(), Value::Array(branches));
+                    let branches = branches.into_iter().map(Node::Object).collect();
+                    out.insert("anyOf", Node::Array(branches));
                 }
             }
             other if ANNOTATIONS.contains(&other) => {}
@@ -514,9 +537,9 @@ fn gemini_node(
         }
     }
     if nullable {
-        out.insert("nullable".into(), Value::Bool(true));
+        out.insert("nullable", Node::Made(Value::Bool(true)));
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 // ------------------------------------------------------------ calls coming in
