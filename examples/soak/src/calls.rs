@@ -38,6 +38,9 @@ pub(crate) enum Kind {
     Denied,
     /// The caller polls the call once, then drops it mid-flight.
     Dropped,
+    /// The body has returned and the caller drops the call while the
+    /// finalizer is running (it yields once), after one poll.
+    DroppedWhileClosing,
     /// The caller wraps the call in a 1 ms `tokio::time::timeout` and gives up.
     Abandoned,
     /// A tool with nothing to inject (the executor's direct path) returns
@@ -66,7 +69,7 @@ pub(crate) enum Builds {
 
 impl Kind {
     /// Every kind, in the order of the summary table.
-    pub(crate) const ALL: [Kind; 12] = [
+    pub(crate) const ALL: [Kind; 13] = [
         Kind::Ok,
         Kind::ToolError,
         Kind::Panic,
@@ -74,6 +77,7 @@ impl Kind {
         Kind::InvalidArguments,
         Kind::Denied,
         Kind::Dropped,
+        Kind::DroppedWhileClosing,
         Kind::Abandoned,
         Kind::DirectOk,
         Kind::DirectPanic,
@@ -88,13 +92,14 @@ impl Kind {
     /// a caller for a millisecond or two, so they stay a small share.
     const fn per_mille(self) -> u64 {
         match self {
-            Kind::Ok => 550,
+            Kind::Ok => 530,
             Kind::ToolError => 100,
             Kind::Panic => 50,
             Kind::Timeout => 20,
             Kind::InvalidArguments => 50,
             Kind::Denied => 50,
             Kind::Dropped => 20,
+            Kind::DroppedWhileClosing => 20,
             Kind::Abandoned => 10,
             Kind::DirectOk => 120,
             Kind::DirectPanic => 10,
@@ -131,6 +136,7 @@ impl Kind {
             Kind::InvalidArguments => "invalid arguments",
             Kind::Denied => "denied",
             Kind::Dropped => "dropped after 1 poll",
+            Kind::DroppedWhileClosing => "dropped while closing",
             Kind::Abandoned => "abandoned (1 ms)",
             Kind::DirectOk => "direct: ok",
             Kind::DirectPanic => "direct: panic",
@@ -143,7 +149,7 @@ impl Kind {
     /// of its kind's that injects nothing.
     fn tool(self) -> &'static str {
         match self {
-            Kind::Ok | Kind::InvalidArguments | Kind::Denied => "echo",
+            Kind::Ok | Kind::InvalidArguments | Kind::Denied | Kind::DroppedWhileClosing => "echo",
             Kind::ToolError => "fail",
             Kind::Panic => "explode",
             Kind::Timeout => "stall",
@@ -158,7 +164,8 @@ impl Kind {
     /// The outcome the finalizers of this kind's calls must receive.
     pub(crate) fn outcome(self) -> Option<Outcome> {
         match self {
-            Kind::Ok => Some(Outcome::Ok),
+            // The body returned before the caller left: the call's outcome.
+            Kind::Ok | Kind::DroppedWhileClosing => Some(Outcome::Ok),
             Kind::ToolError => Some(Outcome::Error),
             Kind::Panic => Some(Outcome::Panicked),
             Kind::Timeout | Kind::Dropped | Kind::Abandoned => Some(Outcome::Cancelled),
@@ -175,7 +182,11 @@ impl Kind {
     /// Whether this kind's calls build the request dependency.
     pub(crate) fn builds(self) -> Builds {
         match self {
-            Kind::Ok | Kind::ToolError | Kind::Panic | Kind::Dropped => Builds::EveryCall,
+            Kind::Ok
+            | Kind::ToolError
+            | Kind::Panic
+            | Kind::Dropped
+            | Kind::DroppedWhileClosing => Builds::EveryCall,
             Kind::Timeout | Kind::Abandoned => Builds::AtMostEveryCall,
             Kind::InvalidArguments
             | Kind::Denied
@@ -245,6 +256,20 @@ impl Kind {
                 let mut call = pin!(tokio::task::unconstrained(executor.invoke(
                     self.tool(),
                     json!({}),
+                    admin
+                )));
+                let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+                expect(first.is_pending(), &first)
+            }
+            Kind::DroppedWhileClosing => {
+                // Unconstrained, as above: in its one poll the call builds
+                // its dependency, runs its body to the end and starts the
+                // finalizer, which yields; the call is dropped there, and
+                // the executor hands the rest of the close to the runtime.
+                let n = call % 1000;
+                let mut call = pin!(tokio::task::unconstrained(executor.invoke(
+                    self.tool(),
+                    json!({ "n": n }),
                     admin
                 )));
                 let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;

@@ -283,8 +283,8 @@ impl Report {
             })
             .collect();
         let mut what = "every finalizer received its call's outcome \
-                        (ok: Ok, tool error: Error, panic: Panicked, \
-                        timeout/dropped/abandoned: Cancelled)"
+                        (ok and dropped while closing: Ok, tool error: Error, \
+                        panic: Panicked, timeout/dropped/abandoned: Cancelled)"
             .to_owned();
         if !wrong.is_empty() {
             what += &format!(": {}", wrong.join("; "));
@@ -326,7 +326,7 @@ impl Report {
             ));
         }
         let mut what = format!(
-            "one dependency per call of ok, tool error, panic and dropped; none for invalid \
+            "one dependency per call of ok, tool error, panic and both dropped kinds; none for invalid \
              arguments, denied or any direct call; at most one per timeout or abandoned \
              call ({} of those cancelled before building it)",
             grouped(cancelled_early),

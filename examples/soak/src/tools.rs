@@ -150,7 +150,12 @@ pub(crate) fn container(ledger: Arc<Ledger>) -> Container {
                 let kind = CALL_KIND.try_with(|kind| *kind).ok();
                 ledger.built(kind);
                 let closing = ledger.clone();
-                scope.on_close(move |outcome| async move { closing.finalized(kind, outcome) });
+                // A finalizer that waits, as one that commits would: a
+                // caller may drop the call while it runs.
+                scope.on_close(move |outcome| async move {
+                    tokio::task::yield_now().await;
+                    closing.finalized(kind, outcome);
+                });
                 Ok::<_, ResolveError>(Probe { ledger })
             }
         })
