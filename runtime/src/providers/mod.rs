@@ -40,11 +40,14 @@
 mod node;
 mod schema;
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
+use serde::ser::{Error as _, Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -99,6 +102,11 @@ impl Format {
         Format::Gemini,
         Format::GeminiJsonSchema,
     ];
+
+    /// Gemini's formats, which hold every declaration in one `Tool`.
+    fn is_gemini(self) -> bool {
+        matches!(self, Format::Gemini | Format::GeminiJsonSchema)
+    }
 
     fn is_openai(self) -> bool {
         matches!(
@@ -319,7 +327,20 @@ pub fn export<'a>(
     tools: impl IntoIterator<Item = &'a ToolEntry>,
     format: Format,
 ) -> Result<Value, ExportError> {
-    export_node(tools, format).map(Node::into_value)
+    // One tool at a time: each definition's tree is gone before the next
+    // is built, so the export's memory is the result's.
+    let definitions = tools
+        .into_iter()
+        .map(|tool| definition_node(tool, format).map(Node::into_value))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut definitions = Value::Array(definitions);
+    if format.is_gemini() {
+        // Moved in: `json!` would copy it through `Serialize`.
+        let mut tool = Map::new();
+        tool.insert("functionDeclarations".to_owned(), definitions);
+        definitions = Value::Array(vec![Value::Object(tool)]);
+    }
+    Ok(definitions)
 }
 
 /// [`export`], written as JSON text: the same document, without building
@@ -359,28 +380,47 @@ pub fn export_json<'a>(
     tools: impl IntoIterator<Item = &'a ToolEntry>,
     format: Format,
 ) -> Result<Box<RawValue>, ExportError> {
-    let document = export_node(tools, format)?;
+    let definitions = Definitions {
+        tools: tools.into_iter().collect(),
+        format,
+        failed: RefCell::new(None),
+    };
     // Not `RawValue::from_string`, which would parse the text again.
-    Ok(serde_json::value::to_raw_value(&document).expect("an export is plain JSON"))
+    let written = if format.is_gemini() {
+        serde_json::value::to_raw_value(&[BTreeMap::from([("functionDeclarations", &definitions)])])
+    } else {
+        serde_json::value::to_raw_value(&definitions)
+    };
+    match definitions.failed.into_inner() {
+        Some(error) => Err(error),
+        None => Ok(written.expect("an export is plain JSON")),
+    }
 }
 
-fn export_node<'a>(
-    tools: impl IntoIterator<Item = &'a ToolEntry>,
+/// The definitions of `tools` as a JSON array, each built, written and
+/// dropped in turn. A definition that cannot be built ends the writing;
+/// its error waits in `failed`.
+struct Definitions<'a> {
+    tools: Vec<&'a ToolEntry>,
     format: Format,
-) -> Result<Node<'a>, ExportError> {
-    let definitions = tools
-        .into_iter()
-        .map(|tool| definition_node(tool, format))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(match format {
-        Format::Gemini | Format::GeminiJsonSchema => {
-            Node::Array(vec![Node::Object(Object::of([(
-                "functionDeclarations",
-                Node::Array(definitions),
-            )]))])
+    failed: RefCell<Option<ExportError>>,
+}
+
+impl Serialize for Definitions<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+        for tool in &self.tools {
+            match definition_node(tool, self.format) {
+                Ok(definition) => seq.serialize_element(&definition)?,
+                Err(error) => {
+                    let message = error.to_string();
+                    *self.failed.borrow_mut() = Some(error);
+                    return Err(S::Error::custom(message));
+                }
+            }
         }
-        _ => Node::Array(definitions),
-    })
+        seq.end()
+    }
 }
 
 /// The named tools of `catalog`, in the order given, for [`export`].
