@@ -58,35 +58,50 @@ fn format_bounds(format: &str) -> Option<(Value, Value)> {
 }
 
 fn is_integer_type(schema: &Map<String, Value>) -> bool {
-    match schema.get("type") {
-        Some(Value::String(t)) => t == "integer",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
-        _ => false,
-    }
+    schema.get("type").is_some_and(is_integer)
 }
 
 /// Adds the type's own `minimum`/`maximum` where the schema has none.
+///
+/// One pass over each object's keywords (rather than a lookup per keyword,
+/// each a walk down the map comparing strings): this runs over every
+/// schema the first time it is asked for.
 fn bound_integers(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            if is_integer_type(map)
-                && let Some((min, max)) = map
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .and_then(format_bounds)
-            {
-                // Not `entry`, which would allocate its key every time.
-                if !map.contains_key("minimum") {
-                    map.insert("minimum".to_owned(), min);
+            let (mut integer, mut format, mut min, mut max) = (false, None, false, false);
+            for (keyword, value) in map.iter_mut() {
+                // Keywords by name and shape: in `properties`, the same
+                // names are fields, whose schemas are objects.
+                match (keyword.as_str(), &*value) {
+                    ("type", ty) => integer = is_integer(ty),
+                    ("format", Value::String(f)) => format = format_bounds(f),
+                    ("minimum", Value::Number(_)) => min = true,
+                    ("maximum", Value::Number(_)) => max = true,
+                    _ => {}
                 }
-                if !map.contains_key("maximum") {
-                    map.insert("maximum".to_owned(), max);
+                bound_integers(value);
+            }
+            if integer && let Some((lowest, highest)) = format {
+                if !min {
+                    map.insert("minimum".to_owned(), lowest);
+                }
+                if !max {
+                    map.insert("maximum".to_owned(), highest);
                 }
             }
-            map.values_mut().for_each(bound_integers);
         }
         Value::Array(items) => items.iter_mut().for_each(bound_integers),
         _ => {}
+    }
+}
+
+/// Whether a `type` keyword's value is, or includes, `integer`.
+fn is_integer(ty: &Value) -> bool {
+    match ty {
+        Value::String(t) => t == "integer",
+        Value::Array(types) => types.iter().any(|t| t == "integer"),
+        _ => false,
     }
 }
 
@@ -213,6 +228,28 @@ mod tests {
         ] {
             assert!(!deserialization_enforces(&constrained), "{constrained}");
         }
+    }
+
+    #[test]
+    fn fields_named_like_keywords_are_bounded_too() {
+        let mut schema = json!({"type": "object", "properties": {
+            "type": {"type": "integer", "format": "uint8"},
+            "format": {"type": "integer", "format": "int8"},
+            "minimum": {"type": "integer", "format": "uint16"},
+            "maximum": {"type": "integer", "format": "int16", "maximum": 7}
+        }});
+        bound_integers(&mut schema);
+        let field = |name: &str| schema["properties"][name].clone();
+        assert_eq!(field("type")["maximum"], json!(u8::MAX));
+        assert_eq!(field("format")["minimum"], json!(i8::MIN));
+        assert_eq!(field("minimum")["maximum"], json!(u16::MAX));
+        assert_eq!(field("maximum")["minimum"], json!(i16::MIN));
+        assert_eq!(field("maximum")["maximum"], json!(7));
+        assert!(schema["properties"].get("minimum").is_some());
+        assert!(
+            schema.get("minimum").is_none(),
+            "the object itself is no integer"
+        );
     }
 
     #[test]
