@@ -20,8 +20,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use toolwright::Catalog;
 use toolwright::providers::{Format, export, export_json};
+use toolwright::{Catalog, Container, Executor};
 use toolwright_scale_bench::{Filter, Order};
 
 #[allow(missing_docs, unreachable_pub)]
@@ -121,6 +121,18 @@ fn scale(c: &mut Criterion) {
                 })
             },
         );
+        // What a server also builds at start-up: the executor, which
+        // checks every tool's dependencies and compiles its validator.
+        group.bench_with_input(
+            BenchmarkId::new("startup_executor", n),
+            &prefixes,
+            |b, p| {
+                b.iter_with_large_drop(|| {
+                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
+                    Executor::new(catalog, Container::default()).expect("builds")
+                })
+            },
+        );
         // The same document as JSON text (`export_json`), from a warm and
         // from a fresh catalog.
         group.bench_with_input(
@@ -160,7 +172,9 @@ criterion_group!(benches, scale);
 /// whose counts do not drift the way times do on a shared machine. With
 /// `SCALE_EXPORT=json` the export is `export_json`; with `SCALE_EXPORT=warm`
 /// (or `warm-value`) the catalog is discovered and its schemas built once,
-/// and only `export_json` (or `export`) runs N times.
+/// and only `export_json` (or `export`) runs N times; with
+/// `SCALE_EXPORT=executor` each run discovers the catalog and builds an
+/// `Executor` over it, exporting nothing.
 fn count_runs(runs: &str) {
     let runs: u64 = runs.parse().expect("SCALE_RUN is a number of runs");
     let prefixes = prefixes(tools::SIZES.len() - 1);
@@ -178,6 +192,10 @@ fn count_runs(runs: &str) {
             (_, Some(warm)) => drop(black_box(
                 export_json(warm.iter(), STRICT).expect("exports"),
             )),
+            ("executor", None) => {
+                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
+                black_box(Executor::new(catalog, Container::default()).expect("builds"));
+            }
             ("json", None) => {
                 let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
                 black_box(export_json(catalog.iter(), STRICT).expect("exports"));
