@@ -16,10 +16,12 @@
 //! includes skipping the rest. `discover_all` is `Catalog::discover()`
 //! over everything linked.
 
+use std::any::Any;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group};
 use toolwright::providers::{Format, export, export_json};
 use toolwright::{Catalog, Container, Executor};
 use toolwright_scale_bench::{Filter, Order};
@@ -59,9 +61,50 @@ fn scale(c: &mut Criterion) {
         let middle = catalog.iter().nth(n / 2).expect("a tool").name().to_owned();
 
         group.throughput(Throughput::Elements(n as u64));
-        group.bench_with_input(BenchmarkId::new("discover", n), &prefixes, |b, p| {
-            b.iter(|| Catalog::discover_in(black_box(*p)).expect("discovers"))
+        let mut fresh = |name, teardown, then: &dyn Fn(Catalog) -> Box<dyn Any>| {
+            discovered(
+                &mut group,
+                BenchmarkId::new(name, n),
+                prefixes,
+                teardown,
+                then,
+            );
+        };
+        fresh("discover", Inside, &|catalog| Box::new(catalog));
+        // The part of the cold path that is schemars' own: a fresh catalog
+        // and each tool's canonical input schema (schemars builds it; we
+        // only bound its integers), nothing exported.
+        fresh("discover_and_build_schemas", Inside, &|catalog| {
+            for tool in &catalog {
+                black_box(tool.input_schema());
+            }
+            Box::new(catalog)
         });
+        fresh("discover_and_export_openai_strict", Inside, &|catalog| {
+            Box::new(export(catalog.iter(), STRICT).expect("exports"))
+        });
+        fresh(
+            "discover_and_export_json_openai_strict",
+            Inside,
+            &|catalog| Box::new(export_json(catalog.iter(), STRICT).expect("exports")),
+        );
+        // Start-up: what an application pays before it serves, which is
+        // not dropping its catalog.
+        fresh("startup_export_openai_strict", After, &|catalog| {
+            let tools = export(catalog.iter(), STRICT).expect("exports");
+            Box::new((catalog, tools))
+        });
+        fresh("startup_export_json_openai_strict", After, &|catalog| {
+            let tools = export_json(catalog.iter(), STRICT).expect("exports");
+            Box::new((catalog, tools))
+        });
+        // What a server also builds at start-up: the executor, which
+        // checks every tool's dependencies and compiles its validator.
+        fresh("startup_executor", After, &|catalog| {
+            Box::new(Executor::new(catalog, Container::default()).expect("builds"))
+        });
+
+        // Exports of a catalog whose schemas are built.
         group.bench_with_input(BenchmarkId::new("export_canonical", n), &catalog, |b, c| {
             b.iter(|| serde_json::to_value(black_box(c)).expect("serializes"))
         });
@@ -70,85 +113,10 @@ fn scale(c: &mut Criterion) {
             &catalog,
             |b, c| b.iter(|| export(black_box(c).iter(), STRICT).expect("exports")),
         );
-        // The part of the cold path that is schemars' own: a fresh catalog
-        // and each tool's canonical input schema (schemars builds it; we
-        // only bound its integers), nothing exported.
-        group.bench_with_input(
-            BenchmarkId::new("discover_and_build_schemas", n),
-            &prefixes,
-            |b, p| {
-                b.iter(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    for tool in &catalog {
-                        black_box(tool.input_schema());
-                    }
-                    catalog
-                })
-            },
-        );
-        group.bench_with_input(
-            BenchmarkId::new("discover_and_export_openai_strict", n),
-            &prefixes,
-            |b, p| {
-                b.iter(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    export(catalog.iter(), STRICT).expect("exports")
-                })
-            },
-        );
-        // Start-up: what an application pays before it serves, which is
-        // not dropping its catalog (criterion drops what the routine
-        // returns after timing it).
-        group.bench_with_input(
-            BenchmarkId::new("startup_export_openai_strict", n),
-            &prefixes,
-            |b, p| {
-                b.iter_with_large_drop(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    let tools = export(catalog.iter(), STRICT).expect("exports");
-                    (catalog, tools)
-                })
-            },
-        );
-        group.bench_with_input(
-            BenchmarkId::new("startup_export_json_openai_strict", n),
-            &prefixes,
-            |b, p| {
-                b.iter_with_large_drop(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    let tools = export_json(catalog.iter(), STRICT).expect("exports");
-                    (catalog, tools)
-                })
-            },
-        );
-        // What a server also builds at start-up: the executor, which
-        // checks every tool's dependencies and compiles its validator.
-        group.bench_with_input(
-            BenchmarkId::new("startup_executor", n),
-            &prefixes,
-            |b, p| {
-                b.iter_with_large_drop(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    Executor::new(catalog, Container::default()).expect("builds")
-                })
-            },
-        );
-        // The same document as JSON text (`export_json`), from a warm and
-        // from a fresh catalog.
         group.bench_with_input(
             BenchmarkId::new("export_json_openai_strict", n),
             &catalog,
             |b, c| b.iter(|| export_json(black_box(c).iter(), STRICT).expect("exports")),
-        );
-        group.bench_with_input(
-            BenchmarkId::new("discover_and_export_json_openai_strict", n),
-            &prefixes,
-            |b, p| {
-                b.iter(|| {
-                    let catalog = Catalog::discover_in(black_box(*p)).expect("discovers");
-                    export_json(catalog.iter(), STRICT).expect("exports")
-                })
-            },
         );
 
         group.throughput(Throughput::Elements(1));
@@ -163,6 +131,32 @@ fn scale(c: &mut Criterion) {
         b.iter(|| Catalog::discover().expect("discovers"))
     });
     group.finish();
+}
+
+/// Where a fresh-catalog figure drops what its routine made.
+#[derive(Clone, Copy)]
+enum Teardown {
+    /// Inside the timing: the catalog is built, used and dropped.
+    Inside,
+    /// After the timing (criterion's `iter_with_large_drop`): what an
+    /// application pays at start-up, where nothing is dropped.
+    After,
+}
+use Teardown::{After, Inside};
+
+/// Times `then` on a catalog of `prefixes` discovered afresh each time.
+fn discovered(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: BenchmarkId,
+    prefixes: &[&str],
+    teardown: Teardown,
+    then: &dyn Fn(Catalog) -> Box<dyn Any>,
+) {
+    let fresh = || then(Catalog::discover_in(black_box(prefixes)).expect("discovers"));
+    group.bench_function(id, |b| match teardown {
+        Inside => b.iter(fresh),
+        After => b.iter_with_large_drop(fresh),
+    });
 }
 
 criterion_group!(benches, scale);
