@@ -813,7 +813,7 @@ impl Scope {
             // still run exactly once, with the call's outcome.
             Some(outcome) => {
                 drop(state);
-                run_finalizers(vec![finalizer], outcome).detach();
+                Finalizing::new(vec![finalizer], outcome).detach();
             }
         }
     }
@@ -821,7 +821,7 @@ impl Scope {
     /// Runs every finalizer with `outcome`, newest first.
     pub(crate) async fn close(&self, outcome: Outcome) {
         if let Some(finalizers) = self.take_finalizers(outcome) {
-            run_finalizers(finalizers, outcome).await;
+            Closing(Finalizing::new(finalizers, outcome)).await;
         }
     }
 
@@ -846,39 +846,36 @@ impl fmt::Debug for Scope {
 }
 
 /// Runs finalizers newest first, each to its end, with the call's outcome.
-///
-/// A future of its own rather than an `async fn`: if whoever awaits it
-/// (the call's future) is dropped part-way, `Drop` hands the finalizer
-/// that was running and those not yet started to the runtime, so each
-/// still runs exactly once.
-struct RunFinalizers {
+struct Finalizing {
     /// Not yet started, oldest first (they run from the back).
     pending: Vec<Finalizer>,
     /// The one running, if any.
     running: Option<crate::executor::CatchUnwind<BoxFuture<'static, ()>>>,
     outcome: Outcome,
-    /// Already handed to the runtime: if the runtime drops it (it is shutting
-    /// down), there is nowhere left to hand the rest.
-    detached: bool,
 }
 
-fn run_finalizers(pending: Vec<Finalizer>, outcome: Outcome) -> RunFinalizers {
-    RunFinalizers {
-        pending,
-        running: None,
-        outcome,
-        detached: false,
+impl Finalizing {
+    fn new(pending: Vec<Finalizer>, outcome: Outcome) -> Self {
+        Finalizing {
+            pending,
+            running: None,
+            outcome,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.running.is_none() && self.pending.is_empty()
+    }
+
+    /// Hands what is left to the runtime, which runs it to the end.
+    fn detach(self) {
+        if !self.finished() {
+            spawn_detached(self);
+        }
     }
 }
 
-impl RunFinalizers {
-    fn detach(mut self) {
-        self.detached = true;
-        spawn_detached(self);
-    }
-}
-
-impl Future for RunFinalizers {
+impl Future for Finalizing {
     type Output = ();
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
@@ -905,16 +902,29 @@ impl Future for RunFinalizers {
     }
 }
 
-impl Drop for RunFinalizers {
+/// [`Finalizing`] as a call's close awaits it. If the call's future is
+/// dropped part-way, `Drop` hands the finalizer that was running and those
+/// not yet started to the runtime, so each still runs exactly once. (What
+/// the runtime holds is a plain `Finalizing`: should the runtime drop it,
+/// shutting down, there is nowhere left to hand it.)
+struct Closing(Finalizing);
+
+impl Future for Closing {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl Drop for Closing {
     fn drop(&mut self) {
-        if !self.detached && (self.running.is_some() || !self.pending.is_empty()) {
-            RunFinalizers {
-                pending: std::mem::take(&mut self.pending),
-                running: self.running.take(),
-                outcome: self.outcome,
-                detached: false,
-            }
-            .detach();
+        if !self.0.finished() {
+            spawn_detached(Finalizing {
+                pending: std::mem::take(&mut self.0.pending),
+                running: self.0.running.take(),
+                outcome: self.0.outcome,
+            });
         }
     }
 }
@@ -1063,9 +1073,8 @@ impl Drop for ScopeGuard {
     fn drop(&mut self) {
         if !*self.closed.get_mut()
             && let Some(finalizers) = self.scope.take_finalizers(Outcome::Cancelled)
-            && !finalizers.is_empty()
         {
-            run_finalizers(finalizers, Outcome::Cancelled).detach();
+            Finalizing::new(finalizers, Outcome::Cancelled).detach();
         }
     }
 }
