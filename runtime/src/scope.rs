@@ -166,6 +166,79 @@ pub enum ResolveError {
         #[source]
         source: BoxError,
     },
+    /// A REQUEST provider asked, directly or through other providers, for
+    /// the value it is building: waiting would never end, so the ask fails.
+    /// The provider that asked usually returns this with `?`, and its own
+    /// asker then sees it as the [`source`](std::error::Error::source) of
+    /// [`ResolveError::Failed`]; the call fails with
+    /// [`CallError::Dependency`].
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Inject};
+    /// use toolwright::{ResolveError, Scope};
+    ///
+    /// struct Session;
+    /// struct User;
+    ///
+    /// /// Say whether someone is signed in.
+    /// #[tool(key = "session.active", effect = read, authorize = public)]
+    /// async fn active(_user: Inject<User>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // Each provider asks for the other's value.
+    /// let container = Container::builder()
+    ///     .request::<Session>(|scope: Scope| async move {
+    ///         scope.resolve::<User>().await?;
+    ///         Ok::<_, ResolveError>(Session)
+    ///     })
+    ///     .request::<User>(|scope: Scope| async move {
+    ///         scope.resolve::<Session>().await?;
+    ///         Ok::<_, ResolveError>(User)
+    ///     })
+    ///     .build();
+    /// let catalog = Catalog::builder().register::<ActiveArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, container).unwrap();
+    ///
+    /// // The call fails instead of waiting forever.
+    /// let error = executor.invoke("active", json!({}), &()).await.unwrap_err();
+    /// assert!(matches!(error, CallError::Dependency { tool: "session.active", .. }));
+    /// // The user's provider asked for the session, whose provider asked for
+    /// // the user: the session's build failed, with the cycle as its source.
+    /// let failed = error.source().unwrap().downcast_ref::<ResolveError>().unwrap();
+    /// assert!(matches!(failed, ResolveError::Failed { type_name, .. } if type_name.ends_with("Session")));
+    /// let cycle = failed.source().unwrap().downcast_ref::<ResolveError>().unwrap();
+    /// let ResolveError::Cycle { path, .. } = cycle else { panic!("{cycle:?}") };
+    /// let path: Vec<_> = path.iter().map(|name| name.rsplit("::").next().unwrap()).collect();
+    /// assert_eq!(path, ["Session", "User", "Session"]);
+    /// assert!(cycle.to_string().starts_with("providers wait for each other: `"));
+    /// # }
+    /// ```
+    ///
+    /// [`CallError::Dependency`]: crate::CallError::Dependency
+    #[error("providers wait for each other: {}", Cycle(path))]
+    Cycle {
+        /// The type asked for.
+        type_name: &'static str,
+        /// The types whose builds wait, each for the next: it starts and
+        /// ends with the type whose provider asked.
+        path: Vec<&'static str>,
+    },
+}
+
+/// A cycle of types as `` `A` → `B` → `A` ``.
+struct Cycle<'a>(&'a [&'static str]);
+
+impl fmt::Display for Cycle<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, type_name) in self.0.iter().enumerate() {
+            let arrow = if i == 0 { "" } else { " → " };
+            write!(f, "{arrow}`{type_name}`")?;
+        }
+        Ok(())
+    }
 }
 
 impl ResolveError {
@@ -176,6 +249,11 @@ impl ResolveError {
                 tool,
                 type_name,
                 source,
+            },
+            cycle @ ResolveError::Cycle { type_name, .. } => CallError::Dependency {
+                tool,
+                type_name,
+                source: Box::new(cycle),
             },
         }
     }
@@ -215,7 +293,8 @@ struct ContainerInner {
     /// What the container provides for each type: one map, so that
     /// resolving a value looks its type up once.
     sources: KeyMap<TypeId, Source>,
-    /// How many REQUEST providers have a slot (`Provider::slot`).
+    /// How many REQUEST providers there are, each with its slot
+    /// (`Provider::slot`), numbered when the container is built.
     slots: usize,
 }
 
@@ -270,6 +349,18 @@ impl Container {
     /// ```
     pub fn provides<T: ?Sized + 'static>(&self) -> bool {
         self.provides_id(TypeId::of::<T>())
+    }
+
+    /// The type of the REQUEST provider in `slot`.
+    fn type_name(&self, slot: usize) -> &'static str {
+        self.inner
+            .sources
+            .values()
+            .find_map(|source| match source {
+                Source::Request(provider) if provider.slot == slot => Some(provider.type_name),
+                _ => None,
+            })
+            .expect("every slot is a REQUEST provider's")
     }
 
     pub(crate) fn provides_id(&self, id: TypeId) -> bool {
@@ -508,7 +599,9 @@ impl ContainerBuilder {
     /// Adds a REQUEST provider: run lazily, the first time a call needs a
     /// `T`, and at most once per call when it succeeds. The factory gets the
     /// call's [`Scope`], so it can resolve other values and register a
-    /// finalizer with [`Scope::on_close`].
+    /// finalizer with [`Scope::on_close`]. A factory that asks, directly or
+    /// through other providers, for the value it is building gets
+    /// [`ResolveError::Cycle`] instead of waiting for itself.
     ///
     /// A factory that fails fails the call with [`CallError::Dependency`],
     /// which keeps the factory's error:
@@ -549,8 +642,8 @@ impl ContainerBuilder {
         let factory: Factory = Box::new(move |scope| factory.__build_erased(scope));
         let type_name = std::any::type_name::<T>();
         match self.inner.sources.entry(TypeId::of::<T>()) {
-            // A second provider for `T` replaces the first, in its slot;
-            // an APP value of `T` stays (it wins, whichever came first).
+            // A second provider for `T` replaces the first; an APP value
+            // of `T` stays (it wins, whichever came first).
             Entry::Occupied(mut first) => {
                 if let Source::Request(first) = first.get_mut() {
                     first.type_name = type_name;
@@ -558,12 +651,10 @@ impl ContainerBuilder {
                 }
             }
             Entry::Vacant(vacant) => {
-                let slot = self.inner.slots;
-                self.inner.slots += 1;
                 vacant.insert(Source::Request(Provider {
                     type_name,
                     factory,
-                    slot,
+                    slot: 0,
                 }));
             }
         }
@@ -583,7 +674,22 @@ impl ContainerBuilder {
     /// let shared = container.clone();
     /// assert!(shared.provides::<Config>());
     /// ```
-    pub fn build(self) -> Container {
+    pub fn build(mut self) -> Container {
+        // Numbered now, so that a provider an APP value replaced has none.
+        let providers = self
+            .inner
+            .sources
+            .values_mut()
+            .filter_map(|source| match source {
+                Source::Request(provider) => Some(provider),
+                Source::App(_) => None,
+            });
+        let mut slots = 0;
+        for (slot, provider) in providers.enumerate() {
+            provider.slot = slot;
+            slots = slot + 1;
+        }
+        self.inner.slots = slots;
         Container {
             inner: Arc::new(self.inner),
         }
@@ -643,12 +749,18 @@ impl ContainerBuilder {
 #[derive(Clone)]
 pub struct Scope {
     inner: Arc<ScopeInner>,
+    /// The slot of the REQUEST provider this handle was given to, to build
+    /// its value: what the handle asks for, that build waits for.
+    builder: Option<usize>,
 }
 
 struct ScopeInner {
     container: Container,
     /// This call's REQUEST values, one cell per provider (its `slot`).
     cells: Box<[Cell]>,
+    /// Which build waits for which (slots, waiter first): a build waits
+    /// for each value it asks for, built by itself or by another asker.
+    waits: Mutex<Vec<(usize, usize)>>,
     finalizers: Mutex<Finalizers>,
 }
 
@@ -667,13 +779,18 @@ impl Scope {
             inner: Arc::new(ScopeInner {
                 container,
                 cells,
+                waits: Mutex::new(Vec::new()),
                 finalizers: Mutex::new(Finalizers::default()),
             }),
+            builder: None,
         }
     }
 
     /// Resolves a `T`: the APP value, or this call's REQUEST value (built
     /// now if nobody asked before; concurrent askers wait for one build).
+    /// Asked through the scope a REQUEST factory was given, for a value
+    /// whose build waits (directly or through others) for that factory's
+    /// own, it fails with [`ResolveError::Cycle`].
     ///
     /// ```
     /// use std::sync::Arc;
@@ -729,14 +846,27 @@ impl Scope {
         let erased = match container.sources.get(&id) {
             Some(Source::App(value)) => value,
             Some(Source::Request(provider)) => {
-                let cell = &self.inner.cells[provider.slot];
+                let slot = provider.slot;
+                // A provider's build asking: it waits from here on.
+                let _waiting = match self.builder {
+                    Some(waiter) => Some(
+                        Waiting::start(&self.inner, waiter, slot)
+                            .map_err(|path| ResolveError::Cycle { type_name, path })?,
+                    ),
+                    None => None,
+                };
+                let cell = &self.inner.cells[slot];
                 let read = |value: &Erased| downcast::<T>(value).clone();
                 // The value, if it is built; otherwise this asker builds it.
                 if let Some(value) = std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
                     return Ok(value);
                 }
                 let building = Building { cell, done: false };
-                return match (provider.factory)(self.clone()).await {
+                let scope = Scope {
+                    inner: self.inner.clone(),
+                    builder: Some(slot),
+                };
+                return match (provider.factory)(scope).await {
                     Ok(value) => Ok(building.finish(value, read)),
                     // `building` lets the next asker try again.
                     Err(source) => Err(ResolveError::Failed { type_name, source }),
@@ -1037,6 +1167,78 @@ impl Drop for Building<'_> {
             self.cell.settle(CellState::Empty);
         }
     }
+}
+
+/// One build's wait for a value (or for its build), entered in the scope's
+/// [`waits`](ScopeInner::waits) while it lasts.
+struct Waiting<'a> {
+    scope: &'a ScopeInner,
+    wait: (usize, usize),
+}
+
+impl<'a> Waiting<'a> {
+    /// The build of `waiter` starts to wait for the value of `awaited`;
+    /// refused, with the types of the cycle, when that value's build
+    /// already waits, directly or through others, for `waiter`'s.
+    fn start(
+        scope: &'a ScopeInner,
+        waiter: usize,
+        awaited: usize,
+    ) -> Result<Self, Vec<&'static str>> {
+        let mut waits = scope.waits.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(mut cycle) = path(&waits, awaited, waiter, &mut Vec::new()) {
+            cycle.insert(0, waiter);
+            let container = &scope.container;
+            return Err(cycle
+                .into_iter()
+                .map(|slot| container.type_name(slot))
+                .collect());
+        }
+        waits.push((waiter, awaited));
+        Ok(Waiting {
+            scope,
+            wait: (waiter, awaited),
+        })
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut waits = self
+            .scope
+            .waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = waits.iter().position(|wait| *wait == self.wait) {
+            waits.swap_remove(at);
+        }
+    }
+}
+
+/// The slots from `from` to `to` along `waits`, both ends included, if
+/// `to` can be reached (`seen`: the slots already searched). A handful of
+/// waits at most: a depth-first search.
+fn path(
+    waits: &[(usize, usize)],
+    from: usize,
+    to: usize,
+    seen: &mut Vec<usize>,
+) -> Option<Vec<usize>> {
+    if from == to {
+        return Some(vec![to]);
+    }
+    if seen.contains(&from) {
+        return None;
+    }
+    seen.push(from);
+    waits
+        .iter()
+        .filter(|(waiter, _)| *waiter == from)
+        .find_map(|&(_, awaited)| {
+            let mut rest = path(waits, awaited, to, seen)?;
+            rest.insert(0, from);
+            Some(rest)
+        })
 }
 
 /// Closes a scope when the pipeline is done with it, or, if the caller
@@ -1394,5 +1596,25 @@ pub trait FromContext: Sized {
 impl<C: Clone + Any + Send + Sync> FromContext for Context<C> {
     fn from_context(ctx: ErasedContext<'_>, tool: &'static str) -> Result<Self, CallError> {
         ctx.downcast::<C>(tool).map(|c| Context(c.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Replaced;
+    struct Kept;
+
+    #[test]
+    fn a_provider_replaced_by_an_app_value_has_no_slot() {
+        let container = Container::builder()
+            .request::<Replaced>(|_: Scope| async { Ok::<_, ResolveError>(Replaced) })
+            .app(Arc::new(Replaced))
+            .request::<Kept>(|_: Scope| async { Ok::<_, ResolveError>(Kept) })
+            .build();
+        // One cell per call, for `Kept`.
+        assert_eq!(container.inner.slots, 1);
+        assert_eq!(container.type_name(0), std::any::type_name::<Kept>());
     }
 }

@@ -616,3 +616,187 @@ async fn a_call_its_hooks_refuse_builds_no_request_value() {
     assert_eq!(allowed.unwrap(), json!(0));
     assert_eq!(journal.closes(), [("tx".to_owned(), Outcome::Ok)]);
 }
+
+/// REQUEST types whose providers ask for each other ([`Hen`] and [`Egg`]),
+/// for their own type ([`Ouroboros`]), or for one they share ([`Straw`],
+/// asked for by [`Nest`] and [`Perch`]).
+struct Hen;
+struct Egg;
+struct Ouroboros;
+struct Straw(usize);
+struct Nest(usize);
+struct Perch(usize);
+
+/// Each provider first lets the others' builds start, so that when it
+/// asks, the value it asks for may be under way in another build.
+fn tangled() -> Container {
+    let straws = Arc::new(AtomicUsize::new(0));
+    Container::builder()
+        .request::<Hen>(|scope: Scope| async move {
+            tokio::task::yield_now().await;
+            scope.resolve::<Egg>().await?;
+            Ok::<_, ResolveError>(Hen)
+        })
+        .request::<Egg>(|scope: Scope| async move {
+            tokio::task::yield_now().await;
+            scope.resolve::<Hen>().await?;
+            Ok::<_, ResolveError>(Egg)
+        })
+        .request::<Ouroboros>(|scope: Scope| async move {
+            scope.resolve::<Ouroboros>().await?;
+            Ok::<_, ResolveError>(Ouroboros)
+        })
+        .request::<Straw>(move |_: Scope| {
+            let built = straws.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::task::yield_now().await;
+                Ok::<_, ResolveError>(Straw(built))
+            }
+        })
+        .request::<Nest>(|scope: Scope| async move {
+            tokio::task::yield_now().await;
+            Ok::<_, ResolveError>(Nest(scope.resolve::<Straw>().await?.0))
+        })
+        .request::<Perch>(|scope: Scope| async move {
+            tokio::task::yield_now().await;
+            Ok::<_, ResolveError>(Perch(scope.resolve::<Straw>().await?.0))
+        })
+        .build()
+}
+
+/// The cycle an error reports, found along its sources.
+fn cycle_in(error: &(dyn std::error::Error + 'static)) -> Option<Vec<&'static str>> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(ResolveError::Cycle { path, .. }) = error.downcast_ref::<ResolveError>() {
+            return Some(path.clone());
+        }
+        next = error.source();
+    }
+    None
+}
+
+/// Two values asked for at once: what each ask ended with.
+struct AtOnce<A, B>(Result<Arc<A>, ResolveError>, Result<Arc<B>, ResolveError>);
+
+impl<A: Send + Sync + 'static, B: Send + Sync + 'static> FromScope for AtOnce<A, B> {
+    async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+        let (a, b) = tokio::join!(scope.resolve::<A>(), scope.resolve::<B>());
+        Ok(AtOnce(a, b))
+    }
+}
+
+/// Ask for a hen.
+#[tool(key = "coop.hen", effect = read, authorize = public)]
+async fn hen(_hen: Inject<Hen>) {}
+
+/// Ask for a value whose provider asks for itself.
+#[tool(key = "coop.ouroboros", effect = read, authorize = public)]
+async fn ouroboros(_it: Inject<Ouroboros>) {}
+
+/// Ask for a hen and an egg at once: the cycle each ask ran into.
+#[tool(key = "coop.hen_and_egg", effect = read, authorize = public)]
+async fn hen_and_egg(#[inject] both: AtOnce<Hen, Egg>) -> Vec<Vec<String>> {
+    let cycle = |error: &ResolveError| cycle_in(error).unwrap_or_default();
+    let AtOnce(hen, egg) = both;
+    let names = |path: Vec<&str>| path.iter().map(|name| short(name)).collect();
+    vec![
+        names(cycle(hen.err().as_ref().expect("a hen needs an egg"))),
+        names(cycle(egg.err().as_ref().expect("an egg needs a hen"))),
+    ]
+}
+
+/// Ask for a nest and a perch at once: the straw each was built from.
+#[tool(key = "coop.nest_and_perch", effect = read, authorize = public)]
+async fn nest_and_perch(#[inject] both: AtOnce<Nest, Perch>) -> Result<(usize, usize), String> {
+    let AtOnce(nest, perch) = both;
+    Ok((
+        nest.map_err(|e| e.to_string())?.0,
+        perch.map_err(|e| e.to_string())?.0,
+    ))
+}
+
+/// A type's name without its module path.
+fn short(type_name: &str) -> String {
+    type_name
+        .rsplit("::")
+        .next()
+        .unwrap_or(type_name)
+        .to_owned()
+}
+
+async fn call_coop(tool: &str) -> Result<serde_json::Value, CallError> {
+    let catalog = Catalog::builder()
+        .register::<HenArgs>()
+        .register::<OuroborosArgs>()
+        .register::<HenAndEggArgs>()
+        .register::<NestAndPerchArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, tangled()).unwrap();
+    // Waiting that never ends fails the test instead of hanging it.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        executor.invoke(tool, json!({}), &()),
+    )
+    .await
+    .expect("the call ended")
+}
+
+#[tokio::test]
+async fn a_provider_asking_for_its_own_type_fails_the_call_instead_of_waiting() {
+    let error = call_coop("ouroboros").await.unwrap_err();
+    let CallError::Dependency { type_name, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(short(type_name), "Ouroboros");
+    let path = cycle_in(&error).expect("the cycle is the error's source");
+    assert_eq!(
+        path.iter().map(|n| short(n)).collect::<Vec<_>>(),
+        ["Ouroboros", "Ouroboros"]
+    );
+    let cycle = ResolveError::Cycle {
+        type_name: "A",
+        path: vec!["A", "B", "A"],
+    };
+    assert_eq!(
+        cycle.to_string(),
+        "providers wait for each other: `A` → `B` → `A`"
+    );
+}
+
+#[tokio::test]
+async fn providers_asking_for_each_other_fail_the_call_naming_the_cycle() {
+    let error = call_coop("hen").await.unwrap_err();
+    let CallError::Dependency { type_name, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(short(type_name), "Hen");
+    // The hen's build asked for an egg, whose build asked for the hen.
+    let path = cycle_in(&error).expect("the cycle is among the error's sources");
+    assert_eq!(
+        path.iter().map(|n| short(n)).collect::<Vec<_>>(),
+        ["Egg", "Hen", "Egg"]
+    );
+}
+
+#[tokio::test]
+async fn providers_asking_for_each_other_while_both_build_fail_both_asks() {
+    // Both builds are under way when each asks for the other's value.
+    let cycles = call_coop("hen_and_egg").await.unwrap();
+    let cycles: Vec<Vec<String>> = serde_json::from_value(cycles).unwrap();
+    // Which build asks first is the runtime's choice.
+    let hen_first = ["Hen", "Egg", "Hen"];
+    let egg_first = ["Egg", "Hen", "Egg"];
+    assert_eq!(cycles.len(), 2);
+    for cycle in &cycles {
+        assert!(cycle == &hen_first || cycle == &egg_first, "{cycles:?}");
+    }
+}
+
+#[tokio::test]
+async fn builds_waiting_for_a_shared_value_are_not_a_cycle() {
+    // The perch's build waits for the straw the nest's build is making.
+    let built = call_coop("nest_and_perch").await.unwrap();
+    assert_eq!(built, json!([0, 0]));
+}
