@@ -6,7 +6,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -557,7 +557,11 @@ pub(crate) struct ExecutorInner {
 
 /// How a tool's arguments are checked against its schema.
 struct Validation {
-    validator: jsonschema::Validator,
+    /// Compiled when the executor is built; or, when `by_deserializing`
+    /// (such a schema always compiles), by the first call that needs it:
+    /// one whose arguments do not deserialize. Most calls to such a tool
+    /// never do, and compiling is most of what building an executor costs.
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// The schema says nothing deserializing does not already enforce, so a
     /// successful deserialization needs no validator pass.
     by_deserializing: bool,
@@ -789,17 +793,23 @@ impl ExecutorBuilder {
                     });
                 }
             }
-            match jsonschema::draft202012::new(entry.input_schema()) {
-                Ok(validator) => validators.push(Validation {
-                    validator,
-                    by_deserializing: crate::schema::deserialization_enforces(entry.input_schema()),
-                }),
-                Err(error) => problems.push(ExecutorProblem::InvalidSchema {
-                    tool: entry.key(),
-                    location: entry.location(),
-                    message: error.to_string(),
-                }),
+            let schema = entry.input_schema();
+            let validator = OnceLock::new();
+            let by_deserializing = crate::schema::deserialization_enforces(schema);
+            if !by_deserializing {
+                match jsonschema::draft202012::new(schema) {
+                    Ok(compiled) => _ = validator.set(Ok(compiled)),
+                    Err(error) => problems.push(ExecutorProblem::InvalidSchema {
+                        tool: entry.key(),
+                        location: entry.location(),
+                        message: error.to_string(),
+                    }),
+                }
             }
+            validators.push(Validation {
+                validator,
+                by_deserializing,
+            });
         }
         if !problems.is_empty() {
             return Err(ExecutorError { problems });
@@ -820,6 +830,13 @@ impl Executor {
     ///
     /// Fails naming every tool whose injected type has no provider (tool,
     /// location and type) and every schema that does not compile.
+    ///
+    /// Compiling a tool's validator is most of what this costs. A tool
+    /// whose schema says nothing deserializing does not already check (no
+    /// range, length or pattern, no nested struct) needs its validator only
+    /// to explain arguments that do not deserialize, and such a schema
+    /// always compiles: its validator is compiled at the first call that
+    /// needs it (tens of microseconds, once).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -1389,7 +1406,23 @@ impl ExecutorInner {
         tool: &'static str,
         arguments: &Value,
     ) -> Result<(), CallError> {
-        let validator = &self.validators[index].validator;
+        let validator = self.validators[index].validator.get_or_init(|| {
+            let schema = self.catalog.entry(index).input_schema();
+            jsonschema::draft202012::new(schema).map_err(|error| {
+                // Not expected: such a schema always compiles (see
+                // `deserialization_enforces`). The arguments are refused
+                // all the same: they did not deserialize.
+                tracing::error!(tool, %error, "the input schema does not compile");
+                error.to_string()
+            })
+        });
+        let validator = match validator {
+            Ok(validator) => validator,
+            Err(error) => {
+                let message = format!("the arguments could not be checked: {error}");
+                return Err(invalid(tool, "", message));
+            }
+        };
         if validator.is_valid(arguments) {
             return Ok(());
         }

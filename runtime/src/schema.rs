@@ -105,50 +105,33 @@ fn is_integer(ty: &Value) -> bool {
     }
 }
 
-/// Keywords that only restate what the deserializer of a schemars-described
-/// type already checks (types, fields, required and unknown fields, enum
-/// variants) or that describe without constraining.
-const STRUCTURAL: &[&str] = &[
-    "$schema",
-    "$defs",
-    "$ref",
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "prefixItems",
-    "enum",
-    "const",
-    "oneOf",
-    "anyOf",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "format",
-    "minimum",
-    "maximum",
-];
-
 /// Whether deserializing already enforces everything `schema` says, so the
-/// executor may skip the validator when deserialization succeeds.
+/// executor may skip the validator when deserialization succeeds, and
+/// whether the schema certainly compiles, so the executor may also put off
+/// compiling its validator until a call needs it.
 ///
-/// True when every keyword is structural and every `minimum`/`maximum` is
-/// exactly the bound of the integer's own format. Anything else (a length,
+/// True when every keyword only restates what the deserializer of a
+/// schemars-described type already checks (types, fields, required and
+/// unknown fields, enum variants) or describes without constraining, and
+/// every `minimum`/`maximum` is exactly the bound of the integer's own
+/// format. Anything else (a length,
 /// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
 /// validator. So do nested structs: serde also builds a struct from a JSON
 /// array of its fields, which the schema's `"type": "object"` refuses; only
 /// the root is exempt, because the executor checks it is an object itself.
-/// This is only an optimisation: a `false` is always safe.
+///
+/// Each keyword's value must also have the shape the draft 2020-12
+/// meta-schema asks for, `$schema`, `$defs` and `required` appear only at
+/// the root (where schemars writes them), and every `$ref` names one of the
+/// root's `$defs`: what `jsonschema` checks before it compiles these
+/// keywords. A test generates schemas to show that every schema this
+/// accepts compiles. Only an optimisation: a `false` is always safe.
 pub(crate) fn deserialization_enforces(schema: &Value) -> bool {
-    enforced(schema, true)
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    enforced(schema, true, defs)
 }
 
-fn enforced(schema: &Value, root: bool) -> bool {
+fn enforced(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) -> bool {
     let map = match schema {
         Value::Bool(accepts_anything) => return *accepts_anything,
         Value::Object(map) => map,
@@ -159,38 +142,79 @@ fn enforced(schema: &Value, root: bool) -> bool {
         .and_then(Value::as_str)
         .and_then(format_bounds)
         .filter(|_| is_integer_type(map));
-    map.iter().all(|(keyword, value)| {
-        STRUCTURAL.contains(&keyword.as_str())
-            && match keyword.as_str() {
-                "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
-                "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
-                // A struct's fields: only the root's.
-                "properties" => {
-                    root && value
-                        .as_object()
-                        .is_some_and(|m| m.values().all(|v| enforced(v, false)))
-                }
-                "required" => root,
-                // `false` closes a struct (root only); a schema types a map's values.
-                "additionalProperties" => match value {
-                    Value::Bool(false) => root,
-                    other => enforced(other, false),
-                },
-                "$defs" => value
-                    .as_object()
-                    .is_some_and(|m| m.values().all(|v| enforced(v, false))),
-                "items" => enforced(value, false),
-                "prefixItems" | "oneOf" | "anyOf" => value
-                    .as_array()
-                    .is_some_and(|a| a.iter().all(|v| enforced(v, false))),
-                _ => true,
-            }
+    let schema = |value: &Value| enforced(value, false, defs);
+    // `schemaArray` in the meta-schema: at least one schema.
+    let schemas = |value: &Value| {
+        value
+            .as_array()
+            .is_some_and(|all| !all.is_empty() && all.iter().all(schema))
+    };
+    map.iter().all(|(keyword, value)| match keyword.as_str() {
+        "$schema" => root && value == DRAFT_2020_12,
+        "$defs" => root && value.as_object().is_some_and(|m| m.values().all(schema)),
+        "$ref" => value.as_str().is_some_and(|to| names_a_def(to, defs)),
+        "type" => is_type(value),
+        "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
+        "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
+        // A struct's fields: only the root's.
+        "properties" => root && value.as_object().is_some_and(|m| m.values().all(schema)),
+        "required" => root && unique_strings(value),
+        // `false` closes a struct (root only); a schema types a map's values.
+        "additionalProperties" => match value {
+            Value::Bool(false) => root,
+            other => schema(other),
+        },
+        "items" => schema(value),
+        "prefixItems" | "oneOf" | "anyOf" => schemas(value),
+        "enum" | "examples" => value.is_array(),
+        "const" | "default" => true,
+        "title" | "description" | "format" => value.is_string(),
+        "deprecated" | "readOnly" | "writeOnly" => value.is_boolean(),
+        _ => false,
+    })
+}
+
+/// Whether `to` is `#/$defs/{name}` for one of `defs`, with a name that
+/// needs no escaping in a JSON pointer or a URI.
+fn names_a_def(to: &str, defs: Option<&Map<String, Value>>) -> bool {
+    to.strip_prefix("#/$defs/").is_some_and(|name| {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            && defs.is_some_and(|defs| defs.contains_key(name))
+    })
+}
+
+/// The JSON Schema type names.
+const TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// A `type` keyword's value: a type name, or distinct type names.
+fn is_type(value: &Value) -> bool {
+    let named = |v: &Value| v.as_str().is_some_and(|t| TYPES.contains(&t));
+    match value {
+        Value::Array(types) => {
+            !types.is_empty() && types.iter().all(named) && unique_strings(value)
+        }
+        other => named(other),
+    }
+}
+
+/// An array of distinct strings (`stringArray` in the meta-schema).
+fn unique_strings(value: &Value) -> bool {
+    value.as_array().is_some_and(|all| {
+        all.iter()
+            .enumerate()
+            .all(|(i, item)| item.is_string() && !all[..i].contains(item))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -228,6 +252,168 @@ mod tests {
         ] {
             assert!(!deserialization_enforces(&constrained), "{constrained}");
         }
+    }
+
+    #[test]
+    fn malformed_keywords_need_the_validator() {
+        let plain = |extra: Value| {
+            let mut schema = json!({"type": "object", "properties": {}, "$defs": {"A": true}});
+            schema
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            schema
+        };
+        assert!(deserialization_enforces(&plain(json!({}))));
+        for malformed in [
+            json!({"type": "strng"}),
+            json!({"type": []}),
+            json!({"type": ["string", "string"]}),
+            json!({"required": ["a", "a"]}),
+            json!({"required": "a"}),
+            json!({"properties": {"a": {"$ref": "#/$defs/B"}}}),
+            json!({"properties": {"a": {"$ref": "#/definitions/A"}}}),
+            json!({"properties": {"a": {"anyOf": []}}}),
+            json!({"properties": {"a": {"enum": "a"}}}),
+            json!({"title": 1}),
+            json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
+        ] {
+            let schema = plain(malformed);
+            assert!(!deserialization_enforces(&schema), "{schema}");
+        }
+    }
+
+    /// Words a schema uses, and some it must not.
+    const WORDS: &[&str] = &[
+        "integer",
+        "string",
+        "object",
+        "array",
+        "null",
+        "boolean",
+        "number",
+        "strng",
+        "int64",
+        "uint8",
+        "#/$defs/A",
+        "#/$defs/B",
+        "#/$defs/a b",
+        "#/definitions/A",
+        DRAFT_2020_12,
+    ];
+
+    /// A value of any shape, small.
+    fn any_value() -> impl Strategy<Value = Value> + Clone {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-2i64..300).prop_map(Value::from),
+            Just(json!(0.5)),
+            prop::sample::select(WORDS).prop_map(Value::from),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map(prop::sample::select(WORDS), inner, 0..3).prop_map(
+                    |map| Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                ),
+            ]
+        })
+    }
+
+    /// Schemas whose keywords are mostly the structural ones, with values
+    /// mostly of the right shape: each keyword gets a value of the shape
+    /// it wants, or of another.
+    fn schema() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            any::<bool>().prop_map(Value::from),
+            prop::sample::select(WORDS).prop_map(|ty| json!({"type": ty})),
+            Just(json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255})),
+            Just(json!({"type": "integer", "format": "uint8", "minimum": 1})),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            let names = || prop::sample::select(&["a", "b", "c"][..]);
+            let word = || prop::sample::select(WORDS).prop_map(Value::from);
+            let keyword = prop_oneof![
+                word().prop_map(|w| ("type", w)),
+                prop::collection::vec(word(), 0..3).prop_map(|all| ("type", Value::Array(all))),
+                word().prop_map(|w| ("$ref", w)),
+                prop::collection::btree_map(names(), inner.clone(), 0..3).prop_map(|fields| {
+                    let fields = fields.into_iter().map(|(k, v)| (k.to_owned(), v));
+                    ("properties", Value::Object(fields.collect()))
+                }),
+                prop::collection::vec(names(), 0..3).prop_map(|all| ("required", json!(all))),
+                (
+                    prop::sample::select(&["additionalProperties", "items", "$defs"][..]),
+                    inner.clone()
+                ),
+                (
+                    prop::sample::select(&["prefixItems", "oneOf", "anyOf"][..]),
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                ),
+                (
+                    prop::sample::select(
+                        &[
+                            "enum",
+                            "examples",
+                            "const",
+                            "default",
+                            "title",
+                            "description",
+                            "format",
+                            "deprecated",
+                            "readOnly",
+                            "writeOnly",
+                            "minimum",
+                            "maximum",
+                            "$schema",
+                            "pattern",
+                        ][..]
+                    ),
+                    any_value(),
+                ),
+            ];
+            prop::collection::vec(keyword, 0..4).prop_map(|keywords| {
+                Value::Object(
+                    keywords
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                )
+            })
+        })
+    }
+
+    #[test]
+    fn every_schema_deserializing_enforces_compiles() {
+        use proptest::test_runner::{Config, TestRunner};
+        let root = (schema(), schema(), prop::option::of(schema())).prop_map(|(mut root, a, b)| {
+            if let Value::Object(map) = &mut root {
+                let mut defs = Map::from_iter([("A".to_owned(), a)]);
+                defs.extend(b.map(|b| ("B".to_owned(), b)));
+                map.insert("$defs".to_owned(), Value::Object(defs));
+            }
+            root
+        });
+        let mut runner = TestRunner::new(Config {
+            cases: 4_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let accepted = std::cell::Cell::new(0);
+        runner
+            .run(&root, |schema| {
+                if deserialization_enforces(&schema) {
+                    accepted.set(accepted.get() + 1);
+                    let compiled = jsonschema::draft202012::new(&schema);
+                    prop_assert!(compiled.is_ok(), "{schema}: {:?}", compiled.err());
+                }
+                Ok(())
+            })
+            .unwrap();
+        // Enough accepted schemas for the property to say something.
+        let accepted = accepted.get();
+        assert!(accepted >= 200, "only {accepted} schemas accepted");
     }
 
     #[test]
