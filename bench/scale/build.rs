@@ -11,6 +11,11 @@
 //! tools sit in parts of 200, so that they spread over codegen units.
 //!
 //! `SCALE_TOOLS=10000 cargo bench -p toolwright-scale-bench`
+//!
+//! `SCALE_SHAPE=plain` leaves out the one constraint each tool has (the
+//! range of `limit`), so that deserializing checks every argument and the
+//! executor compiles no validator until a call's arguments fail to
+//! deserialize.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -27,6 +32,7 @@ const SPLIT_FROM: usize = 2_000;
 
 fn main() {
     println!("cargo::rerun-if-env-changed=SCALE_TOOLS");
+    println!("cargo::rerun-if-env-changed=SCALE_SHAPE");
     println!("cargo::rerun-if-changed=build.rs");
     let wanted = match env::var("SCALE_TOOLS") {
         Ok(n) => n.trim().parse::<usize>().unwrap_or_else(|_| {
@@ -107,6 +113,10 @@ fn tool(out: &mut String, i: usize) {
     } else {
         ""
     };
+    let range = match env::var("SCALE_SHAPE").as_deref() {
+        Ok("plain") => "",
+        _ => "#[schemars(range(min = 1, max = 100))]\n        ",
+    };
     write!(
         out,
         r#"
@@ -120,8 +130,7 @@ fn tool(out: &mut String, i: usize) {
         /// The order of the results.
         order: Order,
         /// How many records to return.
-        #[schemars(range(min = 1, max = 100))]
-        limit: Option<u32>,
+        {range}limit: Option<u32>,
 {nested}    ) -> Vec<u64> {{
         {filter_use}let _ = (query, order);
         (id..id + u64::from(limit.unwrap_or(1))).collect()
