@@ -1411,7 +1411,8 @@ impl ExecutorInner {
             jsonschema::draft202012::new(schema).map_err(|error| {
                 // Not expected: such a schema always compiles (see
                 // `deserialization_enforces`). The arguments are refused
-                // all the same: they did not deserialize.
+                // all the same: only arguments that did not deserialize, or
+                // are not an object, get here.
                 tracing::error!(tool, %error, "the input schema does not compile");
                 error.to_string()
             })

@@ -114,11 +114,11 @@ fn is_integer(ty: &Value) -> bool {
 /// schemars-described type already checks (types, fields, required and
 /// unknown fields, enum variants) or describes without constraining, and
 /// every `minimum`/`maximum` is exactly the bound of the integer's own
-/// format. Anything else (a length,
-/// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
-/// validator. So do nested structs: serde also builds a struct from a JSON
-/// array of its fields, which the schema's `"type": "object"` refuses; only
-/// the root is exempt, because the executor checks it is an object itself.
+/// format. Anything else (a length, a pattern, a user range,
+/// `uniqueItems`, an unknown keyword) needs the validator. So do nested
+/// structs: serde also builds a struct from a JSON array of its fields,
+/// which the schema's `"type": "object"` refuses; only the root is exempt,
+/// because the executor checks it is an object itself.
 ///
 /// Each keyword's value must also have the shape the draft 2020-12
 /// meta-schema asks for, `$schema`, `$defs` and `required` appear only at
