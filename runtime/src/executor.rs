@@ -557,10 +557,12 @@ pub(crate) struct ExecutorInner {
 
 /// How a tool's arguments are checked against its schema.
 struct Validation {
-    /// Compiled when the executor is built; or, when `by_deserializing`
-    /// (such a schema always compiles), by the first call that needs it:
-    /// one whose arguments do not deserialize. Most calls to such a tool
-    /// never do, and compiling is most of what building an executor costs.
+    /// Compiled by the first call that needs it, because compiling every
+    /// tool's is most of what building an executor would cost; or, for a
+    /// schema that might not compile, when the executor is built, so that
+    /// the error shows at start-up. A call to a tool whose schema
+    /// deserializing enforces needs it only when the arguments do not
+    /// deserialize.
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// The schema says nothing deserializing does not already enforce, so a
     /// successful deserialization needs no validator pass.
@@ -795,8 +797,9 @@ impl ExecutorBuilder {
             }
             let schema = entry.input_schema();
             let validator = OnceLock::new();
-            let by_deserializing = crate::schema::deserialization_enforces(schema);
-            if !by_deserializing {
+            // A schema that might not compile is compiled now, so that its
+            // error shows at start-up; any other, when a call needs it.
+            if !crate::schema::compiles(schema) {
                 match jsonschema::draft202012::new(schema) {
                     Ok(compiled) => _ = validator.set(Ok(compiled)),
                     Err(error) => problems.push(ExecutorProblem::InvalidSchema {
@@ -808,7 +811,7 @@ impl ExecutorBuilder {
             }
             validators.push(Validation {
                 validator,
-                by_deserializing,
+                by_deserializing: crate::schema::deserialization_enforces(schema),
             });
         }
         if !problems.is_empty() {
@@ -831,12 +834,15 @@ impl Executor {
     /// Fails naming every tool whose injected type has no provider (tool,
     /// location and type) and every schema that does not compile.
     ///
-    /// Compiling a tool's validator is most of what this costs. A tool
-    /// whose schema says nothing deserializing does not already check (no
-    /// range, length or pattern, no nested struct) needs its validator only
-    /// to explain arguments that do not deserialize, and such a schema
-    /// always compiles: its validator is compiled at the first call that
-    /// needs it (tens of microseconds, once).
+    /// Each tool's validator is compiled by the first call that needs it
+    /// (tens of microseconds, once per tool), not here: compiling them all
+    /// would be most of what building an executor costs. A tool whose
+    /// schema says nothing deserializing does not already check (no range,
+    /// length or pattern, no nested struct) needs it only for arguments
+    /// that do not deserialize. A schema is compiled here when it might not
+    /// compile (one with a `pattern`, a keyword this crate does not know,
+    /// a value of the wrong shape, a `$ref` to nowhere), so that such a
+    /// schema is still reported now.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -1409,10 +1415,9 @@ impl ExecutorInner {
         let validator = self.validators[index].validator.get_or_init(|| {
             let schema = self.catalog.entry(index).input_schema();
             jsonschema::draft202012::new(schema).map_err(|error| {
-                // Not expected: such a schema always compiles (see
-                // `deserialization_enforces`). The arguments are refused
-                // all the same: only arguments that did not deserialize, or
-                // are not an object, get here.
+                // Not expected: a schema whose validator is compiled late
+                // always compiles (see `schema::compiles`). The arguments
+                // are refused: they cannot be checked.
                 tracing::error!(tool, %error, "the input schema does not compile");
                 error.to_string()
             })

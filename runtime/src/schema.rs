@@ -105,33 +105,50 @@ fn is_integer(ty: &Value) -> bool {
     }
 }
 
+/// Keywords that only restate what the deserializer of a schemars-described
+/// type already checks (types, fields, required and unknown fields, enum
+/// variants) or that describe without constraining.
+const STRUCTURAL: &[&str] = &[
+    "$schema",
+    "$defs",
+    "$ref",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "enum",
+    "const",
+    "oneOf",
+    "anyOf",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "format",
+    "minimum",
+    "maximum",
+];
+
 /// Whether deserializing already enforces everything `schema` says, so the
-/// executor may skip the validator when deserialization succeeds, and
-/// whether the schema certainly compiles, so the executor may also put off
-/// compiling its validator until a call needs it.
+/// executor may skip the validator when deserialization succeeds.
 ///
-/// True when every keyword only restates what the deserializer of a
-/// schemars-described type already checks (types, fields, required and
-/// unknown fields, enum variants) or describes without constraining, and
-/// every `minimum`/`maximum` is exactly the bound of the integer's own
-/// format. Anything else (a length, a pattern, a user range,
-/// `uniqueItems`, an unknown keyword) needs the validator. So do nested
-/// structs: serde also builds a struct from a JSON array of its fields,
-/// which the schema's `"type": "object"` refuses; only the root is exempt,
-/// because the executor checks it is an object itself.
-///
-/// Each keyword's value must also have the shape the draft 2020-12
-/// meta-schema asks for, `$schema`, `$defs` and `required` appear only at
-/// the root (where schemars writes them), and every `$ref` names one of the
-/// root's `$defs`: what `jsonschema` checks before it compiles these
-/// keywords. A test generates schemas to show that every schema this
-/// accepts compiles. Only an optimisation: a `false` is always safe.
+/// True when every keyword is structural and every `minimum`/`maximum` is
+/// exactly the bound of the integer's own format. Anything else (a length,
+/// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
+/// validator. So do nested structs: serde also builds a struct from a JSON
+/// array of its fields, which the schema's `"type": "object"` refuses; only
+/// the root is exempt, because the executor checks it is an object itself.
+/// This is only an optimisation: a `false` is always safe.
 pub(crate) fn deserialization_enforces(schema: &Value) -> bool {
-    let defs = schema.get("$defs").and_then(Value::as_object);
-    enforced(schema, true, defs)
+    enforced(schema, true)
 }
 
-fn enforced(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) -> bool {
+fn enforced(schema: &Value, root: bool) -> bool {
     let map = match schema {
         Value::Bool(accepts_anything) => return *accepts_anything,
         Value::Object(map) => map,
@@ -142,7 +159,57 @@ fn enforced(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) -> bo
         .and_then(Value::as_str)
         .and_then(format_bounds)
         .filter(|_| is_integer_type(map));
-    let schema = |value: &Value| enforced(value, false, defs);
+    map.iter().all(|(keyword, value)| {
+        STRUCTURAL.contains(&keyword.as_str())
+            && match keyword.as_str() {
+                "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
+                "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
+                // A struct's fields: only the root's.
+                "properties" => {
+                    root && value
+                        .as_object()
+                        .is_some_and(|m| m.values().all(|v| enforced(v, false)))
+                }
+                "required" => root,
+                // `false` closes a struct (root only); a schema types a map's values.
+                "additionalProperties" => match value {
+                    Value::Bool(false) => root,
+                    other => enforced(other, false),
+                },
+                "$defs" => value
+                    .as_object()
+                    .is_some_and(|m| m.values().all(|v| enforced(v, false))),
+                "items" => enforced(value, false),
+                "prefixItems" | "oneOf" | "anyOf" => value
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|v| enforced(v, false))),
+                _ => true,
+            }
+    })
+}
+
+/// Whether `schema` certainly compiles, so the executor may put off
+/// compiling its validator until a call needs it: every keyword is one
+/// this knows, its value has the shape the draft 2020-12 meta-schema asks
+/// for, `$schema` and `$defs` appear only at the root (where schemars
+/// writes them), and every `$ref` names one of the root's `$defs`. That is
+/// what `jsonschema` checks before it compiles these keywords; a keyword
+/// whose value it must compile further (`pattern`, a regular expression)
+/// makes this false. A test generates schemas to show that every schema
+/// this accepts compiles. Only an optimisation: a `false` is always safe.
+pub(crate) fn compiles(schema: &Value) -> bool {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    well_formed(schema, true, defs)
+}
+
+fn well_formed(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) -> bool {
+    let map = match schema {
+        Value::Bool(_) => return true,
+        Value::Object(map) => map,
+        _ => return false,
+    };
+    let schema = |value: &Value| well_formed(value, false, defs);
+    let schemas_in = |value: &Value| value.as_object().is_some_and(|m| m.values().all(schema));
     // `schemaArray` in the meta-schema: at least one schema.
     let schemas = |value: &Value| {
         value
@@ -151,25 +218,23 @@ fn enforced(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) -> bo
     };
     map.iter().all(|(keyword, value)| match keyword.as_str() {
         "$schema" => root && value == DRAFT_2020_12,
-        "$defs" => root && value.as_object().is_some_and(|m| m.values().all(schema)),
+        "$defs" => root && schemas_in(value),
         "$ref" => value.as_str().is_some_and(|to| names_a_def(to, defs)),
         "type" => is_type(value),
-        "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
-        "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
-        // A struct's fields: only the root's.
-        "properties" => root && value.as_object().is_some_and(|m| m.values().all(schema)),
-        "required" => root && unique_strings(value),
-        // `false` closes a struct (root only); a schema types a map's values.
-        "additionalProperties" => match value {
-            Value::Bool(false) => root,
-            other => schema(other),
-        },
-        "items" => schema(value),
-        "prefixItems" | "oneOf" | "anyOf" => schemas(value),
+        "properties" => schemas_in(value),
+        "required" => unique_strings(value),
+        "additionalProperties" | "items" | "not" => schema(value),
+        "prefixItems" | "allOf" | "anyOf" | "oneOf" => schemas(value),
         "enum" | "examples" => value.is_array(),
         "const" | "default" => true,
         "title" | "description" | "format" => value.is_string(),
-        "deprecated" | "readOnly" | "writeOnly" => value.is_boolean(),
+        "deprecated" | "readOnly" | "writeOnly" | "uniqueItems" => value.is_boolean(),
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => value.is_number(),
+        "multipleOf" => value.as_f64().is_some_and(|step| step > 0.0),
+        // `nonNegativeInteger`, written as one.
+        "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
+            value.is_u64()
+        }
         _ => false,
     })
 }
@@ -255,8 +320,8 @@ mod tests {
     }
 
     #[test]
-    fn malformed_keywords_need_the_validator() {
-        let plain = |extra: Value| {
+    fn only_well_formed_schemas_are_compiled_late() {
+        let with = |extra: Value| {
             let mut schema = json!({"type": "object", "properties": {}, "$defs": {"A": true}});
             schema
                 .as_object_mut()
@@ -264,7 +329,16 @@ mod tests {
                 .extend(extra.as_object().unwrap().clone());
             schema
         };
-        assert!(deserialization_enforces(&plain(json!({}))));
+        for well_formed in [
+            json!({}),
+            json!({"properties": {"a": {"$ref": "#/$defs/A"}, "b": {"type": "object",
+                   "properties": {"c": {"type": "string", "minLength": 1, "maxLength": 9}}}}}),
+            json!({"properties": {"n": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5}}}),
+            json!({"properties": {"l": {"type": "array", "minItems": 1, "uniqueItems": true}}}),
+        ] {
+            let schema = with(well_formed);
+            assert!(compiles(&schema), "{schema}");
+        }
         for malformed in [
             json!({"type": "strng"}),
             json!({"type": []}),
@@ -275,11 +349,16 @@ mod tests {
             json!({"properties": {"a": {"$ref": "#/definitions/A"}}}),
             json!({"properties": {"a": {"anyOf": []}}}),
             json!({"properties": {"a": {"enum": "a"}}}),
+            json!({"properties": {"a": {"minLength": -1}}}),
+            json!({"properties": {"a": {"minLength": 1.5}}}),
+            json!({"properties": {"a": {"multipleOf": 0}}}),
+            json!({"properties": {"a": {"pattern": "^a$"}}}),
+            json!({"properties": {"a": {"unknownKeyword": 1}}}),
             json!({"title": 1}),
             json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
         ] {
-            let schema = plain(malformed);
-            assert!(!deserialization_enforces(&schema), "{schema}");
+            let schema = with(malformed);
+            assert!(!compiles(&schema), "{schema}");
         }
     }
 
@@ -301,6 +380,44 @@ mod tests {
         "#/definitions/A",
         DRAFT_2020_12,
     ];
+
+    /// Keywords whose value is not a schema, and two this crate does not
+    /// compile late (`pattern`, `dependentRequired`).
+    const VALUED: &[&str] = &[
+        "enum",
+        "examples",
+        "const",
+        "default",
+        "title",
+        "description",
+        "format",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "minimum",
+        "maximum",
+        "$schema",
+        "pattern",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "uniqueItems",
+        "required",
+        "dependentRequired",
+    ];
+
+    /// Numbers for the keywords that want a number, a count or a step,
+    /// and values close to those.
+    fn numbers() -> Vec<Value> {
+        let numbers = json!([-1, 0, 1, 2, 0.5, 1.0, -0.5, "1", true, null]);
+        numbers.as_array().unwrap().clone()
+    }
 
     /// A value of any shape, small.
     fn any_value() -> impl Strategy<Value = Value> + Clone {
@@ -344,33 +461,17 @@ mod tests {
                 }),
                 prop::collection::vec(names(), 0..3).prop_map(|all| ("required", json!(all))),
                 (
-                    prop::sample::select(&["additionalProperties", "items", "$defs"][..]),
+                    prop::sample::select(&["additionalProperties", "items", "not", "$defs"][..]),
                     inner.clone()
                 ),
                 (
-                    prop::sample::select(&["prefixItems", "oneOf", "anyOf"][..]),
+                    prop::sample::select(&["prefixItems", "allOf", "oneOf", "anyOf"][..]),
                     prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
                 ),
+                (prop::sample::select(VALUED), any_value()),
                 (
-                    prop::sample::select(
-                        &[
-                            "enum",
-                            "examples",
-                            "const",
-                            "default",
-                            "title",
-                            "description",
-                            "format",
-                            "deprecated",
-                            "readOnly",
-                            "writeOnly",
-                            "minimum",
-                            "maximum",
-                            "$schema",
-                            "pattern",
-                        ][..]
-                    ),
-                    any_value(),
+                    prop::sample::select(VALUED),
+                    prop::sample::select(numbers())
                 ),
             ];
             prop::collection::vec(keyword, 0..4).prop_map(|keywords| {
@@ -385,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn every_schema_deserializing_enforces_compiles() {
+    fn every_schema_compiled_late_compiles() {
         use proptest::test_runner::{Config, TestRunner};
         let root = (schema(), schema(), prop::option::of(schema())).prop_map(|(mut root, a, b)| {
             if let Value::Object(map) = &mut root {
@@ -403,7 +504,7 @@ mod tests {
         let accepted = std::cell::Cell::new(0);
         runner
             .run(&root, |schema| {
-                if deserialization_enforces(&schema) {
+                if compiles(&schema) {
                     accepted.set(accepted.get() + 1);
                     let compiled = jsonschema::draft202012::new(&schema);
                     prop_assert!(compiled.is_ok(), "{schema}: {:?}", compiled.err());

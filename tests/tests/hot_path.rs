@@ -126,6 +126,45 @@ async fn a_tool_whose_validator_is_compiled_at_its_first_invalid_call_reports_ev
     assert_eq!(good.unwrap(), json!("1 None []"));
 }
 
+/// Read a page of results: a range, which only the validator checks.
+#[tool(key = "crm.page", effect = read, authorize = public)]
+async fn page(#[schemars(range(min = 1, max = 100))] size: u32) -> u32 {
+    size
+}
+
+#[tokio::test]
+async fn a_tool_whose_validator_is_compiled_at_its_first_call_checks_that_call() {
+    let executor = || {
+        let catalog = Catalog::builder().register::<PageArgs>().build().unwrap();
+        Executor::new(catalog, Container::default()).unwrap()
+    };
+    fn out_of_range<T>(result: Result<T, CallError>) -> bool {
+        match result {
+            Err(CallError::InvalidArguments { violations, .. }) => violations.0[0].path == "/size",
+            _ => false,
+        }
+    }
+    // The first call's arguments are checked, whether they pass or not.
+    let first_passes = executor();
+    assert_eq!(
+        first_passes
+            .invoke("page", json!({"size": 5}), &())
+            .await
+            .unwrap(),
+        5
+    );
+    assert!(out_of_range(
+        first_passes.invoke("page", json!({"size": 0}), &()).await
+    ));
+    let first_fails = executor();
+    assert!(out_of_range(
+        first_fails.invoke("page", json!({"size": 101}), &()).await
+    ));
+    assert!(out_of_range(
+        first_fails.call(PageArgs { size: 0 }, &()).await
+    ));
+}
+
 /// An input whose hand-written schema points at a definition it lacks.
 #[derive(Serialize, Deserialize, Debug)]
 struct Dangling(u32);
