@@ -835,7 +835,7 @@ impl Executor {
     /// location and type) and every schema that does not compile.
     ///
     /// Each tool's validator is compiled by the first call that needs it
-    /// (tens of microseconds, once per tool), not here: compiling them all
+    /// (some 50 µs, once per tool), not here: compiling them all
     /// would be most of what building an executor costs. A tool whose
     /// schema says nothing deserializing does not already check (no range,
     /// length or pattern, no nested struct) needs it only for arguments
