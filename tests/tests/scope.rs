@@ -743,18 +743,22 @@ async fn call_coop(tool: &str) -> Result<serde_json::Value, CallError> {
     .expect("the call ended")
 }
 
-#[tokio::test]
-async fn a_provider_asking_for_its_own_type_fails_the_call_instead_of_waiting() {
-    let error = call_coop("ouroboros").await.unwrap_err();
+/// A call that failed on a provider cycle: the type it failed to build,
+/// and the cycle among the error's sources (types without their paths).
+async fn failed_on_a_cycle(tool: &str) -> (String, Vec<String>) {
+    let error = call_coop(tool).await.unwrap_err();
     let CallError::Dependency { type_name, .. } = &error else {
         panic!("{error:?}");
     };
-    assert_eq!(short(type_name), "Ouroboros");
-    let path = cycle_in(&error).expect("the cycle is the error's source");
-    assert_eq!(
-        path.iter().map(|n| short(n)).collect::<Vec<_>>(),
-        ["Ouroboros", "Ouroboros"]
-    );
+    let path = cycle_in(&error).expect("the cycle is among the error's sources");
+    (short(type_name), path.iter().map(|n| short(n)).collect())
+}
+
+#[tokio::test]
+async fn a_provider_asking_for_its_own_type_fails_the_call_instead_of_waiting() {
+    let (failed, cycle) = failed_on_a_cycle("ouroboros").await;
+    assert_eq!(failed, "Ouroboros");
+    assert_eq!(cycle, ["Ouroboros", "Ouroboros"]);
     let cycle = ResolveError::Cycle {
         type_name: "A",
         path: vec!["A", "B", "A"],
@@ -767,17 +771,10 @@ async fn a_provider_asking_for_its_own_type_fails_the_call_instead_of_waiting() 
 
 #[tokio::test]
 async fn providers_asking_for_each_other_fail_the_call_naming_the_cycle() {
-    let error = call_coop("hen").await.unwrap_err();
-    let CallError::Dependency { type_name, .. } = &error else {
-        panic!("{error:?}");
-    };
-    assert_eq!(short(type_name), "Hen");
     // The hen's build asked for an egg, whose build asked for the hen.
-    let path = cycle_in(&error).expect("the cycle is among the error's sources");
-    assert_eq!(
-        path.iter().map(|n| short(n)).collect::<Vec<_>>(),
-        ["Egg", "Hen", "Egg"]
-    );
+    let (failed, cycle) = failed_on_a_cycle("hen").await;
+    assert_eq!(failed, "Hen");
+    assert_eq!(cycle, ["Egg", "Hen", "Egg"]);
 }
 
 #[tokio::test]
