@@ -218,7 +218,7 @@ pub enum ResolveError {
     /// ```
     ///
     /// [`CallError::Dependency`]: crate::CallError::Dependency
-    #[error("providers wait for each other: {}", Cycle(path))]
+    #[error("providers wait for each other: {}", CyclePath(path))]
     Cycle {
         /// The type asked for.
         type_name: &'static str,
@@ -229,9 +229,9 @@ pub enum ResolveError {
 }
 
 /// A cycle of types as `` `A` → `B` → `A` ``.
-struct Cycle<'a>(&'a [&'static str]);
+struct CyclePath<'a>(&'a [&'static str]);
 
-impl fmt::Display for Cycle<'_> {
+impl fmt::Display for CyclePath<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, type_name) in self.0.iter().enumerate() {
             let arrow = if i == 0 { "" } else { " → " };
