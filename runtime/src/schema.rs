@@ -208,23 +208,24 @@ fn well_formed(schema: &Value, root: bool, defs: Option<&Map<String, Value>>) ->
         Value::Object(map) => map,
         _ => return false,
     };
-    let schema = |value: &Value| well_formed(value, false, defs);
-    let schemas_in = |value: &Value| value.as_object().is_some_and(|m| m.values().all(schema));
+    let subschema = |value: &Value| well_formed(value, false, defs);
+    let subschemas_in =
+        |value: &Value| value.as_object().is_some_and(|m| m.values().all(subschema));
     // `schemaArray` in the meta-schema: at least one schema.
-    let schemas = |value: &Value| {
+    let subschemas = |value: &Value| {
         value
             .as_array()
-            .is_some_and(|all| !all.is_empty() && all.iter().all(schema))
+            .is_some_and(|all| !all.is_empty() && all.iter().all(subschema))
     };
     map.iter().all(|(keyword, value)| match keyword.as_str() {
         "$schema" => root && value == DRAFT_2020_12,
-        "$defs" => root && schemas_in(value),
+        "$defs" => root && subschemas_in(value),
         "$ref" => value.as_str().is_some_and(|to| names_a_def(to, defs)),
         "type" => is_type(value),
-        "properties" => schemas_in(value),
+        "properties" => subschemas_in(value),
         "required" => unique_strings(value),
-        "additionalProperties" | "items" | "not" => schema(value),
-        "prefixItems" | "allOf" | "anyOf" | "oneOf" => schemas(value),
+        "additionalProperties" | "items" | "not" => subschema(value),
+        "prefixItems" | "allOf" | "anyOf" | "oneOf" => subschemas(value),
         "enum" | "examples" => value.is_array(),
         "const" | "default" => true,
         "title" | "description" | "format" => value.is_string(),

@@ -178,6 +178,7 @@ fn count_runs(runs: &str) {
         black_box(export_json(catalog.iter(), STRICT).expect("exports"));
         catalog
     });
+    let cold = || Catalog::discover_in(black_box(prefixes)).expect("discovers");
     for _ in 0..runs {
         match (export_as.as_str(), &warm) {
             ("warm-value", Some(warm)) => {
@@ -187,16 +188,13 @@ fn count_runs(runs: &str) {
                 export_json(warm.iter(), STRICT).expect("exports"),
             )),
             ("executor", None) => {
-                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
-                black_box(Executor::new(catalog, Container::default()).expect("builds"));
+                black_box(Executor::new(cold(), Container::default()).expect("builds"));
             }
             ("json", None) => {
-                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
-                black_box(export_json(catalog.iter(), STRICT).expect("exports"));
+                black_box(export_json(cold().iter(), STRICT).expect("exports"));
             }
             _ => {
-                let catalog = Catalog::discover_in(black_box(prefixes)).expect("discovers");
-                black_box(export(catalog.iter(), STRICT).expect("exports"));
+                black_box(export(cold().iter(), STRICT).expect("exports"));
             }
         }
     }
