@@ -11,13 +11,13 @@
 //! 50,000, fewer when the run is short). The exit status is 0 when every
 //! check passes, 1 when one fails, 2 on a usage error.
 //!
-//! Each call is one of twelve kinds, interleaved pseudo-randomly (the same
-//! way on every run): ok, tool error, panic, timeout (a tool with
+//! Each call is one of thirteen kinds, interleaved pseudo-randomly (the
+//! same way on every run): ok, tool error, panic, timeout (a tool with
 //! `timeout = "1ms"`), invalid arguments, denied by `authorize`, dropped by
 //! the caller after one poll (while the body waits, or after the body has
-//! returned, while the finalizer runs), and abandoned by the caller's own
-//! 1 ms `tokio::time::timeout`. The tools of these kinds inject a REQUEST-scoped
-//! dependency whose provider counts its builds and registers a finalizer
+//! returned, while the finalizer runs: two kinds), and abandoned by the
+//! caller's own 1 ms `tokio::time::timeout`. The tools of these nine kinds
+//! inject a REQUEST-scoped dependency whose provider counts its builds and registers a finalizer
 //! that counts its runs per [`Outcome`](toolwright::Outcome), both
 //! attributed to the kind of call that caused them. Four more kinds (ok,
 //! panic, timeout, dropped) call public tools that inject nothing, which
@@ -32,8 +32,8 @@
 //! - every REQUEST finalizer runs exactly once: finalizer runs equal
 //!   dependency builds, overall and per kind, including for calls the caller
 //!   dropped, before or during the close, whose finalizers the executor
-//!   hands to the runtime (the soak
-//!   waits for those counters to stop changing, within a bounded time);
+//!   hands to the runtime (the soak waits for those counters to stop
+//!   changing, within a bounded time);
 //! - each finalizer receives its call's outcome (`Ok`, `Error`, `Panicked`,
 //!   `Cancelled`), and no body runs, so nothing is built, for a call refused
 //!   by validation or `authorize`;
