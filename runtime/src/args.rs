@@ -11,6 +11,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use serde::ser;
 
 /// Reads a key of the arguments object as the index of the field it names
 /// (`index`, a `match` on constant strings the macro writes, which compiles
@@ -116,44 +117,174 @@ impl<T> NotOption for OptionProbe<T> {
 }
 
 /// `Debug` for the argument struct `name`: its fields as a caller sends
-/// them, by wire name, each value as JSON text
+/// them, by wire name and in declaration order, each value as JSON text
 /// (`ListOrdersArgs { customerId: 7, status: null }`). Through `Serialize`,
 /// so that a field of a type that is not `Debug` shows too; one function
 /// per tool, where a written `fmt` would make rustc check a method call per
-/// field.
+/// field. A field whose `Serialize` fails (a map with non-string keys) is
+/// left out, and the struct ends in `..`.
 pub fn debug_args<T: serde::Serialize>(
     args: &T,
-    name: &str,
+    name: &'static str,
     f: &mut fmt::Formatter<'_>,
 ) -> fmt::Result {
-    debug_value(serde_json::to_value(args), name, f)
+    match args.serialize(DebugArgs { f: &mut *f, name }) {
+        Ok(written) => written,
+        // Not a struct: the generated `Serialize` always writes one.
+        Err(NotShown) => f.debug_struct(name).finish_non_exhaustive(),
+    }
 }
 
-/// The part of [`debug_args`] that is not generic, so compiled once.
-fn debug_value(
-    value: Result<serde_json::Value, serde_json::Error>,
-    name: &str,
-    f: &mut fmt::Formatter<'_>,
-) -> fmt::Result {
-    /// A JSON value shown as its text.
-    struct Json<'a>(&'a serde_json::Value);
+/// Writes a struct's fields into a `Formatter` as a `debug_struct`, in the
+/// order its `Serialize` gives them; anything but a struct is
+/// [`NotShown`].
+struct DebugArgs<'a, 'b> {
+    f: &'a mut fmt::Formatter<'b>,
+    name: &'static str,
+}
 
-    impl fmt::Debug for Json<'_> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Display::fmt(self.0, f)
-        }
+/// What [`DebugArgs`] answers for anything but a struct.
+#[derive(Debug)]
+struct NotShown;
+
+impl fmt::Display for NotShown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("only a struct is shown")
+    }
+}
+
+impl std::error::Error for NotShown {}
+
+impl ser::Error for NotShown {
+    fn custom<M: fmt::Display>(_: M) -> Self {
+        NotShown
+    }
+}
+
+/// The methods of [`DebugArgs`] for what it does not show.
+macro_rules! not_shown {
+    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<$ok, NotShown> {
+            Err(NotShown)
+        })*
+    };
+}
+
+impl<'a, 'b> ser::Serializer for DebugArgs<'a, 'b> {
+    type Ok = fmt::Result;
+    type Error = NotShown;
+    type SerializeSeq = ser::Impossible<fmt::Result, NotShown>;
+    type SerializeTuple = ser::Impossible<fmt::Result, NotShown>;
+    type SerializeTupleStruct = ser::Impossible<fmt::Result, NotShown>;
+    type SerializeTupleVariant = ser::Impossible<fmt::Result, NotShown>;
+    type SerializeMap = ser::Impossible<fmt::Result, NotShown>;
+    type SerializeStruct = DebugFields<'a, 'b>;
+    type SerializeStructVariant = ser::Impossible<fmt::Result, NotShown>;
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<DebugFields<'a, 'b>, NotShown> {
+        Ok(DebugFields {
+            out: self.f.debug_struct(self.name),
+            elided: false,
+        })
     }
 
-    let mut out = f.debug_struct(name);
-    match value {
-        Ok(serde_json::Value::Object(fields)) => {
-            for (key, value) in &fields {
-                out.field(key, &Json(value));
-            }
-            out.finish()
+    not_shown! {
+        serialize_bool(bool) -> fmt::Result;
+        serialize_i8(i8) -> fmt::Result;
+        serialize_i16(i16) -> fmt::Result;
+        serialize_i32(i32) -> fmt::Result;
+        serialize_i64(i64) -> fmt::Result;
+        serialize_u8(u8) -> fmt::Result;
+        serialize_u16(u16) -> fmt::Result;
+        serialize_u32(u32) -> fmt::Result;
+        serialize_u64(u64) -> fmt::Result;
+        serialize_f32(f32) -> fmt::Result;
+        serialize_f64(f64) -> fmt::Result;
+        serialize_char(char) -> fmt::Result;
+        serialize_str(&str) -> fmt::Result;
+        serialize_bytes(&[u8]) -> fmt::Result;
+        serialize_none() -> fmt::Result;
+        serialize_unit() -> fmt::Result;
+        serialize_unit_struct(&'static str) -> fmt::Result;
+        serialize_unit_variant(&'static str, u32, &'static str) -> fmt::Result;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    }
+
+    fn serialize_some<V: ?Sized + ser::Serialize>(self, _: &V) -> Result<fmt::Result, NotShown> {
+        Err(NotShown)
+    }
+
+    fn serialize_newtype_struct<V: ?Sized + ser::Serialize>(
+        self,
+        _: &'static str,
+        _: &V,
+    ) -> Result<fmt::Result, NotShown> {
+        Err(NotShown)
+    }
+
+    fn serialize_newtype_variant<V: ?Sized + ser::Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &V,
+    ) -> Result<fmt::Result, NotShown> {
+        Err(NotShown)
+    }
+}
+
+/// The fields of a struct [`DebugArgs`] shows.
+struct DebugFields<'a, 'b> {
+    out: fmt::DebugStruct<'a, 'b>,
+    /// Whether a field was left out.
+    elided: bool,
+}
+
+impl ser::SerializeStruct for DebugFields<'_, '_> {
+    type Ok = fmt::Result;
+    type Error = NotShown;
+
+    fn serialize_field<V: ?Sized + ser::Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &V,
+    ) -> Result<(), NotShown> {
+        // As text, not a `Value`: a `Value`'s objects would list a nested
+        // struct's fields in key order too.
+        match serde_json::to_string(value) {
+            Ok(text) => self.field(key, &text),
+            Err(_) => self.elided = true,
         }
-        // A field whose `Serialize` fails (a map with non-string keys).
-        _ => out.finish_non_exhaustive(),
+        Ok(())
+    }
+
+    fn end(mut self) -> Result<fmt::Result, NotShown> {
+        Ok(if self.elided {
+            self.out.finish_non_exhaustive()
+        } else {
+            self.out.finish()
+        })
+    }
+}
+
+impl DebugFields<'_, '_> {
+    /// Adds field `key`, shown as the JSON text `text`.
+    fn field(&mut self, key: &str, text: &str) {
+        /// JSON text, shown as it is.
+        struct Json<'a>(&'a str);
+
+        impl fmt::Debug for Json<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+
+        self.out.field(key, &Json(text));
     }
 }
 
@@ -260,15 +391,56 @@ mod tests {
     }
 
     #[test]
-    fn arguments_show_as_json_by_wire_name_and_unserializable_ones_elide() {
-        let args = json!({"query": "lamp", "limit": 3, "tags": ["a"]});
+    fn arguments_show_as_json_in_field_order_and_unserializable_ones_elide() {
+        #[derive(serde::Serialize)]
+        struct Window {
+            to: u8,
+            from: u8,
+        }
+        #[derive(serde::Serialize)]
+        struct Search {
+            query: &'static str,
+            #[serde(rename = "inStock")]
+            in_stock: Option<bool>,
+            window: Window,
+            tags: Vec<&'static str>,
+        }
+        let search = Search {
+            query: "lamp",
+            in_stock: None,
+            window: Window { to: 9, from: 3 },
+            tags: vec!["a"],
+        };
+        // In the struct's order, nested structs too, not in key order.
         assert_eq!(
-            format!("{:?}", Shown(&args)),
-            r#"Args { limit: 3, query: "lamp", tags: ["a"] }"#
+            format!("{:?}", Shown(&search)),
+            r#"Args { query: "lamp", inStock: null, window: {"to":9,"from":3}, tags: ["a"] }"#
         );
-        // JSON has no non-string keys; the fields are not lost silently.
-        let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
-        assert_eq!(format!("{:?}", Shown(&bad)), "Args { .. }");
+        assert_eq!(
+            format!("{:#?}", Shown(&search)),
+            "Args {\n    query: \"lamp\",\n    inStock: null,\n    window: {\"to\":9,\"from\":3},\n    tags: [\"a\"],\n}"
+        );
+
+        // JSON has no non-string keys: that field is left out, and the
+        // struct says so.
+        #[derive(serde::Serialize)]
+        struct Pairs {
+            name: &'static str,
+            pairs: std::collections::BTreeMap<(u8, u8), u8>,
+            last: u8,
+        }
+        let pairs = Pairs {
+            name: "p",
+            pairs: [((1, 2), 3)].into(),
+            last: 1,
+        };
+        assert_eq!(
+            format!("{:?}", Shown(&pairs)),
+            r#"Args { name: "p", last: 1, .. }"#
+        );
+        // Anything but a struct shows no fields.
+        assert_eq!(format!("{:?}", Shown(json!({"a": 1}))), "Args { .. }");
+        assert_eq!(format!("{:?}", Shown(7)), "Args { .. }");
     }
 
     #[test]

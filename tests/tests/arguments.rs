@@ -299,18 +299,18 @@ async fn the_executor_enforces_the_validations_of_a_written_schema() {
 }
 
 #[test]
-fn the_argument_struct_is_debug_as_a_caller_sends_it_fields_of_any_type_included() {
+fn the_argument_struct_is_debug_as_a_caller_sends_it_in_field_order_fields_of_any_type_included() {
     let args = parse(r#"{"customerId": 7, "tags": ["a"]}"#).unwrap();
     assert_eq!(
         format!("{args:?}"),
-        r#"ListOrdersArgs { customerId: 7, limit: 20, status: null, tags: ["a"] }"#
+        r#"ListOrdersArgs { customerId: 7, status: null, limit: 20, tags: ["a"] }"#
     );
     // `Window` is not `Debug`; it is `Serialize`, as every input is.
     let args: SearchCatalogArgs =
         serde_json::from_str(r#"{"query": "lamp", "labels": [], "window": {"days": 3}}"#).unwrap();
     assert_eq!(
         format!("{args:?}"),
-        r#"SearchCatalogArgs { inStock: null, labels: [], limit: 10, query: "lamp", window: {"days":3} }"#
+        r#"SearchCatalogArgs { query: "lamp", inStock: null, limit: 10, window: {"days":3}, labels: [] }"#
     );
     assert!(format!("{args:#?}").contains("\n    query: \"lamp\",\n"));
 }
