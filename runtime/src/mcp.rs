@@ -655,7 +655,7 @@ fn output_schema(entry: &ToolEntry) -> Option<JsonObject> {
 fn wraps_result(entry: &ToolEntry) -> bool {
     entry
         .output_schema()
-        .is_some_and(|schema| schema.get("type") != Some(&json!("object")))
+        .is_some_and(|schema| schema.get("type").and_then(Value::as_str) != Some("object"))
 }
 
 fn tool_result(entry: &ToolEntry, result: Result<Value, CallError>) -> CallToolResult {
