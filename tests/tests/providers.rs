@@ -133,6 +133,18 @@ async fn tag_products(
     tags.len()
 }
 
+/// Mark a point.
+#[tool(key = "products.mark", effect = read, authorize = public)]
+async fn mark_point(point: (i32, i32)) -> i32 {
+    point.0
+}
+
+/// Label products; each label once.
+#[tool(key = "products.label", effect = read, authorize = public)]
+async fn label_products(labels: std::collections::BTreeSet<String>) -> usize {
+    labels.len()
+}
+
 /// A category tree.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
 struct Category {
@@ -409,6 +421,43 @@ fn a_map_cannot_be_exported_in_strict_mode() {
         Format::GeminiJsonSchema,
     ] {
         providers::schema_for(tool, format).unwrap();
+    }
+}
+
+#[test]
+fn tuples_and_sets_cannot_be_exported_for_strict_mode_or_gemini() {
+    let catalog = Catalog::builder()
+        .register::<MarkPointArgs>()
+        .register::<LabelProductsArgs>()
+        .build()
+        .unwrap();
+    for (tool, path, keyword) in [
+        ("mark_point", "/point", "prefixItems"),
+        ("label_products", "/labels", "uniqueItems"),
+    ] {
+        let tool = catalog.get(tool).unwrap();
+        for format in [
+            Format::OpenAiChat { strict: true },
+            Format::OpenAiResponses { strict: true },
+            Format::Gemini,
+        ] {
+            let error = providers::schema_for(tool, format).unwrap_err();
+            assert_eq!(
+                (error.path.as_str(), error.tool.as_str()),
+                (path, tool.name())
+            );
+            assert!(error.construct.contains(keyword), "{format}: {error}");
+        }
+        // Formats that take standard JSON Schema export the keyword as it is.
+        for format in [
+            Format::Anthropic,
+            Format::OpenAiChat { strict: false },
+            Format::GeminiJsonSchema,
+        ] {
+            let schema = providers::schema_for(tool, format).unwrap();
+            let field = &schema["properties"][&path[1..]];
+            assert!(field.get(keyword).is_some(), "{format}: {schema}");
+        }
     }
 }
 
