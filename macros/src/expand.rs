@@ -693,7 +693,9 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
     });
     let call_args = tool.params.iter().map(|p| &p.ident);
-    let call = quote_spanned!(at=> #fn_ident(#(#call_args),*));
+    // Through a binding made before the parameters are: a parameter named
+    // like the fn (`async fn user(user: Inject<User>)`) would shadow it.
+    let call = quote_spanned!(at=> __toolwright_fn(#(#call_args),*));
     let inputs_only = tool.params.iter().all(|p| matches!(p.kind, Kind::Input(_)));
     let future = match &tool.output {
         // Nothing to resolve or map: the fn's own future, its output in
@@ -728,6 +730,7 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
         }
     };
     quote_spanned! {at=>
+        let __toolwright_fn = #fn_ident;
         let #args { #(#inputs,)* } = self;
         let _ = (&__ctx, &__scope);
         #future

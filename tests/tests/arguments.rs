@@ -332,3 +332,46 @@ fn the_written_schema_is_the_one_schemars_derives() {
         serde_json::to_string(&derived).unwrap()
     );
 }
+
+/// Echo a word. The parameter is named like the fn.
+#[tool(key = "names.echo", effect = read, authorize = public)]
+async fn echo(echo: String) -> String {
+    echo
+}
+
+/// The length of a word, which must not be empty. The parameter is named
+/// like the fn.
+#[tool(key = "names.length", effect = read, authorize = public)]
+async fn length(length: String) -> Result<usize, std::io::Error> {
+    if length.is_empty() {
+        return Err(std::io::Error::other("an empty word"));
+    }
+    Ok(length.len())
+}
+
+#[tokio::test]
+async fn a_parameter_named_like_its_fn_does_not_hide_the_fn() {
+    let catalog = Catalog::builder()
+        .register::<EchoArgs>()
+        .register::<LengthArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let echoed = executor.invoke("echo", json!({"echo": "hi"}), &()).await;
+    assert_eq!(echoed.unwrap(), json!("hi"));
+    let length = executor
+        .invoke("length", json!({"length": "four"}), &())
+        .await;
+    assert_eq!(length.unwrap(), json!(4));
+    let typed = executor
+        .call(
+            EchoArgs {
+                echo: "typed".into(),
+            },
+            &(),
+        )
+        .await;
+    assert_eq!(typed.unwrap(), "typed");
+    let empty = executor.invoke("length", json!({"length": ""}), &()).await;
+    assert!(matches!(empty, Err(CallError::Tool { .. })), "{empty:?}");
+}
