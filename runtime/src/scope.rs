@@ -749,9 +749,10 @@ impl ContainerBuilder {
 #[derive(Clone)]
 pub struct Scope {
     inner: Arc<ScopeInner>,
-    /// The slot of the REQUEST provider this handle was given to, to build
-    /// its value: what the handle asks for, that build waits for.
-    builder: Option<usize>,
+    /// The REQUEST provider's build this handle was given to: its slot and
+    /// the build's number in that slot (a failed build is tried again).
+    /// What the handle asks for, that build waits for, while it lasts.
+    builder: Option<(usize, u32)>,
 }
 
 struct ScopeInner {
@@ -847,24 +848,31 @@ impl Scope {
             Some(Source::App(value)) => value,
             Some(Source::Request(provider)) => {
                 let slot = provider.slot;
-                // A provider's build asking: it waits from here on.
+                // A provider's build asking: it waits from here on. A
+                // handle kept past its build (which failed, or is over)
+                // asks as any other caller does.
                 let _waiting = match self.builder {
-                    Some(waiter) => Some(
+                    Some((waiter, build)) if self.inner.cells[waiter].is_building(build) => Some(
                         Waiting::start(&self.inner, waiter, slot)
                             .map_err(|path| ResolveError::Cycle { type_name, path })?,
                     ),
-                    None => None,
+                    _ => None,
                 };
                 let cell = &self.inner.cells[slot];
                 let read = |value: &Erased| downcast::<T>(value).clone();
                 // The value, if it is built; otherwise this asker builds it.
-                if let Some(value) = std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
-                    return Ok(value);
-                }
-                let building = Building { cell, done: false };
+                let build = match std::future::poll_fn(|cx| cell.poll_claim(cx, read)).await {
+                    Claim::Built(value) => return Ok(value),
+                    Claim::Build(build) => build,
+                };
+                let building = Building {
+                    cell,
+                    build,
+                    done: false,
+                };
                 let scope = Scope {
                     inner: self.inner.clone(),
-                    builder: Some(slot),
+                    builder: Some((slot, build)),
                 };
                 return match (provider.factory)(scope).await {
                     Ok(value) => Ok(building.finish(value, read)),
@@ -1099,13 +1107,31 @@ struct Cell {
     state: Mutex<CellState>,
 }
 
-#[derive(Default)]
 enum CellState {
-    #[default]
-    Empty,
-    /// An asker is building the value; these wait for it.
-    Building(Vec<Waker>),
+    /// No value; `builds` builds of it have failed (or were dropped).
+    Empty {
+        builds: u32,
+    },
+    /// An asker is running build number `build` (from 1); `waiters` wait
+    /// for it.
+    Building {
+        waiters: Vec<Waker>,
+        build: u32,
+    },
     Ready(Erased),
+}
+
+impl Default for CellState {
+    fn default() -> Self {
+        CellState::Empty { builds: 0 }
+    }
+}
+
+/// What an asker of a [`Cell`] gets: the value, or the build to run.
+enum Claim<R> {
+    Built(R),
+    /// The cell was empty; this asker runs the build with this number.
+    Build(u32),
 }
 
 impl Cell {
@@ -1113,21 +1139,25 @@ impl Cell {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The value, read with `read`, once it is built; `None` when the
-    /// caller is to build it (the cell was empty and is now its to build).
+    /// The value, read with `read`, once it is built; or, when the cell
+    /// was empty, the number of the build the caller is now to run.
     fn poll_claim<R>(
         &self,
         cx: &mut TaskContext<'_>,
         read: impl FnOnce(&Erased) -> R,
-    ) -> Poll<Option<R>> {
+    ) -> Poll<Claim<R>> {
         let mut state = self.lock();
         match &mut *state {
-            CellState::Ready(value) => Poll::Ready(Some(read(value))),
-            CellState::Empty => {
-                *state = CellState::Building(Vec::new());
-                Poll::Ready(None)
+            CellState::Ready(value) => Poll::Ready(Claim::Built(read(value))),
+            CellState::Empty { builds } => {
+                let build = builds.wrapping_add(1);
+                *state = CellState::Building {
+                    waiters: Vec::new(),
+                    build,
+                };
+                Poll::Ready(Claim::Build(build))
             }
-            CellState::Building(waiters) => {
+            CellState::Building { waiters, .. } => {
                 if !waiters.iter().any(|waiter| waiter.will_wake(cx.waker())) {
                     waiters.push(cx.waker().clone());
                 }
@@ -1139,9 +1169,14 @@ impl Cell {
     /// Ends a build: `state` in the cell, and every waiter woken.
     fn settle(&self, state: CellState) {
         let previous = std::mem::replace(&mut *self.lock(), state);
-        if let CellState::Building(waiters) = previous {
+        if let CellState::Building { waiters, .. } = previous {
             waiters.into_iter().for_each(Waker::wake);
         }
+    }
+
+    /// Whether build number `build` is running.
+    fn is_building(&self, build: u32) -> bool {
+        matches!(&*self.lock(), CellState::Building { build: running, .. } if *running == build)
     }
 }
 
@@ -1149,6 +1184,8 @@ impl Cell {
 /// build failed, or its caller was dropped), it empties the cell again.
 struct Building<'a> {
     cell: &'a Cell,
+    /// Its number (see [`CellState`]).
+    build: u32,
     done: bool,
 }
 
@@ -1164,7 +1201,7 @@ impl Building<'_> {
 impl Drop for Building<'_> {
     fn drop(&mut self) {
         if !self.done {
-            self.cell.settle(CellState::Empty);
+            self.cell.settle(CellState::Empty { builds: self.build });
         }
     }
 }

@@ -797,3 +797,93 @@ async fn builds_waiting_for_a_shared_value_are_not_a_cycle() {
     let built = call_coop("nest_and_perch").await.unwrap();
     assert_eq!(built, json!([0, 0]));
 }
+
+/// What [`Flaky`]'s builds share: how many began, the handle of the
+/// first (which fails), and when the second may end.
+#[derive(Default)]
+struct Hold {
+    builds: AtomicUsize,
+    kept: Mutex<Option<Scope>>,
+    release: tokio::sync::Notify,
+}
+
+/// A REQUEST value whose first build keeps its scope handle and fails,
+/// and whose next waits for [`Hold::release`].
+struct Flaky;
+/// A REQUEST value whose provider asks for a [`Flaky`].
+struct Bystander;
+
+fn flaky() -> Container {
+    Container::builder()
+        .app(Arc::new(Hold::default()))
+        .request::<Flaky>(|scope: Scope| async move {
+            let hold = scope.resolve::<Hold>().await?;
+            if hold.builds.fetch_add(1, Ordering::SeqCst) == 0 {
+                *hold.kept.lock().unwrap() = Some(scope);
+                return Err("the first build fails".into());
+            }
+            hold.release.notified().await;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(Flaky)
+        })
+        .request::<Bystander>(|scope: Scope| async move {
+            scope.resolve::<Flaky>().await?;
+            Ok::<_, ResolveError>(Bystander)
+        })
+        .build()
+}
+
+/// A `Flaky` asked for twice (the first build fails), and, while the
+/// second build is under way, a `Bystander` asked for through the handle
+/// the first build kept.
+struct Retried(Result<(), String>);
+
+impl FromScope for Retried {
+    async fn from_scope(scope: &Scope) -> Result<Self, ResolveError> {
+        let hold = scope.resolve::<Hold>().await?;
+        assert!(scope.resolve::<Flaky>().await.is_err());
+        let kept = hold
+            .kept
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the first build kept its handle");
+        let (again, through_kept, ()) = tokio::join!(
+            scope.resolve::<Flaky>(),
+            kept.resolve::<Bystander>(),
+            async {
+                for _ in 0..4 {
+                    tokio::task::yield_now().await;
+                }
+                hold.release.notify_one();
+            }
+        );
+        let both = again.and(through_kept.map(drop).map(|()| Arc::new(Flaky)));
+        Ok(Retried(both.map(drop).map_err(|e| e.to_string())))
+    }
+}
+
+/// Retry a failed build while its old handle is still in use. (The
+/// parameter is named like the fn on purpose: it does not hide the fn.)
+#[tool(key = "coop.retried", effect = read, authorize = public)]
+async fn retried(#[inject] retried: Retried) -> Result<(), String> {
+    retried.0
+}
+
+#[tokio::test]
+async fn a_handle_kept_past_its_failed_build_does_not_make_a_cycle() {
+    // The kept handle's build failed; the `Bystander` it asks for waits
+    // for the second build of `Flaky`, which waits for nothing of its:
+    // not a cycle.
+    let catalog = Catalog::builder()
+        .register::<RetriedArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, flaky()).unwrap();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        executor.invoke("retried", json!({}), &()),
+    )
+    .await
+    .expect("the call ended");
+    assert_eq!(result.unwrap(), json!(null));
+}
