@@ -173,6 +173,10 @@ pub enum ResolveError {
     /// [`ResolveError::Failed`]; the call fails with
     /// [`CallError::Dependency`].
     ///
+    /// The [`Scope`] a provider gets speaks for its build while the build
+    /// lasts. Kept afterwards (in the value, or in a task), it asks as any
+    /// other caller does, and what it waits for is no part of a cycle.
+    ///
     /// ```
     /// use std::error::Error as _;
     /// use serde_json::json;
