@@ -729,7 +729,17 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
             }
         }
     };
+    // Registering a deprecated fn as a tool is not a use of it to warn
+    // about (its callers are still warned). Only then: an `allow` under a
+    // crate's `forbid(deprecated)` would be an error of its own.
+    let deprecated = tool
+        .item
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("deprecated"))
+        .then(|| quote_spanned!(at=> #[allow(deprecated)]));
     quote_spanned! {at=>
+        #deprecated
         let __toolwright_fn = #fn_ident;
         let #args { #(#inputs,)* } = self;
         let _ = (&__ctx, &__scope);

@@ -100,6 +100,21 @@ pub async fn rename_product(id: u64, r#type: String) {
     let _renamed = (id, r#type);
 }
 
+/// Echo a word, as an old client expects: deprecated, still served, and
+/// registering it warns about nothing.
+#[deprecated(note = "clients should call `products.name`")]
+#[tool(key = "echo.old", effect = read, authorize = public)]
+pub async fn old_echo(word: String) -> String {
+    word
+}
+
+/// The same, the attributes the other way round.
+#[tool(key = "echo.older", effect = read, authorize = public)]
+#[deprecated]
+pub async fn older_echo(word: String) -> String {
+    word
+}
+
 /// Log a line; a private tool.
 #[tool(key = "log.write", effect = read, authorize = public)]
 async fn log_line(line: String) -> usize {
