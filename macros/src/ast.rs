@@ -19,6 +19,9 @@ pub(crate) struct ToolFn {
     pub ident: Ident,
     /// The doc comment, lines joined; `None` when there is none.
     pub docs: Option<(String, Span)>,
+    /// A doc attribute whose value is not a string literal
+    /// (`#[doc = include_str!("..")]`): its text cannot be read here.
+    pub unread_doc: Option<Attribute>,
     pub params: Vec<Param>,
     pub output: Output,
     /// Whether the fn takes `self`: it then sits in an `impl` block, where
@@ -149,6 +152,7 @@ impl ToolFn {
             vis: item.vis.clone(),
             ident: item.sig.ident.clone(),
             docs,
+            unread_doc: unread_doc(&item.attrs),
             params,
             output,
             has_receiver,
@@ -470,6 +474,27 @@ fn contains_impl_trait(ty: &Type) -> bool {
 
 /// The doc comment as one string: lines trimmed of the one space rustdoc
 /// puts after `///`, joined with newlines, surrounding blank lines removed.
+/// The first doc attribute among `attrs` whose value is not a string
+/// literal, such as `#[doc = include_str!("tool.md")]`: a macro expands
+/// after `#[tool]` has read the docs.
+fn unread_doc(attrs: &[Attribute]) -> Option<Attribute> {
+    attrs.iter().find_map(|attr| match &attr.meta {
+        Meta::NameValue(nv)
+            if nv.path.is_ident("doc")
+                && !matches!(
+                    &nv.value,
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(_),
+                        ..
+                    })
+                ) =>
+        {
+            Some(attr.clone())
+        }
+        _ => None,
+    })
+}
+
 pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
     let mut lines = Vec::new();
     let mut span = None;

@@ -91,6 +91,14 @@ pub(crate) fn check(
     };
 
     let description = match (&attr.description, &tool.docs) {
+        // Reading only the literal lines would lose the rest silently.
+        (None, _) if let Some(doc) = &tool.unread_doc => {
+            errors.spanned(
+                doc,
+                "`#[tool]` reads the doc comment as the tool's description before macros such as `include_str!` expand, so it cannot read this one; write the description as `description = \"...\"` (the doc attribute stays for rustdoc) or as `///` lines",
+            );
+            None
+        }
         (Some(text), _) if text.value().trim().is_empty() => {
             errors.spanned(text, "the description is empty; say what the tool does");
             None
