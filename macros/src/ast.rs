@@ -110,7 +110,7 @@ impl ToolFn {
             errors.spanned(variadic, "a tool cannot be variadic; take a `Vec<T>` input");
         }
 
-        let docs = doc_text(&item.attrs);
+        let (docs, unread_doc) = doc_text(&item.attrs);
         let mut params = Vec::new();
         let mut has_receiver = false;
         for arg in item.sig.inputs.iter_mut() {
@@ -152,7 +152,7 @@ impl ToolFn {
             vis: item.vis.clone(),
             ident: item.sig.ident.clone(),
             docs,
-            unread_doc: unread_doc(&item.attrs),
+            unread_doc,
             params,
             output,
             has_receiver,
@@ -473,48 +473,38 @@ fn contains_impl_trait(ty: &Type) -> bool {
 }
 
 /// The doc comment as one string: lines trimmed of the one space rustdoc
-/// puts after `///`, joined with newlines, surrounding blank lines removed.
-/// The first doc attribute among `attrs` whose value is not a string
-/// literal, such as `#[doc = include_str!("tool.md")]`: a macro expands
-/// after `#[tool]` has read the docs.
-fn unread_doc(attrs: &[Attribute]) -> Option<Attribute> {
-    attrs.iter().find_map(|attr| match &attr.meta {
-        Meta::NameValue(nv)
-            if nv.path.is_ident("doc")
-                && !matches!(
-                    &nv.value,
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(_),
-                        ..
-                    })
-                ) =>
-        {
-            Some(attr.clone())
-        }
-        _ => None,
-    })
-}
-
-pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
-    let mut lines = Vec::new();
-    let mut span = None;
+/// puts after `///`, joined with newlines, surrounding blank lines removed
+/// (`None` when there is none). And the first doc attribute whose value
+/// is not a string literal, such as `#[doc = include_str!("tool.md")]`,
+/// which cannot be read: a macro there expands after `#[tool]` has read
+/// the docs.
+fn doc_text(attrs: &[Attribute]) -> (Option<(String, Span)>, Option<Attribute>) {
+    let (mut lines, mut span, mut unread) = (Vec::new(), None, None);
     for attr in attrs {
-        if let Meta::NameValue(nv) = &attr.meta
-            && nv.path.is_ident("doc")
-            && let Expr::Lit(syn::ExprLit {
+        let Meta::NameValue(nv) = &attr.meta else {
+            continue;
+        };
+        if !nv.path.is_ident("doc") {
+            continue;
+        }
+        match &nv.value {
+            Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
-            }) = &nv.value
-        {
-            span.get_or_insert(attr.span());
-            let value = s.value();
-            for line in value.lines() {
-                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
+            }) => {
+                span.get_or_insert(attr.span());
+                let value = s.value();
+                for line in value.lines() {
+                    lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
+                }
+            }
+            _ => {
+                unread.get_or_insert_with(|| attr.clone());
             }
         }
     }
-    let span = span?;
-    Some((lines.join("\n").trim().to_owned(), span))
+    let text = span.map(|span| (lines.join("\n").trim().to_owned(), span));
+    (text, unread)
 }
 
 /// What `#[tool]`'s written `JsonSchema` impl needs of one input: its doc

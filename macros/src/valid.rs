@@ -90,26 +90,26 @@ pub(crate) fn check(
         None => Some(unraw(&tool.ident)),
     };
 
-    let description = match (&attr.description, &tool.docs) {
+    let description = match (&attr.description, &tool.docs, &tool.unread_doc) {
         // Reading only the literal lines would lose the rest silently.
-        (None, _) if let Some(doc) = &tool.unread_doc => {
+        (None, _, Some(doc)) => {
             errors.spanned(
                 doc,
                 "`#[tool]` reads the doc comment as the tool's description before macros such as `include_str!` expand, so it cannot read this one; write the description as `description = \"...\"` (the doc attribute stays for rustdoc) or as `///` lines",
             );
             None
         }
-        (Some(text), _) if text.value().trim().is_empty() => {
+        (Some(text), _, _) if text.value().trim().is_empty() => {
             errors.spanned(text, "the description is empty; say what the tool does");
             None
         }
-        (Some(text), _) => Some(text.value().trim().to_owned()),
-        (None, Some((docs, span))) if docs.is_empty() => {
+        (Some(text), _, _) => Some(text.value().trim().to_owned()),
+        (None, Some((docs, span)), None) if docs.is_empty() => {
             errors.at(*span, "the doc comment is empty; say what the tool does");
             None
         }
-        (None, Some((docs, _))) => Some(docs.clone()),
-        (None, None) => {
+        (None, Some((docs, _)), None) => Some(docs.clone()),
+        (None, None, None) => {
             errors.spanned(
                 &tool.ident,
                 "missing description: add a doc comment (`/// ...`) or `description = \"...\"`; models read it to choose the tool",

@@ -257,7 +257,9 @@ impl ser::SerializeStruct for DebugFields<'_, '_> {
         // As text, not a `Value`: a `Value`'s objects would list a nested
         // struct's fields in key order too.
         match serde_json::to_string(value) {
-            Ok(text) => self.field(key, &text),
+            Ok(text) => {
+                self.out.field(key, &Json(&text));
+            }
             Err(_) => self.elided = true,
         }
         Ok(())
@@ -272,19 +274,12 @@ impl ser::SerializeStruct for DebugFields<'_, '_> {
     }
 }
 
-impl DebugFields<'_, '_> {
-    /// Adds field `key`, shown as the JSON text `text`.
-    fn field(&mut self, key: &str, text: &str) {
-        /// JSON text, shown as it is.
-        struct Json<'a>(&'a str);
+/// JSON text, shown as it is.
+struct Json<'a>(&'a str);
 
-        impl fmt::Debug for Json<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.0)
-            }
-        }
-
-        self.out.field(key, &Json(text));
+impl fmt::Debug for Json<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
     }
 }
 

@@ -122,9 +122,9 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// them: by wire name, in declaration order, each value as JSON text (so
 /// fields of any type show, `Debug` or not). Its `Deserialize` reads a
 /// JSON object only (not an array in field order, which serde's derive
-/// also takes), refuses unknown and
-/// duplicate fields, and fills in `None` for a missing `Option` and the
-/// `#[default]` for a defaulted field, with serde's error messages:
+/// also takes), refuses unknown and duplicate fields, and fills in `None`
+/// for a missing `Option` and the `#[default]` for a defaulted field, with
+/// serde's error messages:
 ///
 /// ```
 /// use toolwright::tool;

@@ -689,9 +689,9 @@ impl ContainerBuilder {
                 Source::App(_) => None,
             });
         let mut slots = 0;
-        for (slot, provider) in providers.enumerate() {
-            provider.slot = slot;
-            slots = slot + 1;
+        for provider in providers {
+            provider.slot = slots;
+            slots += 1;
         }
         self.inner.slots = slots;
         Container {

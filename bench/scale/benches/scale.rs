@@ -99,7 +99,8 @@ fn scale(c: &mut Criterion) {
             Box::new((catalog, tools))
         });
         // What a server also builds at start-up: the executor, which
-        // checks every tool's dependencies and compiles its validator.
+        // checks every tool's dependencies and builds its schema (each
+        // validator is compiled when a call first needs it).
         fresh("startup_executor", After, &|catalog| {
             Box::new(Executor::new(catalog, Container::default()).expect("builds"))
         });
