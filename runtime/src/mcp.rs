@@ -48,24 +48,82 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::catalog::ToolEntry;
 use crate::error::CallError;
 use crate::executor::Executor;
+use crate::invocation::ApprovalRequest;
 use crate::tool::Effect;
 
 pub use axum;
 pub use http;
 pub use rmcp;
+
+/// The `_meta` key under which a `tools/call` result that waits for
+/// approval carries its [`ApprovalRequest`].
+///
+/// Such a result is an `isError` result whose text tells the model to wait;
+/// the request itself (tool key, name, validated arguments, digest) is for
+/// the client application, which can show it to a person. It is not in
+/// `structuredContent`: MCP clients check that against the tool's output
+/// schema, and the official TypeScript SDK does so for error results too.
+/// [`approval_request`] reads it back.
+///
+/// ```
+/// assert_eq!(toolwright::mcp::APPROVAL_REQUIRED, "toolwright/approvalRequired");
+/// ```
+pub const APPROVAL_REQUIRED: &str = "toolwright/approvalRequired";
+
+/// The [`ApprovalRequest`] a `tools/call` result carries when the call waits
+/// for approval (under [`APPROVAL_REQUIRED`] in its `_meta`), or `None` for
+/// any other result.
+///
+/// For an application that drives a toolwright server with rmcp's client:
+/// show the request to a person, record their approval of its digest, then
+/// send the same call again.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::Digest;
+/// use toolwright::mcp::approval_request;
+/// use toolwright::mcp::rmcp::model::CallToolResult;
+///
+/// let arguments = json!({"id": 7});
+/// let digest = Digest::of("tasks.delete", &arguments);
+/// // A result as a client receives it from the server.
+/// let result: CallToolResult = serde_json::from_value(json!({
+///     "content": [{"type": "text", "text": "This call needs a person's approval."}],
+///     "isError": true,
+///     "_meta": {"toolwright/approvalRequired": {
+///         "key": "tasks.delete",
+///         "name": "delete_task",
+///         "arguments": arguments,
+///         "digest": digest,
+///     }},
+/// }))
+/// .unwrap();
+///
+/// let request = approval_request(&result).expect("the call waits for approval");
+/// assert_eq!(request.name, "delete_task");
+/// assert_eq!(request.digest, digest);
+///
+/// let done = CallToolResult::success(Vec::new());
+/// assert!(approval_request(&done).is_none());
+/// ```
+pub fn approval_request(result: &CallToolResult) -> Option<ApprovalRequest> {
+    let request = result.meta.as_ref()?.get(APPROVAL_REQUIRED)?;
+    ApprovalRequest::deserialize(request).ok()
+}
 
 type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;
 
@@ -678,7 +736,11 @@ fn tool_result(entry: &ToolEntry, result: Result<Value, CallError>) -> CallToolR
         Err(CallError::ApprovalRequired(request)) => {
             let message = CallError::ApprovalRequired(request.clone()).model_message();
             let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
-            result.structured_content = Some(json!({ "approvalRequired": *request }));
+            // Not in `structuredContent`: clients check that against the
+            // tool's output schema, error results included.
+            let mut meta = JsonObject::new();
+            meta.insert(APPROVAL_REQUIRED.into(), json!(*request));
+            result.meta = Some(MetaObject(meta));
             result
         }
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_message())]),

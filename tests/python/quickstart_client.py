@@ -71,12 +71,17 @@ async def exercise(session, transport):
 
     pending = await session.call_tool("add_task", {"title": "water the plants"})
     check(f"{transport}: a write waits for approval", pending.is_error is True)
-    request = (pending.structured_content or {}).get("approvalRequired", {})
+    request = (pending.meta or {}).get("toolwright/approvalRequired", {})
     check(
         f"{transport}: the approval request names tool, arguments and digest",
         request.get("key") == "tasks.add"
         and request.get("arguments") == {"title": "water the plants"}
         and len(request.get("digest", "")) == 64,
+        json.dumps(pending.meta),
+    )
+    check(
+        f"{transport}: structured content is only ever the tool's output",
+        pending.structured_content is None,
         json.dumps(pending.structured_content),
     )
 

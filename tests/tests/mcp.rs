@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ServiceExt, object};
 use serde::Serialize;
 use serde_json::{Value, json};
-use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request};
 use toolwright::{
     Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
     Scope, Verdict, tool,
@@ -331,14 +331,18 @@ async fn a_write_waits_for_approval_then_runs_once() {
     let args = json!({"from": "Lyon", "to": "Lugdunum"});
     let pending = call(&client, "rename_city", args.clone()).await;
     assert_eq!(pending.is_error, Some(true));
-    let request = &pending.structured_content.as_ref().unwrap()["approvalRequired"];
-    assert_eq!(request["key"], "cities.rename");
-    assert_eq!(request["arguments"], args);
+    let request = approval_request(&pending).expect("an approval request in `_meta`");
+    assert_eq!(request.key, "cities.rename");
+    assert_eq!(request.name, "rename_city");
+    assert_eq!(request.arguments, args);
+    assert_eq!(request.digest, Digest::of("cities.rename", &args));
     assert!(text(&pending).contains("approval"));
+    // `structuredContent` is only ever the tool's output, which clients
+    // check against its output schema, error results included.
+    assert_eq!(pending.structured_content, None);
 
     // A person approves exactly that call.
-    let digest: Digest = request["digest"].as_str().unwrap().parse().unwrap();
-    actor.approved.lock().unwrap().insert(digest);
+    actor.approved.lock().unwrap().insert(request.digest);
     let done = call(&client, "rename_city", args.clone()).await;
     assert_eq!(done.is_error, Some(false));
     assert_eq!(text(&done), "Lyon is now Lugdunum");

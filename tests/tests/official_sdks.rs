@@ -1,10 +1,17 @@
-//! The official Python MCP SDK (`mcp` from PyPI, pinned in
-//! `tests/python/requirements.txt`) drives the quickstart's MCP server over
-//! stdio and over Streamable HTTP: list, a read call with structured output,
-//! a denied call, invalid arguments, and a write that needs approval.
+//! The official MCP SDKs drive the quickstart's MCP server over stdio and
+//! over Streamable HTTP: list, a read call with structured output, a denied
+//! call, invalid arguments, and a write that needs approval.
 //!
-//! The SDK is installed into a virtualenv under the target directory on the
-//! first run (PyPI must be reachable then) and reused afterwards.
+//! - Python: `mcp` from PyPI, pinned in `tests/python/requirements.txt`,
+//!   installed into a virtualenv under the target directory.
+//! - TypeScript: `@modelcontextprotocol/sdk` from npm, pinned in
+//!   `tests/node/package-lock.json`, installed with `npm ci` under the
+//!   target directory. It is the client of most desktop hosts and editors,
+//!   and stricter than the Python one: it checks `structuredContent`
+//!   against the tool's output schema on error results too.
+//!
+//! Each SDK is installed on the first run (its registry must be reachable
+//! then) and reused while its pins are unchanged.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -38,6 +45,27 @@ fn python_with_sdk() -> PathBuf {
         .arg(&requirements));
     std::fs::write(&stamp, pinned).unwrap();
     python
+}
+
+/// The pinned TypeScript SDK, installed beside a copy of the client script
+/// (Node resolves its imports from the script's directory); installed once
+/// per lock file.
+fn node_client() -> PathBuf {
+    let source = manifest_dir().join("node");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-mcp");
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["package.json", "package-lock.json", "quickstart_client.mjs"] {
+        std::fs::copy(source.join(file), dir.join(file)).unwrap();
+    }
+    let lock = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
+    let stamp = dir.join("installed.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--silent"])
+            .current_dir(&dir));
+        std::fs::write(&stamp, lock).unwrap();
+    }
+    dir.join("quickstart_client.mjs")
 }
 
 fn run(command: &mut Command) {
@@ -81,16 +109,12 @@ fn start_http_server(binary: &str) -> (Server, String) {
     (server, format!("http://{addr}/mcp"))
 }
 
-#[test]
-fn the_python_sdk_drives_the_quickstart_over_stdio_and_http() {
-    let python = python_with_sdk();
+/// Runs a client against the quickstart over stdio and over HTTP, and
+/// checks that it reports every check passed.
+fn drive_quickstart(client: &mut Command) {
     let binary = env!("CARGO_BIN_EXE_quickstart-server");
     let (_server, url) = start_http_server(binary);
-    let output = Command::new(python)
-        .arg(manifest_dir().join("python/quickstart_client.py"))
-        .args([binary, &url])
-        .output()
-        .unwrap();
+    let output = client.args([binary, &url]).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{stdout}");
     assert!(
@@ -99,4 +123,16 @@ fn the_python_sdk_drives_the_quickstart_over_stdio_and_http() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn the_python_sdk_drives_the_quickstart_over_stdio_and_http() {
+    drive_quickstart(
+        Command::new(python_with_sdk()).arg(manifest_dir().join("python/quickstart_client.py")),
+    );
+}
+
+#[test]
+fn the_typescript_sdk_drives_the_quickstart_over_stdio_and_http() {
+    drive_quickstart(Command::new("node").arg(node_client()));
 }
