@@ -553,7 +553,7 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
                 (
                     quote_spanned!(at=> __generator.contract().is_deserialize()),
                     quote_spanned! {at=>
-                        ::toolwright::__private::serde_json::to_value(#args::#default()).ok()
+                        ::toolwright::__private::to_value(&#args::#default()).ok()
                     },
                 )
             }

@@ -168,7 +168,7 @@ fn to_json<O: serde::Serialize>(
     finished: Result<O, CallError>,
 ) -> Result<Value, CallError> {
     let output = finished?;
-    serde_json::to_value(output).map_err(|source| CallError::Output { tool, source })
+    crate::json::to_value(&output).map_err(|source| CallError::Output { tool, source })
 }
 
 /// The one implementation of [`Prepared`]: tool `T`'s typed invocation.
@@ -930,6 +930,11 @@ impl Executor {
     /// never waits (see [`macro@crate::tool`]) runs whole in that first
     /// poll, without allocating.
     ///
+    /// The result is the tool's output as JSON, as `serde_json` writes it,
+    /// except that an `f32` is the number it prints as (`0.1f32` is `0.1`,
+    /// not `0.10000000149011612`, its binary value widened to `f64`). The
+    /// same holds for the arguments an approval is asked for.
+    ///
     /// ```
     /// use serde_json::json;
     /// use toolwright::{tool, CallError, Catalog, Container, Executor};
@@ -1041,7 +1046,7 @@ impl Executor {
             // with constraints (ranges, lengths, patterns) needs a check.
             if !inner.validators[index].by_deserializing {
                 let value =
-                    serde_json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
+                    crate::json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
                 inner.validate(index, A::KEY, &value)?;
             }
             let call: Box<dyn Prepared<A::Output>> = Box::new(Call::new(args));

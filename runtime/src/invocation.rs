@@ -71,7 +71,7 @@ impl<'a, A: Tool> Invocation<'a, A> {
             key: A::KEY,
             name: A::NAME,
             effect: A::EFFECT,
-            to_json: |args| serde_json::to_value(args),
+            to_json: |args| crate::json::to_value(args),
             canonical: OnceLock::new(),
         }
     }

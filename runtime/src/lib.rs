@@ -61,6 +61,7 @@ mod error;
 mod executor;
 mod hash;
 mod invocation;
+mod json;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "providers")]
@@ -204,6 +205,7 @@ pub mod __private {
         missing_field, object_property, object_schema,
     };
     pub use crate::error::{BoxError, CallError, HookKind};
+    pub use crate::json::to_value;
     pub use crate::scope::{FromContext, FromScope, Requirement, Scope};
     pub use crate::tool::{Effect, ErasedContext, Location, Registration, Verdict};
     pub use core::time::Duration;

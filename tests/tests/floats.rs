@@ -1,0 +1,123 @@
+//! An `f32` is the number it prints as, wherever toolwright turns a Rust
+//! value into JSON: a tool's output, the canonical arguments of an approval
+//! request and its digest, a typed call's checked arguments and a schema's
+//! default. Widened to `f64` bit for bit, `0.1f32` would read
+//! `0.10000000149011612`.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use toolwright::{
+    ApprovalRequest, CallError, Catalog, Container, Digest, Executor, Invocation, Verdict, tool,
+};
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Score {
+    value: f32,
+    history: Vec<f32>,
+}
+
+/// Score a text.
+#[tool(key = "texts.score", effect = read, authorize = public)]
+async fn score(
+    /// The weight of the score.
+    #[schemars(range(min = 0.1, max = 0.3))]
+    weight: f32,
+    /// The score's floor.
+    #[default = 0.3]
+    floor: f32,
+) -> Score {
+    Score {
+        value: weight.max(floor),
+        history: vec![0.1, 19.99],
+    }
+}
+
+/// Asks a person to approve every call.
+async fn ask(_: &(), _: &Invocation<'_, SetDiscountArgs>) -> Verdict {
+    Verdict::Pending
+}
+
+/// Set the discount.
+#[tool(key = "prices.discount", effect = write, authorize = public, approve = ask)]
+async fn set_discount(rate: f32) -> f32 {
+    rate
+}
+
+fn executor() -> Executor {
+    let catalog = Catalog::builder()
+        .register::<ScoreArgs>()
+        .register::<SetDiscountArgs>()
+        .build()
+        .unwrap();
+    Executor::new(catalog, Container::default()).unwrap()
+}
+
+#[tokio::test]
+async fn an_f32_output_is_the_number_it_prints_as() {
+    let output = executor()
+        .invoke("score", json!({"weight": 0.1, "floor": 0.1}), &())
+        .await
+        .unwrap();
+    assert_eq!(output, json!({"value": 0.1, "history": [0.1, 19.99]}));
+    assert_eq!(output.to_string(), r#"{"history":[0.1,19.99],"value":0.1}"#);
+}
+
+#[tokio::test]
+async fn a_typed_f32_at_its_bound_is_accepted_as_the_same_json_is() {
+    let executor = executor();
+    // JSON `0.3` meets `maximum: 0.3`; so does the typed `0.3f32` it reads
+    // as (whose binary value is a little over 0.3).
+    let json = executor.invoke("score", json!({"weight": 0.3}), &()).await;
+    assert!(json.is_ok(), "{json:?}");
+    let typed = executor
+        .call(
+            ScoreArgs {
+                weight: 0.3,
+                floor: 0.1,
+            },
+            &(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(typed.value, 0.3);
+    // Over the bound is still refused, both ways.
+    let over = ScoreArgs {
+        weight: 0.31,
+        floor: 0.3,
+    };
+    assert!(matches!(
+        executor.call(over, &()).await,
+        Err(CallError::InvalidArguments { .. })
+    ));
+    assert!(matches!(
+        executor.invoke("score", json!({"weight": 0.31}), &()).await,
+        Err(CallError::InvalidArguments { .. })
+    ));
+}
+
+#[tokio::test]
+async fn an_approval_request_shows_the_f32_the_caller_sent() {
+    let pending = executor()
+        .invoke("set_discount", json!({"rate": 0.15}), &())
+        .await;
+    let Err(CallError::ApprovalRequired(request)) = pending else {
+        panic!("expected an approval request, got {pending:?}");
+    };
+    let ApprovalRequest {
+        arguments, digest, ..
+    } = *request;
+    assert_eq!(arguments, json!({"rate": 0.15}));
+    assert_eq!(
+        digest,
+        Digest::of("prices.discount", &json!({"rate": 0.15}))
+    );
+}
+
+#[test]
+fn an_f32_default_is_advertised_as_it_prints() {
+    let catalog = Catalog::builder().register::<ScoreArgs>().build().unwrap();
+    let schema = catalog.get("score").unwrap().input_schema();
+    assert_eq!(schema["properties"]["floor"]["default"], json!(0.3));
+    assert_eq!(schema["properties"]["weight"]["maximum"], json!(0.3));
+    let _: &Value = schema;
+}
