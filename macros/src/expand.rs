@@ -308,7 +308,12 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                     if #slot.is_some() {
                         return ::core::result::Result::Err(<__A::Error as ::toolwright::__private::serde::de::Error>::duplicate_field(#wire));
                     }
-                    #slot = ::core::option::Option::Some(#read?);
+                    #slot = ::core::option::Option::Some(match #read {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return ::core::result::Result::Err(::toolwright::__private::noted(#wire, __error));
+                        }
+                    });
                 }
             }
         });

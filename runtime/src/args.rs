@@ -52,6 +52,32 @@ impl Visitor<'_> for FieldSeed {
     }
 }
 
+/// `error`, from reading the value of `field` in the argument struct's
+/// `Deserialize`, with the field noted for the executor, which reports the
+/// failure at the field's path (see [`failed_field`]).
+///
+/// The schema check comes first, so such a failure is a rule of the field's
+/// type the schema does not state (a UUID's or a date's syntax, a
+/// `try_from` newtype's check). serde's message does not name the field.
+#[cold]
+pub fn noted<E>(field: &'static str, error: E) -> E {
+    FAILED_FIELD.with(|failed| failed.set(Some(field)));
+    error
+}
+
+std::thread_local! {
+    static FAILED_FIELD: core::cell::Cell<Option<&'static str>> = const { core::cell::Cell::new(None) };
+}
+
+/// The field whose value failed to read when `deserialize` (which must
+/// fail) ran on this thread, if a field's value was what failed (not, say,
+/// a missing or unknown field).
+pub(crate) fn failed_field<E>(deserialize: impl FnOnce() -> Result<(), E>) -> Option<&'static str> {
+    FAILED_FIELD.with(|failed| failed.set(None));
+    let _ = deserialize();
+    FAILED_FIELD.with(|failed| failed.take())
+}
+
 /// The value of a field the arguments left out: `None` for an `Option`,
 /// otherwise a `missing field` error, as serde's derive answers.
 pub fn missing_field<'de, T: de::Deserialize<'de>, E: de::Error>(

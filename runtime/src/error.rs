@@ -97,7 +97,9 @@ impl fmt::Display for HookKind {
     }
 }
 
-/// One way the arguments break the tool's advertised schema.
+/// One way the arguments break the tool's advertised schema, or a rule of
+/// a parameter's type that the schema does not state (a UUID's syntax, a
+/// `#[serde(try_from)]` newtype's check), reported at that parameter.
 ///
 /// ```
 /// use toolwright::Violation;

@@ -1350,6 +1350,11 @@ fn invalid(tool: &'static str, path: &str, message: String) -> CallError {
     }
 }
 
+/// The JSON pointer to a top-level field (`~` and `/` escaped).
+fn pointer_to(field: &str) -> String {
+    format!("/{}", field.replace('~', "~0").replace('/', "~1"))
+}
+
 /// Rewrites every float with no fractional part that fits in 64 bits as an
 /// integer; returns whether anything changed.
 fn integral_floats_to_integers(value: &mut Value) -> bool {
@@ -1403,12 +1408,24 @@ impl ExecutorInner {
         };
         // JSON Schema counts `2.0` as an integer but serde does not, so a
         // failure is retried once with integral floats written as
-        // integers, which changes no value's meaning.
+        // integers, which changes no value's meaning. If it still fails,
+        // that failure is the one to report: `2.0` was not the problem.
         let mut normalized = arguments.clone();
-        if integral_floats_to_integers(&mut normalized) && deserialize(&normalized).is_ok() {
-            return Ok(());
-        }
-        Err(invalid(tool, "", first.to_string()))
+        let (read, error) = if integral_floats_to_integers(&mut normalized) {
+            match deserialize(&normalized) {
+                Ok(()) => return Ok(()),
+                Err(error) => (&normalized, error),
+            }
+        } else {
+            (arguments, first)
+        };
+        // serde's message does not say where; the field whose value failed
+        // does (found by reading again, which fails the same way).
+        let path = match crate::args::failed_field(|| deserialize(read)) {
+            Some(field) => pointer_to(field),
+            None => String::new(),
+        };
+        Err(invalid(tool, &path, error.to_string()))
     }
 
     fn validate(

@@ -202,7 +202,7 @@ pub mod __private {
 
     pub use crate::args::{
         FieldSeed, IsOption, NotOption, OptionProbe, bound, debug_args, describe, format,
-        missing_field, object_property, object_schema,
+        missing_field, noted, object_property, object_schema,
     };
     pub use crate::error::{BoxError, CallError, HookKind};
     pub use crate::json::to_value;

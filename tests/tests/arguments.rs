@@ -375,3 +375,107 @@ async fn a_parameter_named_like_its_fn_does_not_hide_the_fn() {
     let empty = executor.invoke("length", json!({"length": ""}), &()).await;
     assert!(matches!(empty, Err(CallError::Tool { .. })), "{empty:?}");
 }
+
+/// A product code: three capital letters, a dash and digits, checked when
+/// read. Its schema says only "a string".
+#[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(try_from = "String", into = "String")]
+struct Sku(String);
+
+impl TryFrom<String> for Sku {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        let (letters, digits) = text.split_once('-').unwrap_or_default();
+        let well_formed = letters.len() == 3
+            && letters.bytes().all(|b| b.is_ascii_uppercase())
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit());
+        if well_formed {
+            Ok(Sku(text))
+        } else {
+            Err(format!("`{text}` is not a SKU like ABC-123"))
+        }
+    }
+}
+
+impl From<Sku> for String {
+    fn from(sku: Sku) -> String {
+        sku.0
+    }
+}
+
+/// An order line whose product code is checked when read.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Line {
+    sku: Sku,
+    quantity: u32,
+}
+
+/// Swap one product for another.
+#[tool(key = "shop.swap", effect = read, authorize = public)]
+async fn swap(
+    /// The product to take back.
+    old: Sku,
+    /// The product to send.
+    #[rename = "new/sku"]
+    new: Sku,
+    /// A line to add.
+    extra: Option<Line>,
+) -> String {
+    format!("{} for {}, {}", old.0, new.0, extra.is_some())
+}
+
+#[tokio::test]
+async fn a_value_its_type_refuses_after_the_schema_accepted_it_is_reported_at_its_field() {
+    let catalog = Catalog::builder().register::<SwapArgs>().build().unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let refused = |arguments: Value| {
+        let executor = &executor;
+        async move {
+            match executor.invoke("swap", arguments, &()).await {
+                Err(CallError::InvalidArguments { violations, .. }) => violations
+                    .0
+                    .iter()
+                    .map(|v| format!("{}: {}", v.path, v.message))
+                    .collect::<Vec<_>>(),
+                other => panic!("expected invalid arguments, got {other:?}"),
+            }
+        }
+    };
+    assert_eq!(
+        refused(json!({"old": "ABC-1", "new/sku": "abc"})).await,
+        ["/new~1sku: `abc` is not a SKU like ABC-123"]
+    );
+    assert_eq!(
+        refused(json!({"old": "A-1", "new/sku": "ABC-2"})).await,
+        ["/old: `A-1` is not a SKU like ABC-123"]
+    );
+    // A value nested in a field is reported at that field.
+    assert_eq!(
+        refused(json!({"old": "ABC-1", "new/sku": "ABC-2", "extra": {"sku": "x", "quantity": 1}}))
+            .await,
+        ["/extra: `x` is not a SKU like ABC-123"]
+    );
+    // What the schema refuses is still reported by the schema, at its path.
+    assert_eq!(
+        refused(json!({"old": "ABC-1", "new/sku": 7})).await,
+        ["/new~1sku: 7 is not of type \"string\""]
+    );
+    // A failure found when the arguments are read a second way (integral
+    // floats as integers) is reported as the first reading found it.
+    assert_eq!(
+        refused(
+            json!({"old": "ABC-1", "new/sku": "q", "extra": {"sku": "ABC-3", "quantity": 2.0}})
+        )
+        .await,
+        ["/new~1sku: `q` is not a SKU like ABC-123"]
+    );
+    assert_eq!(
+        executor
+            .invoke("swap", json!({"old": "ABC-1", "new/sku": "XYZ-2"}), &())
+            .await
+            .unwrap(),
+        json!("ABC-1 for XYZ-2, false")
+    );
+}
