@@ -54,7 +54,7 @@ impl Visitor<'_> for FieldSeed {
 
 /// `error`, from reading the value of `field` in the argument struct's
 /// `Deserialize`, with the field noted for the executor, which reports the
-/// failure at the field's path (see [`failed_field`]).
+/// failure at the field's path (see `failed_field`).
 ///
 /// The schema check comes first, so such a failure is a rule of the field's
 /// type the schema does not state (a UUID's or a date's syntax, a
