@@ -22,6 +22,7 @@ pub(crate) const KEYS: &[&str] = &[
     "open_world",
     "timeout",
     "args",
+    "crate",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,8 @@ pub(crate) struct ToolAttr {
     pub open_world: Option<LitBool>,
     pub timeout: Option<(u64, Span)>,
     pub args: Option<syn::Ident>,
+    /// `crate = path`: where the generated code finds toolwright.
+    pub krate: Option<Path>,
 }
 
 impl ToolAttr {
@@ -163,6 +166,7 @@ impl ToolAttr {
                         }),
                     )
                 }
+                "crate" => attr.krate = handle(errors, crate_path(value)),
                 _ => unreachable!("every key in KEYS is matched"),
             }
         }
@@ -237,6 +241,21 @@ fn path_value(value: &Expr, key: &str) -> syn::Result<Path> {
             value,
             format!("`{key}` takes a path, such as `{key} = my_hook`"),
         )),
+    }
+}
+
+/// `crate = tw` or, as serde and schemars spell it, `crate = "tw"`.
+fn crate_path(value: &Expr) -> syn::Result<Path> {
+    let message =
+        "`crate` is the path toolwright is reached by, such as `crate = my_sdk::toolwright`";
+    match value {
+        Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => s
+            .parse_with(Path::parse_mod_style)
+            .map_err(|_| syn::Error::new_spanned(s, message)),
+        _ => Err(syn::Error::new_spanned(value, message)),
     }
 }
 

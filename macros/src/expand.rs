@@ -1,7 +1,7 @@
 //! Code generation for a checked tool: the argument struct, its `Tool`
 //! impl, the registration, and the original fn.
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Literal, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
@@ -425,6 +425,104 @@ fn debug_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
             fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 ::toolwright::__private::debug_args(self, #struct_name, __f)
             }
+        }
+    }
+}
+
+/// The generated code with every `::toolwright` path (and serde's and
+/// schemars' `crate = "::toolwright::..."` strings) starting at `krate`
+/// instead: `crate = path` for a renamed dependency or a facade crate.
+///
+/// The code is written with `::toolwright` and rewritten here, so that
+/// without the key nothing is walked. Each `::toolwright` gets `krate`'s
+/// tokens with its own span, so errors point where they did.
+pub(crate) fn reach_through(tokens: TokenStream, krate: &Path) -> TokenStream {
+    let text = krate.to_token_stream().to_string().replace(' ', "");
+    rename(tokens, krate, &text)
+}
+
+fn rename(tokens: TokenStream, krate: &Path, text: &str) -> TokenStream {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = TokenStream::new();
+    let mut i = 0;
+    while i < trees.len() {
+        let starts_path = match (&trees[i], trees.get(i + 1), trees.get(i + 2)) {
+            (TokenTree::Punct(a), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(name))) => {
+                a.as_char() == ':'
+                    && a.spacing() == Spacing::Joint
+                    && b.as_char() == ':'
+                    && name == "toolwright"
+                    && !continues_path(&trees[..i])
+            }
+            _ => false,
+        };
+        if starts_path {
+            let span = trees[i + 2].span();
+            out.extend(
+                krate
+                    .to_token_stream()
+                    .into_iter()
+                    .map(|tree| respan(tree, span)),
+            );
+            i += 3;
+            continue;
+        }
+        out.extend([match &trees[i] {
+            TokenTree::Group(group) => {
+                let mut renamed =
+                    Group::new(group.delimiter(), rename(group.stream(), krate, text));
+                renamed.set_span(group.span());
+                TokenTree::Group(renamed)
+            }
+            TokenTree::Literal(literal) => {
+                let written = literal.to_string();
+                match written.strip_prefix("\"::toolwright::") {
+                    Some(rest) => {
+                        let mut renamed =
+                            Literal::string(&format!("{text}::{}", &rest[..rest.len() - 1]));
+                        renamed.set_span(literal.span());
+                        TokenTree::Literal(renamed)
+                    }
+                    None => trees[i].clone(),
+                }
+            }
+            other => other.clone(),
+        }]);
+        i += 1;
+    }
+    out
+}
+
+/// Whether `::` after `before` continues a path (`sdk::toolwright`, which a
+/// user may write) rather than starting one (`as ::toolwright`,
+/// `&'a ::toolwright`): an identifier that is not a keyword or a lifetime's.
+fn continues_path(before: &[TokenTree]) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "as", "const", "dyn", "else", "for", "impl", "in", "let", "match", "move", "mut", "ref",
+        "return", "static", "type", "use", "where", "yield",
+    ];
+    match before {
+        [.., TokenTree::Punct(tick), TokenTree::Ident(_)] if tick.as_char() == '\'' => false,
+        [.., TokenTree::Ident(ident)] => !KEYWORDS.iter().any(|k| ident == k),
+        _ => false,
+    }
+}
+
+fn respan(tree: TokenTree, span: Span) -> TokenTree {
+    match tree {
+        TokenTree::Group(group) => {
+            let stream = group
+                .stream()
+                .into_iter()
+                .map(|t| respan(t, span))
+                .collect();
+            let mut respanned = Group::new(group.delimiter(), stream);
+            respanned.set_span(span);
+            TokenTree::Group(respanned)
+        }
+        mut other => {
+            other.set_span(span);
+            other
         }
     }
 }

@@ -26,10 +26,15 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = attr::ToolAttr::parse(attr.into(), &mut errors);
     let tool = ast::ToolFn::parse(item, &mut errors);
     let args = valid::args_ident(&attr, &tool);
+    let krate = attr.krate.clone();
     let spec = valid::check(attr, &tool, args.clone(), &mut errors);
-    match (errors.finish(), spec) {
-        (None, Some(spec)) => expand::expand(&tool, &spec).into(),
-        (Some(errors), _) => fallback::fallback(&tool, &args, errors).into(),
+    let tokens = match (errors.finish(), spec) {
+        (None, Some(spec)) => expand::expand(&tool, &spec),
+        (Some(errors), _) => fallback::fallback(&tool, &args, errors),
         (None, None) => unreachable!("a failed check always records an error"),
+    };
+    match krate {
+        Some(krate) => expand::reach_through(tokens, &krate).into(),
+        None => tokens.into(),
     }
 }

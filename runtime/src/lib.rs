@@ -110,6 +110,7 @@ pub use tool::{BoxFuture, Effect, IntoVerdict, Location, Registration, Tool, Ver
 /// | `idempotent`, `open_world` | no | `= true` or `= false`; hints for clients |
 /// | `timeout = "30s"` | no | `ms`, `s`, `m` or `h` |
 /// | `args = TypeName` | no | name of the generated struct (default `<CamelName>Args`) |
+/// | `crate = path` | no (`::toolwright`) | where the generated code finds toolwright, for a renamed dependency (`crate = tw`) or a crate that re-exports it (`crate = my_sdk::toolwright`); also written as a string, as serde and schemars take it |
 ///
 /// Parameters: `Inject<T>` (or any [`FromScope`] type marked `#[inject]`)
 /// is resolved per call; `Context<C>` receives the caller's context; every
