@@ -55,6 +55,16 @@ macro_rules! pass_on {
     };
 }
 
+/// Opens the listed compound serializers on the wrapped serializer, each
+/// wrapped in turn.
+macro_rules! open {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $compound:ident;)*) => {
+        $(fn $method(self, $($arg: $ty),*) -> Result<Self::$compound, S::Error> {
+            self.0.$method($($arg),*).map(Shortest)
+        })*
+    };
+}
+
 impl<S: Serializer> Serializer for Shortest<S> {
     type Ok = S::Ok;
     type Error = S::Error;
@@ -119,56 +129,18 @@ impl<S: Serializer> Serializer for Shortest<S> {
             .serialize_newtype_variant(name, index, variant, &Nested(value))
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        self.0.serialize_seq(len).map(Shortest)
-    }
-
-    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
-        self.0.serialize_tuple(len).map(Shortest)
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        self.0.serialize_tuple_struct(name, len).map(Shortest)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        self.0
-            .serialize_tuple_variant(name, index, variant, len)
-            .map(Shortest)
-    }
-
-    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        self.0.serialize_map(len).map(Shortest)
-    }
-
-    fn serialize_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStruct, S::Error> {
-        self.0.serialize_struct(name, len).map(Shortest)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStructVariant, S::Error> {
-        self.0
-            .serialize_struct_variant(name, index, variant, len)
-            .map(Shortest)
+    open! {
+        serialize_seq(len: Option<usize>) -> SerializeSeq;
+        serialize_tuple(len: usize) -> SerializeTuple;
+        serialize_tuple_struct(name: &'static str, len: usize) -> SerializeTupleStruct;
+        serialize_tuple_variant(
+            name: &'static str, index: u32, variant: &'static str, len: usize
+        ) -> SerializeTupleVariant;
+        serialize_map(len: Option<usize>) -> SerializeMap;
+        serialize_struct(name: &'static str, len: usize) -> SerializeStruct;
+        serialize_struct_variant(
+            name: &'static str, index: u32, variant: &'static str, len: usize
+        ) -> SerializeStructVariant;
     }
 
     fn collect_str<T: fmt::Display + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
@@ -209,47 +181,33 @@ compound! {
     SerializeTupleVariant::serialize_field();
 }
 
-impl<S: ser::SerializeStruct> ser::SerializeStruct for Shortest<S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
+/// The compound serializers of named fields, which may also skip one.
+macro_rules! keyed {
+    ($($trait:ident),*) => {
+        $(impl<S: ser::$trait> ser::$trait for Shortest<S> {
+            type Ok = S::Ok;
+            type Error = S::Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), S::Error> {
-        self.0.serialize_field(key, &Nested(value))
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), S::Error> {
+                self.0.serialize_field(key, &Nested(value))
+            }
 
-    fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
-        self.0.skip_field(key)
-    }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
+                self.0.skip_field(key)
+            }
 
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.0.end()
-    }
+            fn end(self) -> Result<S::Ok, S::Error> {
+                self.0.end()
+            }
+        })*
+    };
 }
 
-impl<S: ser::SerializeStructVariant> ser::SerializeStructVariant for Shortest<S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), S::Error> {
-        self.0.serialize_field(key, &Nested(value))
-    }
-
-    fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
-        self.0.skip_field(key)
-    }
-
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.0.end()
-    }
-}
+keyed!(SerializeStruct, SerializeStructVariant);
 
 /// Keys are passed on as they are: JSON keys are text, so an `f32` key is
 /// already written as it prints.
