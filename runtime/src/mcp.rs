@@ -86,7 +86,8 @@ pub const APPROVAL_REQUIRED: &str = "toolwright/approvalRequired";
 
 /// The [`ApprovalRequest`] a `tools/call` result carries when the call waits
 /// for approval (under [`APPROVAL_REQUIRED`] in its `_meta`), or `None` for
-/// any other result.
+/// any other result. A value under that key that is not an approval request
+/// (from a server of another version, say) is the error that says why.
 ///
 /// For an application that drives a toolwright server with rmcp's client:
 /// show the request to a person, record their approval of its digest, then
@@ -113,16 +114,28 @@ pub const APPROVAL_REQUIRED: &str = "toolwright/approvalRequired";
 /// }))
 /// .unwrap();
 ///
-/// let request = approval_request(&result).expect("the call waits for approval");
+/// let request = approval_request(&result).unwrap().expect("the call waits for approval");
 /// assert_eq!(request.name, "delete_task");
 /// assert_eq!(request.digest, digest);
 ///
 /// let done = CallToolResult::success(Vec::new());
-/// assert!(approval_request(&done).is_none());
+/// assert!(approval_request(&done).unwrap().is_none());
+///
+/// let mut garbled = result.clone();
+/// garbled.meta.as_mut().unwrap().insert("toolwright/approvalRequired".into(), json!({"key": 1}));
+/// assert!(approval_request(&garbled).is_err());
 /// ```
-pub fn approval_request(result: &CallToolResult) -> Option<ApprovalRequest> {
-    let request = result.meta.as_ref()?.get(APPROVAL_REQUIRED)?;
-    ApprovalRequest::deserialize(request).ok()
+pub fn approval_request(
+    result: &CallToolResult,
+) -> Result<Option<ApprovalRequest>, serde_json::Error> {
+    let Some(request) = result
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(APPROVAL_REQUIRED))
+    else {
+        return Ok(None);
+    };
+    ApprovalRequest::deserialize(request).map(Some)
 }
 
 type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;

@@ -5,7 +5,7 @@
 //! `0.10000000149011612`.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolwright::{
     ApprovalRequest, CallError, Catalog, Container, Digest, Executor, Invocation, Verdict, tool,
 };
@@ -119,5 +119,4 @@ fn an_f32_default_is_advertised_as_it_prints() {
     let schema = catalog.get("score").unwrap().input_schema();
     assert_eq!(schema["properties"]["floor"]["default"], json!(0.3));
     assert_eq!(schema["properties"]["weight"]["maximum"], json!(0.3));
-    let _: &Value = schema;
 }

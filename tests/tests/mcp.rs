@@ -331,7 +331,9 @@ async fn a_write_waits_for_approval_then_runs_once() {
     let args = json!({"from": "Lyon", "to": "Lugdunum"});
     let pending = call(&client, "rename_city", args.clone()).await;
     assert_eq!(pending.is_error, Some(true));
-    let request = approval_request(&pending).expect("an approval request in `_meta`");
+    let request = approval_request(&pending)
+        .unwrap()
+        .expect("an approval request in `_meta`");
     assert_eq!(request.key, "cities.rename");
     assert_eq!(request.name, "rename_city");
     assert_eq!(request.arguments, args);

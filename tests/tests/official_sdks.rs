@@ -22,34 +22,28 @@ fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A virtualenv with the pinned SDK; built once per requirements file.
+/// A virtualenv with the pinned SDK.
 fn python_with_sdk() -> PathBuf {
     let requirements = manifest_dir().join("python/requirements.txt");
-    let pinned = std::fs::read_to_string(&requirements).unwrap();
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp");
-    let python = venv.join("bin/python");
-    let stamp = venv.join("installed.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(pinned.as_str()) {
-        return python;
-    }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&requirements));
-    std::fs::write(&stamp, pinned).unwrap();
-    python
+    installed_once(&venv, &requirements, || {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(venv.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(&requirements));
+    });
+    venv.join("bin/python")
 }
 
 /// The pinned TypeScript SDK, installed beside a copy of the client script
-/// (Node resolves its imports from the script's directory); installed once
-/// per lock file.
+/// (Node resolves its imports from the script's directory).
 fn node_client() -> PathBuf {
     let source = manifest_dir().join("node");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-mcp");
@@ -57,15 +51,23 @@ fn node_client() -> PathBuf {
     for file in ["package.json", "package-lock.json", "quickstart_client.mjs"] {
         std::fs::copy(source.join(file), dir.join(file)).unwrap();
     }
-    let lock = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
-    let stamp = dir.join("installed.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
+    installed_once(&dir, &source.join("package-lock.json"), || {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--silent"])
             .current_dir(&dir));
-        std::fs::write(&stamp, lock).unwrap();
-    }
+    });
     dir.join("quickstart_client.mjs")
+}
+
+/// Runs `install` into `dir` unless it last ran there for the same `pins`
+/// (a requirements or lock file), which a stamp in `dir` records.
+fn installed_once(dir: &Path, pins: &Path, install: impl FnOnce()) {
+    let pinned = std::fs::read_to_string(pins).unwrap();
+    let stamp = dir.join("installed.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
+        install();
+        std::fs::write(&stamp, pinned).unwrap();
+    }
 }
 
 fn run(command: &mut Command) {

@@ -68,11 +68,29 @@ pub async fn set_price(
     cents.min(book.cents * 100)
 }
 
+/// Say that the prices are up to date: inputs only, no result, a body that
+/// never waits, a title and a timeout.
+#[tool(
+    crate = tw,
+    key = "prices.ping",
+    title = "Ping the price book",
+    effect = read,
+    authorize = public,
+    timeout = "5s"
+)]
+pub async fn ping(
+    /// What to say.
+    note: String,
+) {
+    let _ = note;
+}
+
 /// The executor over this crate's tools, with a price book of 250 cents.
 pub fn executor() -> tw::Executor {
     let catalog = tw::Catalog::builder()
         .register::<QuoteArgs>()
         .register::<SetPriceArgs>()
+        .register::<PingArgs>()
         .build()
         .expect("the tools' names and keys are distinct");
     let container = tw::Container::builder()
@@ -127,6 +145,13 @@ mod tests {
                 .await,
             Err(CallError::ApprovalRequired(_))
         ));
+        let pinged = executor
+            .invoke("ping", json!({"note": "fresh"}), &clerk)
+            .await
+            .unwrap();
+        assert_eq!(pinged, json!(null));
+        let ping = executor.catalog().get("ping").unwrap();
+        assert_eq!(ping.title(), Some("Ping the price book"));
     }
 
     #[test]
