@@ -8,15 +8,15 @@ pub(crate) type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schem
 /// The canonical input schema of a tool whose argument struct's schema is
 /// `json_schema`: JSON Schema draft 2020-12, without the root title and
 /// description (the generated struct's, not the tool's), and with every
-/// integer bounded by its Rust type, so the schema accepts exactly the
-/// numbers the deserializer accepts.
+/// integer and `f32` bounded by its Rust type, so the schema accepts
+/// exactly the numbers the deserializer reads as themselves.
 pub(crate) fn input_schema(json_schema: SchemaFn) -> Value {
     let mut value = root_schema(json_schema, None);
     if let Value::Object(map) = &mut value {
         map.remove("title");
         map.remove("description");
     }
-    bound_integers(&mut value);
+    bound_numbers(&mut value);
     value
 }
 
@@ -42,23 +42,35 @@ pub(crate) fn root_schema(json_schema: SchemaFn, title: Option<String>) -> Value
 /// The meta-schema URI of JSON Schema draft 2020-12.
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// The bounds of the integer formats schemars writes.
-fn format_bounds(format: &str) -> Option<(Value, Value)> {
+/// `f32::MAX` as it prints (`3.4028235e38`), a little above its binary
+/// value: every JSON number up to it reads as a finite `f32`, and so does
+/// the typed `f32::MAX`, which toolwright writes as it prints.
+const F32_PRINTED_MAX: f64 = 3.4028235e38;
+
+/// The JSON type a number format schemars writes belongs to, and the
+/// format's bounds.
+///
+/// An `f32` is bounded because serde reads a larger number as infinity,
+/// which JSON cannot carry: an approval would show it, and its digest
+/// cover it, as `null`, which stands for either infinity.
+fn format_bounds(format: &str) -> Option<(&'static str, Value, Value)> {
+    let integer = |lowest: Value, highest: Value| ("integer", lowest, highest);
     Some(match format {
-        "int8" => (i8::MIN.into(), i8::MAX.into()),
-        "int16" => (i16::MIN.into(), i16::MAX.into()),
-        "int32" => (i32::MIN.into(), i32::MAX.into()),
-        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
-        "uint8" => (u8::MIN.into(), u8::MAX.into()),
-        "uint16" => (u16::MIN.into(), u16::MAX.into()),
-        "uint32" => (u32::MIN.into(), u32::MAX.into()),
-        "uint64" | "uint" => (u64::MIN.into(), u64::MAX.into()),
+        "int8" => integer(i8::MIN.into(), i8::MAX.into()),
+        "int16" => integer(i16::MIN.into(), i16::MAX.into()),
+        "int32" => integer(i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => integer(i64::MIN.into(), i64::MAX.into()),
+        "uint8" => integer(u8::MIN.into(), u8::MAX.into()),
+        "uint16" => integer(u16::MIN.into(), u16::MAX.into()),
+        "uint32" => integer(u32::MIN.into(), u32::MAX.into()),
+        "uint64" | "uint" => integer(u64::MIN.into(), u64::MAX.into()),
+        "float" => ("number", (-F32_PRINTED_MAX).into(), F32_PRINTED_MAX.into()),
         _ => return None,
     })
 }
 
 fn is_integer_type(schema: &Map<String, Value>) -> bool {
-    schema.get("type").is_some_and(is_integer)
+    schema.get("type").is_some_and(|ty| has_type(ty, "integer"))
 }
 
 /// Adds the type's own `minimum`/`maximum` where the schema has none.
@@ -66,23 +78,28 @@ fn is_integer_type(schema: &Map<String, Value>) -> bool {
 /// One pass over each object's keywords (rather than a lookup per keyword,
 /// each a walk down the map comparing strings): this runs over every
 /// schema the first time it is asked for.
-fn bound_integers(value: &mut Value) {
+fn bound_numbers(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            let (mut integer, mut format, mut min, mut max) = (false, None, false, false);
+            let (mut integer, mut number, mut format, mut min, mut max) =
+                (false, false, None, false, false);
             for (keyword, value) in map.iter_mut() {
                 // Keywords by name and shape: in `properties`, the same
                 // names are fields, whose schemas are objects.
                 match (keyword.as_str(), &*value) {
-                    ("type", ty) => integer = is_integer(ty),
+                    ("type", ty) => {
+                        (integer, number) = (has_type(ty, "integer"), has_type(ty, "number"))
+                    }
                     ("format", Value::String(f)) => format = format_bounds(f),
                     ("minimum", Value::Number(_)) => min = true,
                     ("maximum", Value::Number(_)) => max = true,
                     _ => {}
                 }
-                bound_integers(value);
+                bound_numbers(value);
             }
-            if integer && let Some((lowest, highest)) = format {
+            if let Some((of, lowest, highest)) = format
+                && (if of == "integer" { integer } else { number })
+            {
                 if !min {
                     map.insert("minimum".to_owned(), lowest);
                 }
@@ -91,16 +108,16 @@ fn bound_integers(value: &mut Value) {
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(bound_integers),
+        Value::Array(items) => items.iter_mut().for_each(bound_numbers),
         _ => {}
     }
 }
 
-/// Whether a `type` keyword's value is, or includes, `integer`.
-fn is_integer(ty: &Value) -> bool {
+/// Whether a `type` keyword's value is, or includes, `name`.
+fn has_type(ty: &Value, name: &str) -> bool {
     match ty {
-        Value::String(t) => t == "integer",
-        Value::Array(types) => types.iter().any(|t| t == "integer"),
+        Value::String(t) => t == name,
+        Value::Array(types) => types.iter().any(|t| t == name),
         _ => false,
     }
 }
@@ -158,7 +175,10 @@ fn enforced(schema: &Value, root: bool) -> bool {
         .get("format")
         .and_then(Value::as_str)
         .and_then(format_bounds)
-        .filter(|_| is_integer_type(map));
+        // serde reads an `f32` beyond its bound as infinity, so only an
+        // integer's bounds are enforced by deserializing.
+        .filter(|(of, ..)| *of == "integer" && is_integer_type(map))
+        .map(|(_, lowest, highest)| (lowest, highest));
     map.iter().all(|(keyword, value)| {
         STRUCTURAL.contains(&keyword.as_str())
             && match keyword.as_str() {
@@ -526,7 +546,7 @@ mod tests {
             "minimum": {"type": "integer", "format": "uint16"},
             "maximum": {"type": "integer", "format": "int16", "maximum": 7}
         }});
-        bound_integers(&mut schema);
+        bound_numbers(&mut schema);
         let field = |name: &str| schema["properties"][name].clone();
         assert_eq!(field("type")["maximum"], json!(u8::MAX));
         assert_eq!(field("format")["minimum"], json!(i8::MIN));
@@ -541,12 +561,39 @@ mod tests {
     }
 
     #[test]
+    fn an_f32_is_bounded_to_the_numbers_that_read_as_finite() {
+        let mut schema = json!({"properties": {
+            "x": {"type": "number", "format": "float"},
+            "y": {"type": ["number", "null"], "format": "float", "minimum": 0.5},
+            "z": {"type": "number", "format": "double"}
+        }});
+        bound_numbers(&mut schema);
+        let x = &schema["properties"]["x"];
+        let highest = x["maximum"].as_f64().unwrap();
+        assert_eq!(x["minimum"].as_f64(), Some(-highest));
+        // Every number up to the bound reads as a finite f32, and the typed
+        // f32::MAX, written as it prints, is within it.
+        assert!((highest as f32).is_finite() && (-highest as f32).is_finite());
+        assert_eq!(crate::json::to_value(&f32::MAX).unwrap(), x["maximum"]);
+        assert_eq!(schema["properties"]["y"]["minimum"], json!(0.5));
+        assert_eq!(schema["properties"]["y"]["maximum"], x["maximum"]);
+        assert!(
+            schema["properties"]["z"].get("maximum").is_none(),
+            "an f64 reads every JSON number"
+        );
+        // serde reads a larger number as infinity: the validator must run.
+        assert!(!deserialization_enforces(
+            &json!({"type": "object", "properties": {"x": x}})
+        ));
+    }
+
+    #[test]
     fn integers_get_their_type_bounds() {
         let mut schema = json!({"properties": {
             "n": {"type": "integer", "format": "uint32", "minimum": 0},
             "m": {"type": ["integer", "null"], "format": "int32", "maximum": 10}
         }});
-        bound_integers(&mut schema);
+        bound_numbers(&mut schema);
         assert_eq!(schema["properties"]["n"]["maximum"], json!(u32::MAX));
         assert_eq!(schema["properties"]["m"]["minimum"], json!(i32::MIN));
         assert_eq!(schema["properties"]["m"]["maximum"], json!(10));

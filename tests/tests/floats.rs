@@ -2,7 +2,8 @@
 //! value into JSON: a tool's output, the canonical arguments of an approval
 //! request and its digest, a typed call's checked arguments and a schema's
 //! default. Widened to `f64` bit for bit, `0.1f32` would read
-//! `0.10000000149011612`.
+//! `0.10000000149011612`. And an `f32` is only ever a number JSON can
+//! carry: a larger one would read as infinity, which JSON writes as `null`.
 
 use serde::Serialize;
 use serde_json::json;
@@ -119,4 +120,42 @@ fn an_f32_default_is_advertised_as_it_prints() {
     let schema = catalog.get("score").unwrap().input_schema();
     assert_eq!(schema["properties"]["floor"]["default"], json!(0.3));
     assert_eq!(schema["properties"]["weight"]["maximum"], json!(0.3));
+}
+
+#[tokio::test]
+async fn an_f32_too_large_for_its_type_is_refused_not_approved_as_null() {
+    let executor = executor();
+    // Read as an `f32`, these are infinities, which an approval request
+    // would show (and its digest cover) as `null`.
+    for rate in [1e300, -1e39] {
+        let call = executor
+            .invoke("set_discount", json!({ "rate": rate }), &())
+            .await;
+        let Err(CallError::InvalidArguments { violations, .. }) = call else {
+            panic!("{rate}: expected invalid arguments, got {call:?}");
+        };
+        assert_eq!(violations.0[0].path, "/rate");
+    }
+    // A read tool, whose other arguments need no validator, refuses it too.
+    let call = executor
+        .invoke("score", json!({"weight": 0.2, "floor": 1e39}), &())
+        .await;
+    assert!(
+        matches!(call, Err(CallError::InvalidArguments { .. })),
+        "{call:?}"
+    );
+    // The largest `f32`, as it prints, is still an `f32`.
+    let largest = executor
+        .invoke("set_discount", json!({"rate": 3.4028235e38}), &())
+        .await;
+    let Err(CallError::ApprovalRequired(request)) = largest else {
+        panic!("expected an approval request, got {largest:?}");
+    };
+    assert_eq!(request.arguments, json!({"rate": 3.4028235e38}));
+    let schema = executor
+        .catalog()
+        .get("set_discount")
+        .unwrap()
+        .input_schema();
+    assert_eq!(schema["properties"]["rate"]["maximum"], json!(3.4028235e38));
 }
