@@ -1,0 +1,387 @@
+//! A representative catalog for hostile input, and what every answer to it
+//! must keep. Shared by the property test (`tests/tests/hostile_input.rs`,
+//! every `cargo test`) and the fuzz target (`fuzz/fuzz_targets/invoke.rs`,
+//! which includes this file), so both hold the executor to the same rules.
+//!
+//! The catalog covers each way a call can go: bodies that never wait and
+//! one that does, the validator-free path, constraints and patterns,
+//! nested structs, an internally tagged enum, maps, sets and tuples, a type
+//! that refuses values its schema accepts, an `async` `authorize` hook, a
+//! `write` behind a plain-`fn` `approve` hook, and a REQUEST-scoped
+//! dependency. The rules, for every call:
+//!
+//! - a body runs only on arguments a standard validator accepts against the
+//!   advertised schema, and only after its hooks said yes on them;
+//! - arguments the schema accepts are never refused as invalid, except by
+//!   a type's own rule, reported at its field;
+//! - no hook is asked and no dependency built for invalid arguments;
+//! - every dependency built is finalized before the call returns;
+//! - what an approver sees is what runs: the digest covers the canonical
+//!   arguments, which read back as the arguments the body gets;
+//! - nothing else comes back: no panic, no other error.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolwright::{
+    CallError, Catalog, Container, Digest, Executor, Inject, Invocation, ResolveError, Scope,
+    Verdict, tool,
+};
+
+/// How often each thing happened; compared before and after each call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Counts {
+    bodies: usize,
+    authorize_asked: usize,
+    authorized: usize,
+    approve_asked: usize,
+    approved: usize,
+    built: usize,
+    finalized: usize,
+}
+
+static BODIES: AtomicUsize = AtomicUsize::new(0);
+static AUTHORIZE_ASKED: AtomicUsize = AtomicUsize::new(0);
+static AUTHORIZED: AtomicUsize = AtomicUsize::new(0);
+static APPROVE_ASKED: AtomicUsize = AtomicUsize::new(0);
+static APPROVED: AtomicUsize = AtomicUsize::new(0);
+static BUILT: AtomicUsize = AtomicUsize::new(0);
+static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+/// What a hook found wrong with the call it was asked about.
+static BROKEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn counts() -> Counts {
+    let load = |counter: &AtomicUsize| counter.load(Ordering::SeqCst);
+    Counts {
+        bodies: load(&BODIES),
+        authorize_asked: load(&AUTHORIZE_ASKED),
+        authorized: load(&AUTHORIZED),
+        approve_asked: load(&APPROVE_ASKED),
+        approved: load(&APPROVED),
+        built: load(&BUILT),
+        finalized: load(&FINALIZED),
+    }
+}
+
+fn ran() {
+    BODIES.fetch_add(1, Ordering::SeqCst);
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Shape {
+    Circle { radius: f64 },
+    Square { side: u32 },
+    Point,
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Size {
+    Small,
+    Large,
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+struct Address {
+    #[schemars(length(min = 1, max = 12))]
+    street: String,
+    #[schemars(regex(pattern = r"^[0-9]{5}$"))]
+    zip: String,
+    floor: Option<i8>,
+}
+
+/// Nested types, an internally tagged enum, options.
+#[tool(key = "hostile.nested", effect = read, authorize = public)]
+async fn nested(address: Address, shapes: Vec<Shape>, size: Option<Size>) -> usize {
+    ran();
+    let _ = (address, size);
+    shapes.len()
+}
+
+/// Constraints, a pattern and a default.
+#[tool(key = "hostile.constrained", effect = read, authorize = public)]
+async fn constrained(
+    #[schemars(range(min = -5, max = 5))] small: i8,
+    #[schemars(regex(pattern = r"^[a-z]+$"))] word: String,
+    #[default = 7] seven: u64,
+    #[schemars(length(min = 1, max = 3))] list: Vec<u16>,
+    counts: BTreeMap<String, u32>,
+) -> u64 {
+    ran();
+    let _ = (small, word, list, counts);
+    seven
+}
+
+/// Maps, sets and tuples.
+#[tool(key = "hostile.collections", effect = read, authorize = public)]
+async fn collections(
+    counts: BTreeMap<String, u16>,
+    tags: HashSet<String>,
+    pair: (u8, String),
+) -> usize {
+    ran();
+    counts.len() + tags.len() + usize::from(pair.0)
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+struct Point {
+    x: i32,
+    y: i32,
+}
+
+/// A nested struct and nothing else: its schema states only types.
+#[tool(key = "hostile.point", effect = read, authorize = public)]
+async fn plot(point: Point) -> i64 {
+    ran();
+    i64::from(point.x) + i64::from(point.y)
+}
+
+/// Only types: the executor may skip the validator. The body waits.
+#[tool(key = "hostile.plain", effect = read, authorize = public)]
+async fn plain(a: i64, b: bool, c: Option<String>, d: Vec<u8>) -> i64 {
+    tokio::task::yield_now().await;
+    ran();
+    let _ = (b, c, d);
+    a
+}
+
+/// No arguments at all.
+#[tool(key = "hostile.none", effect = read, authorize = public)]
+async fn nothing() -> bool {
+    ran();
+    true
+}
+
+/// Letters only: a rule of the type that its schema (a string) does not state.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+#[serde(try_from = "String")]
+struct Code(String);
+
+impl TryFrom<String> for Code {
+    type Error = &'static str;
+
+    fn try_from(code: String) -> Result<Self, Self::Error> {
+        if !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphabetic()) {
+            Ok(Code(code))
+        } else {
+            Err("a code is letters only")
+        }
+    }
+}
+
+/// A parameter whose type refuses values the schema accepts.
+#[tool(key = "hostile.coded", effect = read, authorize = public)]
+async fn coded(code: Code, count: u8) -> usize {
+    ran();
+    code.0.len() + usize::from(count)
+}
+
+/// Lets in even levels only.
+async fn even_levels(_: &(), call: &Invocation<'_, GuardedArgs>) -> bool {
+    AUTHORIZE_ASKED.fetch_add(1, Ordering::SeqCst);
+    let allowed = call.args().level % 2 == 0;
+    if allowed {
+        AUTHORIZED.fetch_add(1, Ordering::SeqCst);
+    }
+    allowed
+}
+
+/// Behind an `async` `authorize` hook.
+#[tool(key = "hostile.guarded", effect = read, authorize = even_levels)]
+async fn guarded(level: u8, note: Option<String>) -> u8 {
+    ran();
+    let _ = note;
+    level
+}
+
+/// Approves a third of calls, asks a person about a third and refuses the
+/// rest, by the digest; first checks that what it approves is what runs.
+fn by_digest(_: &(), call: &Invocation<'_, ApprovedArgs>) -> Verdict {
+    APPROVE_ASKED.fetch_add(1, Ordering::SeqCst);
+    let canonical = call.canonical_arguments();
+    if call.digest() != Digest::of(call.key(), canonical) {
+        BROKEN
+            .lock()
+            .unwrap()
+            .push(format!("the digest is not that of {canonical}"));
+    }
+    let args = call.args();
+    let same = serde_json::from_value::<ApprovedArgs>(canonical.clone()).map(|back| {
+        back.ratio.to_bits() == args.ratio.to_bits()
+            && back.weight.map(f64::to_bits) == args.weight.map(f64::to_bits)
+            && back.labels == args.labels
+            && back.retries == args.retries
+            && back.size == args.size
+    });
+    if !matches!(same, Ok(true)) {
+        BROKEN.lock().unwrap().push(format!(
+            "the canonical arguments {canonical} do not read back as {args:?}: {same:?}"
+        ));
+    }
+    match call.digest().as_bytes()[0] % 3 {
+        0 => {
+            APPROVED.fetch_add(1, Ordering::SeqCst);
+            Verdict::Allow
+        }
+        1 => Verdict::Pending,
+        _ => Verdict::Deny,
+    }
+}
+
+/// A write behind a plain-`fn` `approve` hook, with floats and a map in
+/// what it approves.
+#[tool(key = "hostile.approved", effect = write, authorize = public, approve = by_digest)]
+async fn approved(
+    ratio: f32,
+    weight: Option<f64>,
+    labels: BTreeMap<String, i16>,
+    #[default = 3] retries: u8,
+    size: Size,
+) -> f32 {
+    ran();
+    let _ = (weight, labels, retries, size);
+    ratio
+}
+
+/// A REQUEST-scoped dependency: its provider counts builds, its
+/// finalizer closes.
+struct Tally;
+
+/// Injects a REQUEST-scoped dependency.
+#[tool(key = "hostile.tallied", effect = read, authorize = public)]
+async fn tallied(n: u16, tally: Inject<Tally>) -> u16 {
+    ran();
+    let _ = tally;
+    n
+}
+
+fn container() -> Container {
+    Container::builder()
+        .request::<Tally>(|scope: Scope| async move {
+            BUILT.fetch_add(1, Ordering::SeqCst);
+            scope.on_close(|_| async {
+                FINALIZED.fetch_add(1, Ordering::SeqCst);
+            });
+            Ok::<_, ResolveError>(Tally)
+        })
+        .build()
+}
+
+/// An executor over the hostile catalog, and a standard validator for
+/// each tool's advertised schema.
+pub(crate) struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    executor: Executor,
+    validators: Vec<(&'static str, jsonschema::Validator)>,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Fixture {
+        let catalog = Catalog::discover_in([module_path!()]).unwrap();
+        let validators = catalog
+            .iter()
+            .map(|t| {
+                (
+                    t.name(),
+                    jsonschema::validator_for(t.input_schema()).unwrap(),
+                )
+            })
+            .collect();
+        Fixture {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap(),
+            executor: Executor::new(catalog, container()).unwrap(),
+            validators,
+        }
+    }
+
+    /// The tools' names.
+    #[allow(dead_code)] // by the property tests, not the fuzz target
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.validators.iter().map(|(name, _)| *name)
+    }
+
+    /// Sends `arguments` to every tool; the first rule an answer breaks.
+    pub(crate) fn send_everywhere(&self, arguments: &Value) -> Result<(), String> {
+        self.validators
+            .iter()
+            .try_for_each(|(name, validator)| self.check(name, validator, arguments).map(drop))
+    }
+
+    /// Sends `arguments` to tool `name`: its answer, or the rule it broke.
+    #[allow(dead_code)] // by the property tests, not the fuzz target
+    pub(crate) fn send(&self, name: &str, arguments: &Value) -> Result<Answer, String> {
+        let (name, validator) = self
+            .validators
+            .iter()
+            .find(|(tool, _)| *tool == name)
+            .ok_or_else(|| format!("no tool {name}"))?;
+        self.check(name, validator, arguments)
+    }
+
+    fn check(
+        &self,
+        name: &'static str,
+        validator: &jsonschema::Validator,
+        arguments: &Value,
+    ) -> Result<Answer, String> {
+        let before = counts();
+        let result = self
+            .runtime
+            .block_on(self.executor.invoke(name, arguments.clone(), &()));
+        let after = counts();
+        let did = |count: fn(&Counts) -> usize| count(&after) - count(&before);
+        let valid = validator.is_valid(arguments);
+        let fail = |rule: &str| format!("{name}: {rule}, for {arguments} -> {result:?}");
+        if let Some(broken) = BROKEN.lock().unwrap().pop() {
+            return Err(fail(&broken));
+        }
+        if did(|c| c.built) != did(|c| c.finalized) {
+            return Err(fail("a dependency was built and not finalized"));
+        }
+        let guarded = name == "guarded";
+        let approved = name == "approved";
+        let bodies = did(|c| c.bodies);
+        let broken = match &result {
+            Ok(_) if !valid => Some("a body ran on arguments the schema rejects"),
+            Ok(_) if bodies != 1 => Some("answered without running its body once"),
+            Ok(_) if guarded && did(|c| c.authorized) != 1 => Some("ran without authorization"),
+            Ok(_) if approved && did(|c| c.approved) != 1 => Some("ran without approval"),
+            Ok(_) => None,
+            Err(CallError::InvalidArguments { violations, .. }) => {
+                let asked = did(|c| c.authorize_asked) + did(|c| c.approve_asked);
+                if bodies + asked + did(|c| c.built) != 0 {
+                    Some("invalid arguments reached a hook, a provider or the body")
+                } else if !valid && violations.0.is_empty() {
+                    Some("refused with no violation")
+                } else if valid && (name != "coded" || violations.0[0].path != "/code") {
+                    Some("arguments the schema accepts were refused")
+                } else {
+                    None
+                }
+            }
+            Err(CallError::Denied { .. }) if guarded && valid => {
+                let refused = did(|c| c.authorize_asked) == 1 && did(|c| c.authorized) == 0;
+                (!refused).then_some("denied without its hook refusing")
+            }
+            Err(CallError::NotApproved { .. }) if approved && valid => None,
+            Err(CallError::ApprovalRequired(request)) if approved && valid => (request.digest
+                != Digest::of(&request.key, &request.arguments))
+            .then_some("the approval request's digest is not that of its arguments"),
+            Err(_) => Some("an answer no rule allows"),
+        };
+        let broken = broken.or((result.is_err() && bodies != 0).then_some("a body ran and failed"));
+        match broken {
+            Some(rule) => Err(fail(rule)),
+            None => Ok(result),
+        }
+    }
+}
+
+/// What a tool answered.
+pub(crate) type Answer = Result<Value, CallError>;
