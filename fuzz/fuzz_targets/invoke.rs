@@ -6,8 +6,13 @@
 //! arguments the advertised schema accepts and the hooks let through; what
 //! an approver sees is what runs; no panic.
 //!
-//! `cargo fuzz run invoke -- -dict=fuzz/invoke.dict` (from the repository
-//! root; the dictionary holds the catalog's field names and words).
+//! From the repository root (`fuzz/seeds/invoke` holds a call each tool
+//! takes, `fuzz/invoke.dict` the catalog's field names and words; without
+//! them, ten minutes do not reach past the first checks of most tools):
+//!
+//! ```sh
+//! cargo fuzz run invoke fuzz/corpus/invoke fuzz/seeds/invoke -- -dict=fuzz/invoke.dict
+//! ```
 #![no_main]
 
 #[path = "../../tests/tests/hostile/mod.rs"]
