@@ -64,8 +64,25 @@ fn format_bounds(format: &str) -> Option<(&'static str, Value, Value)> {
         "uint16" => integer(u16::MIN.into(), u16::MAX.into()),
         "uint32" => integer(u32::MIN.into(), u32::MAX.into()),
         "uint64" | "uint" => integer(u64::MIN.into(), u64::MAX.into()),
+        // The arguments are a `serde_json::Value`, which holds 64-bit
+        // integers only: a wider number arrives as an `f64`, which a
+        // `u128` or an `i128` refuses.
+        "uint128" if !wide_integers() => integer(u64::MIN.into(), u64::MAX.into()),
+        "int128" if !wide_integers() => integer(i64::MIN.into(), u64::MAX.into()),
         "float" => ("number", (-F32_PRINTED_MAX).into(), F32_PRINTED_MAX.into()),
         _ => return None,
+    })
+}
+
+/// Whether a JSON integer wider than 64 bits reads as a `u128`: only when
+/// some crate in the build turns on serde_json's `arbitrary_precision`,
+/// so this asks serde_json (once).
+fn wide_integers() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| {
+        serde_json::from_str::<Value>("18446744073709551616")
+            .and_then(|wide| <u128 as serde::Deserialize>::deserialize(wide))
+            .is_ok()
     })
 }
 
@@ -584,6 +601,29 @@ mod tests {
         // serde reads a larger number as infinity: the validator must run.
         assert!(!deserialization_enforces(
             &json!({"type": "object", "properties": {"x": x}})
+        ));
+    }
+
+    #[test]
+    fn a_128_bit_integer_gets_the_range_its_json_arrives_in() {
+        let mut schema = json!({"properties": {
+            "u": {"type": "integer", "format": "uint128", "minimum": 0},
+            "i": {"type": "integer", "format": "int128"}
+        }});
+        bound_numbers(&mut schema);
+        let (u, i) = (&schema["properties"]["u"], &schema["properties"]["i"]);
+        assert!(!wide_integers(), "this build has 64-bit JSON integers");
+        assert_eq!(
+            (&u["minimum"], &u["maximum"]),
+            (&json!(0), &json!(u64::MAX))
+        );
+        assert_eq!(
+            (&i["minimum"], &i["maximum"]),
+            (&json!(i64::MIN), &json!(u64::MAX))
+        );
+        // What deserializing reads, exactly: no validator needed.
+        assert!(deserialization_enforces(
+            &json!({"type": "object", "properties": {"u": u, "i": i}})
         ));
     }
 

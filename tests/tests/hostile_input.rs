@@ -197,9 +197,19 @@ fn exactly_shaped(schema: &Value, defs: &Value, depth: u32) -> BoxedStrategy<Val
             }
         }
         "integer" => {
-            let number = |key: &str| schema[key].as_f64().unwrap_or(0.0);
-            let (low, high) = (number("minimum"), number("maximum"));
-            let edges = [low, high, low - 1.0, high + 1.0, 0.0, low.max(-1.0)];
+            // Unbounded: far beyond what any Rust integer holds.
+            let number = |key: &str, unbounded: f64| schema[key].as_f64().unwrap_or(unbounded);
+            let (low, high) = (number("minimum", -1e30), number("maximum", 1e30));
+            // `high + 1.0` is `high` itself at u64::MAX; twice it is not.
+            let edges = [
+                low,
+                high,
+                low - 1.0,
+                high + 1.0,
+                2.0 * high + 1.0,
+                2.0 * low - 1.0,
+                0.0,
+            ];
             let edges: Vec<Value> = edges.iter().map(|&edge| integral(edge)).collect();
             prop_oneof![
                 2 => proptest::sample::select(edges),
@@ -267,19 +277,33 @@ fn each_kind_of_call_answers_as_its_tool_says() {
     let fixture = Fixture::new();
     // The fuzz target's seeds: a call each tool takes, one file per tool.
     let seeds = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/invoke");
-    let mut seeded = Vec::new();
+    let mut seeded = std::collections::BTreeMap::new();
     for seed in std::fs::read_dir(seeds).unwrap() {
         let path = seed.unwrap().path();
         let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
         let args: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let answer = fixture.send(&name, &args).unwrap();
         assert!(answer.is_ok(), "{name} {args}: {answer:?}");
-        seeded.push(name);
+        seeded.insert(name, args);
     }
-    seeded.sort();
     let mut tools: Vec<_> = fixture.tools().collect();
     tools.sort();
-    assert_eq!(seeded, tools, "a seed for each tool, named after it");
+    assert!(
+        seeded.keys().eq(&tools),
+        "a seed for each tool, named after it"
+    );
+
+    // A number wider than 64 bits arrives as an `f64`, which a `u128`
+    // cannot read: its schema says so, rather than accept it and refuse.
+    for big in [json!(1e30), json!(18446744073709551616.0)] {
+        let mut wide = seeded["varied"].clone();
+        wide["big"] = big;
+        let answer = fixture.send("varied", &wide);
+        assert!(
+            matches!(answer, Ok(Err(CallError::InvalidArguments { .. }))),
+            "{answer:?}"
+        );
+    }
 
     let refused = fixture.send("coded", &json!({"code": "a1", "count": 2}));
     assert!(

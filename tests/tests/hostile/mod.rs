@@ -5,8 +5,9 @@
 //!
 //! The catalog covers each way a call can go: bodies that never wait and
 //! one that does, the validator-free path, constraints and patterns,
-//! nested structs, an internally tagged enum, maps, sets and tuples, a type
-//! that refuses values its schema accepts, an `async` `authorize` hook, a
+//! nested structs, an internally tagged enum, maps, sets and tuples,
+//! externally tagged and untagged enums, `char`, arrays, `u128` and
+//! `NonZeroU32`, a type that refuses values its schema accepts, an `async` `authorize` hook, a
 //! `write` behind a plain-`fn` `approve` hook, and a REQUEST-scoped
 //! dependency. The rules, for every call:
 //!
@@ -385,3 +386,45 @@ impl Fixture {
 
 /// What a tool answered.
 pub(crate) type Answer = Result<Value, CallError>;
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+enum Action {
+    Stop,
+    Move(u8),
+    Turn { degrees: i16 },
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+#[serde(untagged)]
+enum Either {
+    Number(u32),
+    Text(String),
+}
+
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
+struct Settings {
+    #[serde(default)]
+    verbose: bool,
+    #[serde(rename = "maxDepth")]
+    max_depth: Option<usize>,
+}
+
+/// Types serde reads in more than one way, or whose JSON is narrower
+/// than their Rust range.
+#[tool(key = "hostile.varied", effect = read, authorize = public)]
+async fn varied(
+    letter: char,
+    action: Action,
+    either: Either,
+    triple: [u8; 3],
+    big: u128,
+    settings: Settings,
+    nonzero: std::num::NonZeroU32,
+    boxed: Box<i16>,
+) -> usize {
+    ran();
+    let _ = (
+        letter, action, either, triple, big, settings, nonzero, boxed,
+    );
+    1
+}
