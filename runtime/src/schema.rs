@@ -81,7 +81,7 @@ fn wide_integers() -> bool {
     static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WIDE.get_or_init(|| {
         serde_json::from_str::<Value>("18446744073709551616")
-            .and_then(|wide| <u128 as serde::Deserialize>::deserialize(wide))
+            .and_then(<u128 as serde::Deserialize>::deserialize)
             .is_ok()
     })
 }
