@@ -420,11 +420,8 @@ async fn varied(
     big: u128,
     settings: Settings,
     nonzero: std::num::NonZeroU32,
-    boxed: Box<i16>,
 ) -> usize {
     ran();
-    let _ = (
-        letter, action, either, triple, big, settings, nonzero, boxed,
-    );
+    let _ = (letter, action, either, triple, big, settings, nonzero);
     1
 }
