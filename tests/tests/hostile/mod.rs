@@ -1,5 +1,5 @@
 //! A representative catalog for hostile input, and what every answer to it
-//! must keep. Shared by the property test (`tests/tests/hostile_input.rs`,
+//! must keep. Shared by the property tests (`tests/tests/hostile_input.rs`,
 //! every `cargo test`) and the fuzz target (`fuzz/fuzz_targets/invoke.rs`,
 //! which includes this file), so both hold the executor to the same rules.
 //!
@@ -7,9 +7,9 @@
 //! one that does, the validator-free path, constraints and patterns,
 //! nested structs, an internally tagged enum, maps, sets and tuples,
 //! externally tagged and untagged enums, `char`, arrays, `u128` and
-//! `NonZeroU32`, a type that refuses values its schema accepts, an `async` `authorize` hook, a
-//! `write` behind a plain-`fn` `approve` hook, and a REQUEST-scoped
-//! dependency. The rules, for every call:
+//! `NonZeroU32`, a type that refuses values its schema accepts, an
+//! `async` `authorize` hook, a `write` behind a plain-`fn` `approve` hook,
+//! and a REQUEST-scoped dependency. The rules, for every call:
 //!
 //! - a body runs only on arguments a standard validator accepts against the
 //!   advertised schema, and only after its hooks said yes on them;
