@@ -51,6 +51,20 @@ fn everyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> Verdict {
     Verdict::Allow
 }
 
+/// Add two `f64`s: a schema deserializing enforces, so no validator runs.
+#[tool(key = "math.add_f64", effect = read, authorize = public)]
+async fn add_f64(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+/// Add two `f32`s: their schema bounds them by `f32`'s range, which
+/// deserializing does not enforce (serde reads a larger number as
+/// infinity), so the validator runs on every call.
+#[tool(key = "math.add_f32", effect = read, authorize = public)]
+async fn add_f32(a: f32, b: f32) -> f32 {
+    a + b
+}
+
 /// A request-scoped value, one type per slot so a tool can inject five.
 struct Slot<const N: usize>(u64);
 
@@ -115,6 +129,8 @@ impl Bench {
             .register::<AddFiveArgs>()
             .register::<AddCheckedArgs>()
             .register::<AddAllowedArgs>()
+            .register::<AddF64Args>()
+            .register::<AddF32Args>()
             .build()
             .unwrap();
         Bench {
@@ -240,7 +256,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
 /// `add_later`, whose body has an `.await`, `call`, `hooked`:
 /// `invoke` of the same `add` behind an `async` `authorize` hook,
 /// `fn_hook`: behind one that is a plain `fn`, or `injected`:
-/// `invoke` of `add_one`, which injects one REQUEST value): make N calls
+/// `invoke` of `add_one`, which injects one REQUEST value, `f64` and
+/// `f32`: `invoke` of `add` over floats of each width): make N calls
 /// of one variant and nothing else, for an instruction counter;
 /// `bench/instructions.sh` runs this under callgrind.
 fn count_calls(spec: &str) {
@@ -257,10 +274,12 @@ fn count_calls(spec: &str) {
         "hooked" => bench.invoke_tool("add_checked", calls),
         "fn_hook" => bench.invoke_tool("add_allowed", calls),
         "injected" => bench.invoke_tool("add_one", calls),
+        "f64" => bench.invoke_tool("add_f64", calls),
+        "f32" => bench.invoke_tool("add_f32", calls),
         other => {
             panic!(
-                "unknown variant {other:?}: floor, invoke, awaiting, call, hooked, fn_hook \
-                 or injected"
+                "unknown variant {other:?}: floor, invoke, awaiting, call, hooked, fn_hook, \
+                 injected, f64 or f32"
             )
         }
     };

@@ -17,6 +17,7 @@ use crate::__private::{HookCall, Waits};
 use crate::catalog::Catalog;
 use crate::error::{CallError, Violation, Violations};
 use crate::invocation::{ApprovalRequest, Invocation};
+use crate::schema::Enforcement;
 use crate::scope::{Container, Outcome, Requirement, Scope, ScopeGuard};
 use crate::tool::{BoxFuture, ErasedContext, Location, Registration, Tool, Verdict};
 
@@ -564,9 +565,9 @@ struct Validation {
     /// deserializing enforces needs it only when the arguments do not
     /// deserialize.
     validator: OnceLock<Result<jsonschema::Validator, String>>,
-    /// The schema says nothing deserializing does not already enforce, so a
-    /// successful deserialization needs no validator pass.
-    by_deserializing: bool,
+    /// Whether the schema says anything deserializing does not already
+    /// enforce, so that a successful deserialization needs a validator pass.
+    enforcement: Enforcement,
 }
 
 /// One reason the executor could not be built.
@@ -811,7 +812,7 @@ impl ExecutorBuilder {
             }
             validators.push(Validation {
                 validator,
-                by_deserializing: crate::schema::deserialization_enforces(schema),
+                enforcement: crate::schema::enforcement(schema),
             });
         }
         if !problems.is_empty() {
@@ -1043,8 +1044,9 @@ impl Executor {
         let span = call_span(tool);
         traced(tool, span, async move {
             // Typed arguments satisfy every structural rule; only a schema
-            // with constraints (ranges, lengths, patterns) needs a check.
-            if !inner.validators[index].by_deserializing {
+            // with constraints (ranges, lengths, patterns, an `f32`'s bound:
+            // an infinite `f32` is `null` in JSON) needs a check.
+            if inner.validators[index].enforcement != Enforcement::Deserializing {
                 let value =
                     crate::json::to_value(&args).map_err(|e| invalid(A::KEY, "", e.to_string()))?;
                 inner.validate(index, A::KEY, &value)?;
@@ -1392,7 +1394,12 @@ impl ExecutorInner {
         deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
     ) -> Result<(), CallError> {
         // serde also builds a struct from an array; the schema wants an object.
-        let fast = self.validators[index].by_deserializing && arguments.is_object();
+        let fast = arguments.is_object()
+            && match self.validators[index].enforcement {
+                Enforcement::Deserializing => true,
+                Enforcement::WithinF32 => crate::schema::within_f32(arguments),
+                Enforcement::Validator => false,
+            };
         let tried = fast.then(|| deserialize(arguments));
         if let Some(Ok(())) = tried {
             return Ok(());

@@ -168,21 +168,55 @@ const STRUCTURAL: &[&str] = &[
     "maximum",
 ];
 
+/// What must check a tool's arguments beside deserializing them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Enforcement {
+    /// Nothing: deserializing enforces everything the schema says.
+    Deserializing,
+    /// Nothing while every number in the arguments is within `f32`'s
+    /// range (see [`within_f32`]): the schema's only other rule is an
+    /// `f32`'s bound, which serde does not enforce (it reads a larger
+    /// number as infinity).
+    WithinF32,
+    /// The validator.
+    Validator,
+}
+
 /// Whether deserializing already enforces everything `schema` says, so the
 /// executor may skip the validator when deserialization succeeds.
 ///
-/// True when every keyword is structural and every `minimum`/`maximum` is
-/// exactly the bound of the integer's own format. Anything else (a length,
-/// a pattern, a user range, `uniqueItems`, an unknown keyword) needs the
+/// It does when every keyword is structural and every `minimum`/`maximum`
+/// is exactly the bound of the integer's own format; or, with
+/// [`Enforcement::WithinF32`], of an `f32`. Anything else (a length, a
+/// pattern, a user range, `uniqueItems`, an unknown keyword) needs the
 /// validator. So do nested structs: serde also builds a struct from a JSON
 /// array of its fields, which the schema's `"type": "object"` refuses; only
 /// the root is exempt, because the executor checks it is an object itself.
-/// This is only an optimisation: a `false` is always safe.
-pub(crate) fn deserialization_enforces(schema: &Value) -> bool {
-    enforced(schema, true)
+/// This is only an optimisation: [`Enforcement::Validator`] is always safe.
+pub(crate) fn enforcement(schema: &Value) -> Enforcement {
+    if enforced(schema, true, false) {
+        Enforcement::Deserializing
+    } else if enforced(schema, true, true) {
+        Enforcement::WithinF32
+    } else {
+        Enforcement::Validator
+    }
 }
 
-fn enforced(schema: &Value, root: bool) -> bool {
+/// Whether every number in `arguments` is within `f32`'s range (as it
+/// prints), so that no `f32` bound of a schema can refuse them.
+pub(crate) fn within_f32(arguments: &Value) -> bool {
+    match arguments {
+        Value::Number(n) => n.as_f64().is_some_and(|x| x.abs() <= F32_PRINTED_MAX),
+        Value::Array(items) => items.iter().all(within_f32),
+        Value::Object(fields) => fields.values().all(within_f32),
+        _ => true,
+    }
+}
+
+/// Whether deserializing enforces `schema`, an `f32`'s bounds counted as
+/// enforced when `f32s` is true.
+fn enforced(schema: &Value, root: bool, f32s: bool) -> bool {
     let map = match schema {
         Value::Bool(accepts_anything) => return *accepts_anything,
         Value::Object(map) => map,
@@ -192,34 +226,30 @@ fn enforced(schema: &Value, root: bool) -> bool {
         .get("format")
         .and_then(Value::as_str)
         .and_then(format_bounds)
-        // serde reads an `f32` beyond its bound as infinity, so only an
-        // integer's bounds are enforced by deserializing.
-        .filter(|(of, ..)| *of == "integer" && is_integer_type(map))
+        .filter(|(of, ..)| match *of {
+            "integer" => is_integer_type(map),
+            _ => f32s && map.get("type").is_some_and(|ty| has_type(ty, "number")),
+        })
         .map(|(_, lowest, highest)| (lowest, highest));
+    let below = |schema: &Value| enforced(schema, false, f32s);
     map.iter().all(|(keyword, value)| {
         STRUCTURAL.contains(&keyword.as_str())
             && match keyword.as_str() {
                 "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
                 "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
                 // A struct's fields: only the root's.
-                "properties" => {
-                    root && value
-                        .as_object()
-                        .is_some_and(|m| m.values().all(|v| enforced(v, false)))
-                }
+                "properties" => root && value.as_object().is_some_and(|m| m.values().all(below)),
                 "required" => root,
                 // `false` closes a struct (root only); a schema types a map's values.
                 "additionalProperties" => match value {
                     Value::Bool(false) => root,
-                    other => enforced(other, false),
+                    other => below(other),
                 },
-                "$defs" => value
-                    .as_object()
-                    .is_some_and(|m| m.values().all(|v| enforced(v, false))),
-                "items" => enforced(value, false),
-                "prefixItems" | "oneOf" | "anyOf" => value
-                    .as_array()
-                    .is_some_and(|a| a.iter().all(|v| enforced(v, false))),
+                "$defs" => value.as_object().is_some_and(|m| m.values().all(below)),
+                "items" => below(value),
+                "prefixItems" | "oneOf" | "anyOf" => {
+                    value.as_array().is_some_and(|a| a.iter().all(below))
+                }
                 _ => true,
             }
     })
@@ -335,7 +365,7 @@ mod tests {
             "additionalProperties": false,
             "$defs": {"Size": {"type": "string", "enum": ["s", "m"]}}
         });
-        assert!(deserialization_enforces(&schema));
+        assert_eq!(enforcement(&schema), Enforcement::Deserializing);
     }
 
     #[test]
@@ -353,7 +383,11 @@ mod tests {
                    "$defs": {"X": {"type": "object", "properties": {"y": {"type": "string"}}, "required": ["y"]}}}),
             json!(false),
         ] {
-            assert!(!deserialization_enforces(&constrained), "{constrained}");
+            assert_eq!(
+                enforcement(&constrained),
+                Enforcement::Validator,
+                "{constrained}"
+            );
         }
     }
 
@@ -598,10 +632,22 @@ mod tests {
             schema["properties"]["z"].get("maximum").is_none(),
             "an f64 reads every JSON number"
         );
-        // serde reads a larger number as infinity: the validator must run.
-        assert!(!deserialization_enforces(
-            &json!({"type": "object", "properties": {"x": x}})
-        ));
+        // serde reads a larger number as infinity: deserializing enforces
+        // the bound only while no number in the arguments is that large.
+        let fields = json!({"type": "object", "properties": {"x": x}});
+        assert_eq!(enforcement(&fields), Enforcement::WithinF32);
+        let mut ranged = fields.clone();
+        ranged["properties"]["x"]["maximum"] = json!(1.0);
+        assert_eq!(enforcement(&ranged), Enforcement::Validator);
+        let within = json!({"x": 3.4028235e38, "y": [-3.4028235e38, 1, u64::MAX], "z": {"w": 0.5}});
+        assert!(within_f32(&within));
+        for beyond in [
+            json!({"x": 3.4028236e38}),
+            json!({"y": [1, -1e39]}),
+            json!({"z": {"w": 1e300}}),
+        ] {
+            assert!(!within_f32(&beyond), "{beyond}");
+        }
     }
 
     #[test]
@@ -622,9 +668,8 @@ mod tests {
             (&json!(i64::MIN), &json!(u64::MAX))
         );
         // What deserializing reads, exactly: no validator needed.
-        assert!(deserialization_enforces(
-            &json!({"type": "object", "properties": {"u": u, "i": i}})
-        ));
+        let fields = json!({"type": "object", "properties": {"u": u, "i": i}});
+        assert_eq!(enforcement(&fields), Enforcement::Deserializing);
     }
 
     #[test]
