@@ -59,7 +59,8 @@ async fn add_f64(a: f64, b: f64) -> f64 {
 
 /// Add two `f32`s: their schema bounds them by `f32`'s range, which
 /// deserializing does not enforce (serde reads a larger number as
-/// infinity), so the validator runs on every call.
+/// infinity), so the executor looks for such a number in the arguments
+/// before it skips the validator.
 #[tool(key = "math.add_f32", effect = read, authorize = public)]
 async fn add_f32(a: f32, b: f32) -> f32 {
     a + b
