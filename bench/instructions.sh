@@ -3,8 +3,8 @@
 # body never waits, and of one with an `.await`: `awaiting`), the typed
 # `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
 # `invoke` of a tool that injects one REQUEST value, and of `add` over
-# `f64`s and over `f32`s (whose range bound needs the validator; the variants of
-# `runtime/benches/invoke.rs`), counted
+# `f64`s and over `f32`s (whose range bound costs a walk over the arguments;
+# the variants of `runtime/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
 # shared machine; it does not see cache misses or the allocator's speed,
 # so read it next to the interleaved time ratios in BENCHMARKS.md.

@@ -86,10 +86,6 @@ fn wide_integers() -> bool {
     })
 }
 
-fn is_integer_type(schema: &Map<String, Value>) -> bool {
-    schema.get("type").is_some_and(|ty| has_type(ty, "integer"))
-}
-
 /// Adds the type's own `minimum`/`maximum` where the schema has none.
 ///
 /// One pass over each object's keywords (rather than a lookup per keyword,
@@ -168,8 +164,9 @@ const STRUCTURAL: &[&str] = &[
     "maximum",
 ];
 
-/// What must check a tool's arguments beside deserializing them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What must check a tool's arguments beside deserializing them, from
+/// least to most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Enforcement {
     /// Nothing: deserializing enforces everything the schema says.
     Deserializing,
@@ -194,13 +191,7 @@ pub(crate) enum Enforcement {
 /// the root is exempt, because the executor checks it is an object itself.
 /// This is only an optimisation: [`Enforcement::Validator`] is always safe.
 pub(crate) fn enforcement(schema: &Value) -> Enforcement {
-    if enforced(schema, true, false) {
-        Enforcement::Deserializing
-    } else if enforced(schema, true, true) {
-        Enforcement::WithinF32
-    } else {
-        Enforcement::Validator
-    }
+    needs(schema, true)
 }
 
 /// Whether every number in `arguments` is within `f32`'s range (as it
@@ -214,45 +205,63 @@ pub(crate) fn within_f32(arguments: &Value) -> bool {
     }
 }
 
-/// Whether deserializing enforces `schema`, an `f32`'s bounds counted as
-/// enforced when `f32s` is true.
-fn enforced(schema: &Value, root: bool, f32s: bool) -> bool {
+/// What `schema` needs beside deserializing: the most any of its keywords
+/// needs. `root`: it is the schema of the arguments themselves.
+fn needs(schema: &Value, root: bool) -> Enforcement {
+    use Enforcement::{Deserializing, Validator, WithinF32};
     let map = match schema {
-        Value::Bool(accepts_anything) => return *accepts_anything,
+        Value::Bool(true) => return Deserializing,
         Value::Object(map) => map,
-        _ => return false,
+        _ => return Validator,
     };
+    // A bound that is its format's own: deserializing enforces an
+    // integer's, and an `f32`'s while no number is beyond it.
     let bounds = map
         .get("format")
         .and_then(Value::as_str)
         .and_then(format_bounds)
-        .filter(|(of, ..)| match *of {
-            "integer" => is_integer_type(map),
-            _ => f32s && map.get("type").is_some_and(|ty| has_type(ty, "number")),
-        })
-        .map(|(_, lowest, highest)| (lowest, highest));
-    let below = |schema: &Value| enforced(schema, false, f32s);
-    map.iter().all(|(keyword, value)| {
-        STRUCTURAL.contains(&keyword.as_str())
-            && match keyword.as_str() {
-                "minimum" => bounds.as_ref().is_some_and(|(min, _)| min == value),
-                "maximum" => bounds.as_ref().is_some_and(|(_, max)| max == value),
-                // A struct's fields: only the root's.
-                "properties" => root && value.as_object().is_some_and(|m| m.values().all(below)),
-                "required" => root,
-                // `false` closes a struct (root only); a schema types a map's values.
-                "additionalProperties" => match value {
-                    Value::Bool(false) => root,
-                    other => below(other),
-                },
-                "$defs" => value.as_object().is_some_and(|m| m.values().all(below)),
-                "items" => below(value),
-                "prefixItems" | "oneOf" | "anyOf" => {
-                    value.as_array().is_some_and(|a| a.iter().all(below))
-                }
-                _ => true,
-            }
-    })
+        .filter(|(of, ..)| map.get("type").is_some_and(|ty| has_type(ty, of)));
+    let own_bound = |own: Option<(&str, &Value)>, value: &Value| match own {
+        Some(("integer", bound)) if bound == value => Deserializing,
+        Some((_, bound)) if bound == value => WithinF32,
+        _ => Validator,
+    };
+    let below = |schema: &Value| needs(schema, false);
+    let only_root = |value: Enforcement| if root { value } else { Validator };
+    let keywords = map.iter().map(|(keyword, value)| match keyword.as_str() {
+        keyword if !STRUCTURAL.contains(&keyword) => Validator,
+        "minimum" => own_bound(bounds.as_ref().map(|(of, lowest, _)| (*of, lowest)), value),
+        "maximum" => own_bound(
+            bounds.as_ref().map(|(of, _, highest)| (*of, highest)),
+            value,
+        ),
+        // A struct's fields: only the root's.
+        "properties" => only_root(
+            value
+                .as_object()
+                .map_or(Validator, |m| most(m.values(), below)),
+        ),
+        "required" => only_root(Deserializing),
+        // `false` closes a struct (root only); a schema types a map's values.
+        "additionalProperties" => match value {
+            Value::Bool(false) => only_root(Deserializing),
+            other => below(other),
+        },
+        "$defs" => value
+            .as_object()
+            .map_or(Validator, |m| most(m.values(), below)),
+        "items" => below(value),
+        "prefixItems" | "oneOf" | "anyOf" => value
+            .as_array()
+            .map_or(Validator, |a| most(a.iter(), below)),
+        _ => Deserializing,
+    });
+    most(keywords, |needed| needed)
+}
+
+/// The most that any of `items` needs (`Deserializing` for none).
+fn most<T>(items: impl Iterator<Item = T>, need: impl Fn(T) -> Enforcement) -> Enforcement {
+    items.map(need).max().unwrap_or(Enforcement::Deserializing)
 }
 
 /// Whether `schema` certainly compiles, so the executor may put off
