@@ -136,13 +136,26 @@ async fn an_f32_too_large_for_its_type_is_refused_not_approved_as_null() {
         };
         assert_eq!(violations.0[0].path, "/rate");
     }
-    // A read tool, whose other arguments need no validator, refuses it too.
+    // So does a read tool, for an `f32` that has a default.
     let call = executor
         .invoke("score", json!({"weight": 0.2, "floor": 1e39}), &())
         .await;
     assert!(
         matches!(call, Err(CallError::InvalidArguments { .. })),
         "{call:?}"
+    );
+    // A typed call cannot carry an infinity either: its JSON is `null`.
+    let typed = executor
+        .call(
+            SetDiscountArgs {
+                rate: f32::INFINITY,
+            },
+            &(),
+        )
+        .await;
+    assert!(
+        matches!(typed, Err(CallError::InvalidArguments { .. })),
+        "{typed:?}"
     );
     // The largest `f32`, as it prints, is still an `f32`.
     let largest = executor

@@ -32,43 +32,34 @@ use toolwright::{
     Verdict, tool,
 };
 
-/// How often each thing happened; compared before and after each call.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Counts {
-    bodies: usize,
-    authorize_asked: usize,
-    authorized: usize,
-    approve_asked: usize,
-    approved: usize,
-    built: usize,
-    finalized: usize,
+/// What the catalog's bodies, hooks and provider do; each is counted, and
+/// the counts compared before and after each call.
+#[derive(Clone, Copy)]
+enum Event {
+    Body,
+    AuthorizeAsked,
+    Authorized,
+    ApproveAsked,
+    Approved,
+    Built,
+    Finalized,
 }
+use Event::*;
 
-static BODIES: AtomicUsize = AtomicUsize::new(0);
-static AUTHORIZE_ASKED: AtomicUsize = AtomicUsize::new(0);
-static AUTHORIZED: AtomicUsize = AtomicUsize::new(0);
-static APPROVE_ASKED: AtomicUsize = AtomicUsize::new(0);
-static APPROVED: AtomicUsize = AtomicUsize::new(0);
-static BUILT: AtomicUsize = AtomicUsize::new(0);
-static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+static EVENTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
 /// What a hook found wrong with the call it was asked about.
 static BROKEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn counts() -> Counts {
-    let load = |counter: &AtomicUsize| counter.load(Ordering::SeqCst);
-    Counts {
-        bodies: load(&BODIES),
-        authorize_asked: load(&AUTHORIZE_ASKED),
-        authorized: load(&AUTHORIZED),
-        approve_asked: load(&APPROVE_ASKED),
-        approved: load(&APPROVED),
-        built: load(&BUILT),
-        finalized: load(&FINALIZED),
-    }
+fn happened(event: Event) {
+    EVENTS[event as usize].fetch_add(1, Ordering::SeqCst);
+}
+
+fn counts() -> [usize; 7] {
+    std::array::from_fn(|event| EVENTS[event].load(Ordering::SeqCst))
 }
 
 fn ran() {
-    BODIES.fetch_add(1, Ordering::SeqCst);
+    happened(Body);
 }
 
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
@@ -183,10 +174,10 @@ async fn coded(code: Code, count: u8) -> usize {
 
 /// Lets in even levels only.
 async fn even_levels(_: &(), call: &Invocation<'_, GuardedArgs>) -> bool {
-    AUTHORIZE_ASKED.fetch_add(1, Ordering::SeqCst);
+    happened(AuthorizeAsked);
     let allowed = call.args().level % 2 == 0;
     if allowed {
-        AUTHORIZED.fetch_add(1, Ordering::SeqCst);
+        happened(Authorized);
     }
     allowed
 }
@@ -202,7 +193,7 @@ async fn guarded(level: u8, note: Option<String>) -> u8 {
 /// Approves a third of calls, asks a person about a third and refuses the
 /// rest, by the digest; first checks that what it approves is what runs.
 fn by_digest(_: &(), call: &Invocation<'_, ApprovedArgs>) -> Verdict {
-    APPROVE_ASKED.fetch_add(1, Ordering::SeqCst);
+    happened(ApproveAsked);
     let canonical = call.canonical_arguments();
     if call.digest() != Digest::of(call.key(), canonical) {
         BROKEN
@@ -225,7 +216,7 @@ fn by_digest(_: &(), call: &Invocation<'_, ApprovedArgs>) -> Verdict {
     }
     match call.digest().as_bytes()[0] % 3 {
         0 => {
-            APPROVED.fetch_add(1, Ordering::SeqCst);
+            happened(Approved);
             Verdict::Allow
         }
         1 => Verdict::Pending,
@@ -263,9 +254,9 @@ async fn tallied(n: u16, tally: Inject<Tally>) -> u16 {
 fn container() -> Container {
     Container::builder()
         .request::<Tally>(|scope: Scope| async move {
-            BUILT.fetch_add(1, Ordering::SeqCst);
+            happened(Built);
             scope.on_close(|_| async {
-                FINALIZED.fetch_add(1, Ordering::SeqCst);
+                happened(Finalized);
             });
             Ok::<_, ResolveError>(Tally)
         })
@@ -336,27 +327,27 @@ impl Fixture {
             .runtime
             .block_on(self.executor.invoke(name, arguments.clone(), &()));
         let after = counts();
-        let did = |count: fn(&Counts) -> usize| count(&after) - count(&before);
+        let did = |event: Event| after[event as usize] - before[event as usize];
         let valid = validator.is_valid(arguments);
         let fail = |rule: &str| format!("{name}: {rule}, for {arguments} -> {result:?}");
         if let Some(broken) = BROKEN.lock().unwrap().pop() {
             return Err(fail(&broken));
         }
-        if did(|c| c.built) != did(|c| c.finalized) {
+        if did(Built) != did(Finalized) {
             return Err(fail("a dependency was built and not finalized"));
         }
         let guarded = name == "guarded";
         let approved = name == "approved";
-        let bodies = did(|c| c.bodies);
+        let bodies = did(Body);
         let broken = match &result {
             Ok(_) if !valid => Some("a body ran on arguments the schema rejects"),
             Ok(_) if bodies != 1 => Some("answered without running its body once"),
-            Ok(_) if guarded && did(|c| c.authorized) != 1 => Some("ran without authorization"),
-            Ok(_) if approved && did(|c| c.approved) != 1 => Some("ran without approval"),
+            Ok(_) if guarded && did(Authorized) != 1 => Some("ran without authorization"),
+            Ok(_) if approved && did(Approved) != 1 => Some("ran without approval"),
             Ok(_) => None,
             Err(CallError::InvalidArguments { violations, .. }) => {
-                let asked = did(|c| c.authorize_asked) + did(|c| c.approve_asked);
-                if bodies + asked + did(|c| c.built) != 0 {
+                let asked = did(AuthorizeAsked) + did(ApproveAsked);
+                if bodies + asked + did(Built) != 0 {
                     Some("invalid arguments reached a hook, a provider or the body")
                 } else if !valid && violations.0.is_empty() {
                     Some("refused with no violation")
@@ -367,8 +358,13 @@ impl Fixture {
                 }
             }
             Err(CallError::Denied { .. }) if guarded && valid => {
-                let refused = did(|c| c.authorize_asked) == 1 && did(|c| c.authorized) == 0;
+                let refused = did(AuthorizeAsked) == 1 && did(Authorized) == 0;
                 (!refused).then_some("denied without its hook refusing")
+            }
+            Err(CallError::NotApproved { .. } | CallError::ApprovalRequired(_))
+                if approved && valid && (did(ApproveAsked) != 1 || did(Approved) != 0) =>
+            {
+                Some("not approved without its hook holding back")
             }
             Err(CallError::NotApproved { .. }) if approved && valid => None,
             Err(CallError::ApprovalRequired(request)) if approved && valid => (request.digest
