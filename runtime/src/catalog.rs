@@ -10,8 +10,10 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::hash::{KeyMap, Name};
-use crate::tool::{Effect, Location, Registration, Tool};
+use crate::effect::Effect;
+use crate::registration::Registration;
+use crate::tool::{Location, Tool};
+use crate::util::hash::{KeyMap, Name};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
 ///
@@ -516,10 +518,11 @@ impl fmt::Debug for ToolEntry {
 ///     other => panic!("unexpected conflicts: {other:?}"),
 /// }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Conflict {
     /// Two tools share a key.
+    #[error("duplicate tool key `{key}`: declared at {first} and at {second}")]
     Key {
         /// The shared key.
         key: &'static str,
@@ -529,6 +532,7 @@ pub enum Conflict {
         second: Location,
     },
     /// Two tools share a name.
+    #[error("duplicate tool name `{name}`: declared at {first} and at {second}")]
     Name {
         /// The shared name.
         name: &'static str,
@@ -537,29 +541,6 @@ pub enum Conflict {
         /// The other declaration.
         second: Location,
     },
-}
-
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Conflict::Key { key, first, second } => {
-                write!(
-                    f,
-                    "duplicate tool key `{key}`: declared at {first} and at {second}"
-                )
-            }
-            Conflict::Name {
-                name,
-                first,
-                second,
-            } => {
-                write!(
-                    f,
-                    "duplicate tool name `{name}`: declared at {first} and at {second}"
-                )
-            }
-        }
-    }
 }
 
 /// The catalog could not be built: every conflict found, in key order.
@@ -589,22 +570,11 @@ impl fmt::Display for Conflict {
 /// assert!(message.starts_with("duplicate tool key `products.search`: declared at "));
 /// assert!(message.contains("; duplicate tool name `search`: declared at "));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::util::Joined(.conflicts))]
 pub struct CatalogError {
     /// Every duplicate key and name.
     pub conflicts: Vec<Conflict>,
-}
-
-impl fmt::Display for CatalogError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, conflict) in self.conflicts.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{conflict}")?;
-        }
-        Ok(())
-    }
 }
 
 impl Catalog {
@@ -879,8 +849,6 @@ impl Serialize for Catalog {
         serializer.collect_seq(self.iter())
     }
 }
-
-impl std::error::Error for CatalogError {}
 
 /// Whether `module` is `prefix` or one of its submodules.
 fn in_module(module: &str, prefix: &str) -> bool {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::invocation::ApprovalRequest;
+use crate::approval::ApprovalRequest;
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
 ///
@@ -165,13 +165,7 @@ pub struct Violations(pub Vec<Violation>);
 
 impl fmt::Display for Violations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{v}")?;
-        }
-        Ok(())
+        crate::util::Joined(&self.0).fmt(f)
     }
 }
 
@@ -185,7 +179,7 @@ impl fmt::Display for Violations {
 /// use toolwright::CallError;
 ///
 /// let err = CallError::Tool {
-///     tool: "orders.place",
+///     key: "orders.place",
 ///     source: Box::new(std::io::Error::other("disk full")),
 /// };
 /// let io = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
@@ -201,52 +195,52 @@ pub enum CallError {
         name: String,
     },
     /// The arguments break the tool's advertised schema; nothing ran.
-    #[error("invalid arguments for `{tool}`: {violations}")]
+    #[error("invalid arguments for `{key}`: {violations}")]
     InvalidArguments {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// Every violation found.
         violations: Violations,
     },
     /// The caller passed a context of another type than the tool's hooks take.
-    #[error("tool `{tool}` takes a context of type `{expected}`, but the caller passed `{found}`")]
+    #[error("tool `{key}` takes a context of type `{expected}`, but the caller passed `{found}`")]
     ContextMismatch {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The type the tool's hooks or parameters take.
         expected: &'static str,
         /// The type the caller passed.
         found: &'static str,
     },
     /// The `authorize` hook refused; neither `approve` nor the body ran.
-    #[error("not authorized to call `{tool}`")]
+    #[error("not authorized to call `{key}`")]
     Denied {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
     },
     /// The `approve` hook refused; the body did not run.
-    #[error("the call to `{tool}` was not approved")]
+    #[error("the call to `{key}` was not approved")]
     NotApproved {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
     },
     /// The `approve` hook answered [`crate::Verdict::Pending`]: a person must
     /// approve this exact call (see [`ApprovalRequest::digest`]) before it runs.
     #[error("the call to `{}` needs approval (digest {})", .0.key, .0.digest)]
     ApprovalRequired(Box<ApprovalRequest>),
     /// An injected type has no provider in the container.
-    #[error("tool `{tool}` needs `{type_name}`, which has no provider")]
+    #[error("tool `{key}` needs `{type_name}`, which has no provider")]
     DependencyMissing {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The type that could not be resolved.
         type_name: &'static str,
     },
     /// A request provider failed to build its value.
-    #[error("building `{type_name}` for `{tool}` failed")]
+    #[error("building `{type_name}` for `{key}` failed")]
     Dependency {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The type whose provider failed.
         type_name: &'static str,
         /// The provider's error.
@@ -254,10 +248,10 @@ pub enum CallError {
         source: BoxError,
     },
     /// A hook returned an error.
-    #[error("the {hook} hook of `{tool}` failed")]
+    #[error("the {hook} hook of `{key}` failed")]
     Hook {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// Which hook.
         hook: HookKind,
         /// The hook's error.
@@ -265,40 +259,61 @@ pub enum CallError {
         source: BoxError,
     },
     /// The tool body returned an error.
-    #[error("tool `{tool}` failed")]
+    #[error("tool `{key}` failed")]
     Tool {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The tool's error.
         #[source]
         source: BoxError,
     },
     /// The call panicked (in the tool body, a hook, a request provider, or
     /// the arguments' or result's serde impls); the panic was caught.
-    #[error("tool `{tool}` panicked: {message}")]
+    #[error("tool `{key}` panicked: {message}")]
     Panicked {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The panic message, for logs only.
         message: String,
     },
     /// The tool ran longer than its timeout and was cancelled.
-    #[error("tool `{tool}` timed out after {after:?}")]
+    #[error("tool `{key}` timed out after {after:?}")]
     Timeout {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The timeout that expired.
         after: Duration,
     },
+    /// The tool ran, but a finalizer of its scope failed (a transaction's
+    /// commit, say), so what it did may not have taken effect. The
+    /// remaining finalizers still ran, seeing [`Outcome::Error`](crate::Outcome::Error).
+    #[error("tool `{key}` ran, but closing its scope failed: {}", finalizer_of(*.finalizer))]
+    Finalizer {
+        /// The tool's key.
+        key: &'static str,
+        /// The type whose provider registered the finalizer, if a provider did.
+        finalizer: Option<&'static str>,
+        /// The finalizer's error (or its panic).
+        #[source]
+        source: BoxError,
+    },
     /// The tool's result could not be serialized.
-    #[error("the result of `{tool}` could not be serialized")]
+    #[error("the result of `{key}` could not be serialized")]
     Output {
         /// The tool's key.
-        tool: &'static str,
+        key: &'static str,
         /// The serializer's error.
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// Names a failed finalizer by the provider that registered it.
+fn finalizer_of(provider: Option<&str>) -> String {
+    match provider {
+        Some(type_name) => format!("the finalizer of `{type_name}` failed"),
+        None => "a finalizer failed".to_owned(),
+    }
 }
 
 impl CallError {
@@ -310,9 +325,9 @@ impl CallError {
     /// ```
     /// use toolwright::CallError;
     ///
-    /// let panicked = CallError::Panicked { tool: "orders.place", message: "index out of bounds".into() };
+    /// let panicked = CallError::Panicked { key: "orders.place", message: "index out of bounds".into() };
     /// assert_eq!(panicked.model_message(), "The tool failed.");
-    /// let denied = CallError::Denied { tool: "orders.place" };
+    /// let denied = CallError::Denied { key: "orders.place" };
     /// assert_eq!(denied.model_message(), "You are not allowed to call this tool.");
     /// ```
     pub fn model_message(&self) -> String {
@@ -336,24 +351,25 @@ impl CallError {
     ///
     /// ```
     /// use toolwright::CallError;
-    /// assert_eq!(CallError::Denied { tool: "orders.place" }.tool(), Some("orders.place"));
-    /// assert_eq!(CallError::UnknownTool { name: "nope".into() }.tool(), None);
+    /// assert_eq!(CallError::Denied { key: "orders.place" }.key(), Some("orders.place"));
+    /// assert_eq!(CallError::UnknownTool { name: "nope".into() }.key(), None);
     /// ```
-    pub fn tool(&self) -> Option<&str> {
+    pub fn key(&self) -> Option<&str> {
         match self {
             CallError::UnknownTool { .. } => None,
             CallError::ApprovalRequired(request) => Some(&request.key),
-            CallError::InvalidArguments { tool, .. }
-            | CallError::ContextMismatch { tool, .. }
-            | CallError::Denied { tool }
-            | CallError::NotApproved { tool }
-            | CallError::DependencyMissing { tool, .. }
-            | CallError::Dependency { tool, .. }
-            | CallError::Hook { tool, .. }
-            | CallError::Tool { tool, .. }
-            | CallError::Panicked { tool, .. }
-            | CallError::Timeout { tool, .. }
-            | CallError::Output { tool, .. } => Some(tool),
+            CallError::InvalidArguments { key, .. }
+            | CallError::ContextMismatch { key, .. }
+            | CallError::Denied { key }
+            | CallError::NotApproved { key }
+            | CallError::DependencyMissing { key, .. }
+            | CallError::Dependency { key, .. }
+            | CallError::Hook { key, .. }
+            | CallError::Tool { key, .. }
+            | CallError::Panicked { key, .. }
+            | CallError::Timeout { key, .. }
+            | CallError::Output { key, .. }
+            | CallError::Finalizer { key, .. } => Some(key),
         }
     }
 }

@@ -59,11 +59,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::approval::ApprovalRequest;
 use crate::catalog::ToolEntry;
+use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
-use crate::invocation::ApprovalRequest;
-use crate::tool::Effect;
 
 pub use axum;
 pub use http;

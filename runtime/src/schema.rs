@@ -634,7 +634,10 @@ mod tests {
         // Every number up to the bound reads as a finite f32, and the typed
         // f32::MAX, written as it prints, is within it.
         assert!((highest as f32).is_finite() && (-highest as f32).is_finite());
-        assert_eq!(crate::json::to_value(&f32::MAX).unwrap(), x["maximum"]);
+        assert_eq!(
+            crate::util::json::to_value(&f32::MAX).unwrap(),
+            x["maximum"]
+        );
         assert_eq!(schema["properties"]["y"]["minimum"], json!(0.5));
         assert_eq!(schema["properties"]["y"]["maximum"], x["maximum"]);
         assert!(

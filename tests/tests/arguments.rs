@@ -118,7 +118,7 @@ async fn the_executor_reads_the_same_way() {
             matches!(
                 error,
                 CallError::InvalidArguments {
-                    tool: "shop.orders",
+                    key: "shop.orders",
                     ..
                 }
             ),

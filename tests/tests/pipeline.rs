@@ -173,7 +173,7 @@ async fn denied_call_runs_neither_approve_nor_body() {
     assert!(matches!(
         result,
         Err(CallError::Denied {
-            tool: "bank.transfer"
+            key: "bank.transfer"
         })
     ));
     assert_eq!(APPROVED.load(Ordering::SeqCst), approved);
@@ -192,7 +192,7 @@ async fn write_without_approval_never_runs() {
     assert!(matches!(
         result,
         Err(CallError::NotApproved {
-            tool: "bank.transfer"
+            key: "bank.transfer"
         })
     ));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
@@ -270,7 +270,7 @@ async fn a_write_that_injects_nothing_runs_only_authorized_and_approved() {
         matches!(
             denied,
             Err(CallError::Denied {
-                tool: "bank.deposit"
+                key: "bank.deposit"
             })
         ),
         "{denied:?}"
@@ -288,7 +288,7 @@ async fn a_write_that_injects_nothing_runs_only_authorized_and_approved() {
         matches!(
             refused,
             Err(CallError::NotApproved {
-                tool: "bank.deposit"
+                key: "bank.deposit"
             })
         ),
         "{refused:?}"
@@ -372,7 +372,11 @@ async fn every_violation_is_reported_with_its_path() {
             &Actor::allowed(),
         )
         .await;
-    let Err(CallError::InvalidArguments { tool, violations }) = result else {
+    let Err(CallError::InvalidArguments {
+        key: tool,
+        violations,
+    }) = result
+    else {
         panic!("expected InvalidArguments, got {result:?}");
     };
     assert_eq!(tool, "demo.echo");
@@ -432,7 +436,7 @@ async fn tool_error_keeps_its_source() {
     assert!(matches!(
         error,
         CallError::Tool {
-            tool: "stock.reserve",
+            key: "stock.reserve",
             ..
         }
     ));
@@ -453,7 +457,7 @@ async fn hook_error_keeps_its_source() {
     assert!(matches!(
         error,
         CallError::Hook {
-            tool: "audit.read",
+            key: "audit.read",
             hook: HookKind::Authorize,
             ..
         }
@@ -592,7 +596,7 @@ async fn a_panicking_deserializer_is_the_calls_error_and_the_executor_goes_on() 
             .invoke(tool, json!({"word": "boom"}), &Actor::allowed())
             .await
         {
-            Err(CallError::Panicked { tool: key, message }) => {
+            Err(CallError::Panicked { key, message }) => {
                 assert!(key.starts_with("words.count"), "{key}");
                 assert!(message.contains("the deserializer met a boom"), "{message}");
             }
@@ -670,16 +674,13 @@ async fn a_public_call_runs_when_polled_and_once() {
         };
         assert!(first.unwrap().as_u64().unwrap() > before as u64, "{tool}");
         assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "{tool}");
-        // Polled again, it answers an error and runs nothing.
-        match call.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(Err(CallError::Panicked { message, .. })) => {
-                assert!(
-                    message.contains("polled after it finished"),
-                    "{tool}: {message}"
-                );
-            }
-            other => panic!("{tool}: expected an error, got {other:?}"),
-        }
+        // Polled again, it panics, as a finished future does, and runs nothing.
+        let again =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.as_mut().poll(&mut cx)));
+        assert!(
+            again.is_err(),
+            "{tool}: a finished call polled again panics"
+        );
         assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "{tool}");
     }
 }
@@ -721,13 +722,11 @@ async fn a_call_with_a_hook_asks_nothing_until_polled_and_runs_once() {
     assert!(first.unwrap().as_u64().unwrap() > before as u64);
     assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
     assert_eq!(AUTHORIZED.load(Ordering::SeqCst), asked + 1);
-    // Polled again, it answers an error and asks and runs nothing.
-    let again = call.as_mut().poll(&mut cx);
-    assert!(
-        matches!(&again, std::task::Poll::Ready(Err(CallError::Panicked { message, .. }))
-            if message.contains("polled after it finished")),
-        "{again:?}"
-    );
+    // Polled again, it panics, as a finished future does, and asks and
+    // runs nothing.
+    let again =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.as_mut().poll(&mut cx)));
+    assert!(again.is_err(), "a finished call polled again panics");
     assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
     assert_eq!(AUTHORIZED.load(Ordering::SeqCst), asked + 1);
 
@@ -743,7 +742,7 @@ async fn a_call_with_a_hook_asks_nothing_until_polled_and_runs_once() {
         matches!(
             denied,
             Err(CallError::Denied {
-                tool: "demo.tally_checked"
+                key: "demo.tally_checked"
             })
         ),
         "{denied:?}"
@@ -780,7 +779,7 @@ async fn a_tools_timeout_limits_its_body_not_its_hooks() {
         assert_eq!(quick.unwrap(), json!(0), "{tool}");
         // The body takes longer: the call times out.
         match exec.invoke(tool, json!({"ms": 10_000}), &()).await {
-            Err(CallError::Timeout { tool: key, after }) => {
+            Err(CallError::Timeout { key, after }) => {
                 assert!(key.starts_with("demo.nap"), "{key}");
                 assert_eq!(after, std::time::Duration::from_millis(20), "{tool}");
             }
@@ -796,8 +795,7 @@ macro_rules! info {
     };
 }
 
-/// Wait through a macro named like `tracing::info!`: `#[tool]` takes the
-/// body for one that never waits.
+/// Wait through a macro named like `tracing::info!`.
 #[tool(key = "demo.hidden_wait", effect = read, authorize = public)]
 async fn hidden_wait() -> u32 {
     info!(tokio::task::yield_now());
@@ -805,15 +803,8 @@ async fn hidden_wait() -> u32 {
 }
 
 #[tokio::test]
-async fn a_wait_hidden_in_a_macro_named_like_a_known_one_is_a_clear_error() {
+async fn a_wait_hidden_in_a_macro_is_awaited_like_any_other() {
     let exec = executor();
-    match exec.invoke("hidden_wait", json!({}), &()).await {
-        Err(CallError::Panicked { tool, message }) => {
-            assert_eq!(tool, "demo.hidden_wait");
-            assert!(message.contains("found no `.await`"), "{message}");
-        }
-        other => panic!("expected Panicked, got {other:?}"),
-    }
-    // The typed path polls the body as often as it needs.
+    assert_eq!(exec.invoke("hidden_wait", json!({}), &()).await.unwrap(), 7);
     assert_eq!(exec.call(HiddenWaitArgs {}, &()).await.unwrap(), 7);
 }

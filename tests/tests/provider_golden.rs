@@ -360,7 +360,7 @@ fn error_results_are_marked_for_each_provider() {
         id: "toolu_1".into(),
         name: "get_weather".into(),
         result: Err(toolwright::CallError::Denied {
-            tool: "weather.temperature",
+            key: "weather.temperature",
         }),
     };
     let anthropic = providers::result_message(&outcome, Format::Anthropic);

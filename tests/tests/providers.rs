@@ -542,7 +542,7 @@ async fn a_mixed_batch_returns_every_result_in_order() {
     assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
     assert!(matches!(
         outcomes[0].result,
-        Err(CallError::Denied { tool: "audit.read" })
+        Err(CallError::Denied { key: "audit.read" })
     ));
     assert!(matches!(
         outcomes[1].result,

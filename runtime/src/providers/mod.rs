@@ -725,7 +725,7 @@ fn json_string_arguments(arguments: Option<&Value>) -> Result<Value, MalformedAr
 /// let denied = CallOutcome {
 ///     id: "c2".into(),
 ///     name: "ping".into(),
-///     result: Err(CallError::Denied { tool: "net.ping" }),
+///     result: Err(CallError::Denied { key: "net.ping" }),
 /// };
 /// assert!(denied.is_error());
 /// assert_eq!(denied.model_text(), "You are not allowed to call this tool.");
@@ -786,7 +786,7 @@ impl CallOutcome {
 /// use toolwright::CallError;
 /// use toolwright::providers::model_message;
 ///
-/// let panicked = CallError::Panicked { tool: "orders.place", message: "index out of bounds".into() };
+/// let panicked = CallError::Panicked { key: "orders.place", message: "index out of bounds".into() };
 /// assert_eq!(model_message(&panicked), "The tool failed.");
 /// ```
 pub fn model_message(error: &CallError) -> String {
@@ -917,7 +917,7 @@ impl Executor {
             }
             Err(malformed) => Err(match self.catalog().get(&call.name) {
                 Some(tool) => CallError::InvalidArguments {
-                    tool: tool.key(),
+                    key: tool.key(),
                     violations: crate::error::Violations(vec![crate::error::Violation {
                         path: String::new(),
                         message: malformed.to_string(),

@@ -1,0 +1,519 @@
+//! The executor: the handle every front end calls, over the catalog and the
+//! one pipeline (`crate::pipeline`).
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::context::ErasedContext;
+use crate::error::CallError;
+use crate::pipeline::{self, Env, Services, Validation};
+use crate::scope::{Container, Requirement};
+use crate::tool::{Location, Tool};
+
+/// Runs tools: validate, authorize, approve, inject, run, close, serialize.
+///
+/// Cheap to clone (an `Arc` inside); every front end (direct calls, typed
+/// calls, MCP, model providers) goes through the same pipeline:
+///
+/// 1. find the tool by name;
+/// 2. validate the arguments against the schema the catalog advertises
+///    (every violation, with JSON-pointer paths), then deserialize;
+/// 3. `authorize` on the validated arguments: if it refuses, nothing else runs;
+/// 4. for `write` and `destructive` tools, `approve` the same arguments;
+/// 5. for a tool with injected parameters, open the call's REQUEST scope;
+/// 6. resolve the injected parameters and run the body, both under the
+///    tool's timeout, catching panics;
+/// 7. close the scope with the outcome (finalizers, newest first);
+/// 8. serialize the result.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation};
+///
+/// struct Actor { admin: bool }
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = admins)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// async fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool { actor.admin }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+///
+/// let sum = executor.invoke("add", json!({"a": 2, "b": 3}), &Actor { admin: true }).await;
+/// assert_eq!(sum.unwrap(), json!(5));
+///
+/// let denied = executor.invoke("add", json!({"a": 2, "b": 3}), &Actor { admin: false }).await;
+/// assert!(matches!(denied, Err(CallError::Denied { .. })));
+///
+/// let typed = executor.call(AddArgs { a: 1, b: 1 }, &Actor { admin: true }).await;
+/// assert_eq!(typed.unwrap(), 2);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<ExecutorInner>,
+}
+
+struct ExecutorInner {
+    catalog: Catalog,
+    services: Services,
+    /// Each tool's validation, in catalog order.
+    validations: Vec<Validation>,
+}
+
+impl ExecutorInner {
+    /// The surroundings of a call of the tool at `index`.
+    fn env<'a>(&'a self, index: usize, ctx: ErasedContext<'a>) -> Env<'a> {
+        Env {
+            services: &self.services,
+            validation: &self.validations[index],
+            schema: self.catalog.entry(index).input_schema(),
+            ctx,
+        }
+    }
+}
+
+/// One reason the executor could not be built.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+///
+/// trait Mailer: Send + Sync {}
+///
+/// /// Check that the mail server answers.
+/// #[tool(key = "mail.status", effect = read, authorize = public)]
+/// async fn mail_status(_mailer: Inject<dyn Mailer>) -> bool { true }
+///
+/// let catalog = Catalog::builder().register::<MailStatusArgs>().build().unwrap();
+/// let error = Executor::new(catalog, Container::default()).unwrap_err();
+/// match &error.problems[..] {
+///     [ExecutorProblem::MissingProvider { tool, type_name, .. }] => {
+///         assert_eq!(*tool, "mail.status");
+///         assert!(type_name.ends_with("Mailer"));
+///     }
+///     other => panic!("unexpected problems: {other:?}"),
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutorProblem {
+    /// A tool injects a type that no APP value or REQUEST provider gives.
+    #[error(
+        "tool `{tool}` at {location} injects `{type_name}`, but the container provides no `{type_name}`"
+    )]
+    MissingProvider {
+        /// The tool's key.
+        tool: &'static str,
+        /// Where the tool was declared.
+        location: Location,
+        /// The type nothing provides.
+        type_name: &'static str,
+    },
+    /// A tool's input schema does not compile (a bad `pattern`, say).
+    #[error("the input schema of tool `{tool}` at {location} does not compile: {message}")]
+    InvalidSchema {
+        /// The tool's key.
+        tool: &'static str,
+        /// Where the tool was declared.
+        location: Location,
+        /// The schema compiler's message.
+        message: String,
+    },
+}
+
+/// The executor could not be built: every problem found, in catalog order.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+///
+/// struct Db;
+///
+/// /// Count the orders.
+/// #[tool(key = "orders.count", effect = read, authorize = public)]
+/// async fn count_orders(_db: Inject<Db>) -> u64 { 0 }
+///
+/// /// Find products by code.
+/// #[tool(key = "products.find", effect = read, authorize = public)]
+/// async fn find_products(
+///     #[schemars(regex(pattern = "[A-Z"))]
+///     code: String,
+/// ) -> Vec<u64> {
+///     Vec::new()
+/// }
+///
+/// let catalog = Catalog::builder()
+///     .register::<CountOrdersArgs>()
+///     .register::<FindProductsArgs>()
+///     .build()
+///     .unwrap();
+/// let error = Executor::new(catalog, Container::default()).unwrap_err();
+/// // Every problem at once, so that one start-up shows everything to fix.
+/// assert!(matches!(
+///     error.problems[..],
+///     [
+///         ExecutorProblem::MissingProvider { tool: "orders.count", .. },
+///         ExecutorProblem::InvalidSchema { tool: "products.find", .. },
+///     ]
+/// ));
+/// let message = error.to_string();
+/// assert!(message.starts_with("tool `orders.count` at "));
+/// assert!(message.contains("; the input schema of tool `products.find` at "));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::util::Joined(.problems))]
+pub struct ExecutorError {
+    /// Every problem.
+    pub problems: Vec<ExecutorProblem>,
+}
+
+/// Builds an [`Executor`] with options.
+///
+/// ```
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor};
+///
+/// /// Wait for a slow upstream service.
+/// #[tool(key = "demo.slow", effect = read, authorize = public)]
+/// async fn slow() -> bool {
+///     tokio::time::sleep(Duration::from_secs(60)).await;
+///     true
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<SlowArgs>().build().unwrap();
+/// let executor = Executor::builder(catalog, Container::default())
+///     .default_timeout(Duration::from_millis(10))
+///     .build()
+///     .unwrap();
+/// let error = executor.invoke("slow", json!({}), &()).await.unwrap_err();
+/// assert!(matches!(error, CallError::Timeout { after, .. } if after == Duration::from_millis(10)));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ExecutorBuilder {
+    catalog: Catalog,
+    container: Container,
+    default_timeout: Option<Duration>,
+}
+
+impl ExecutorBuilder {
+    /// The timeout of tools that declare none (default: none).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// Render a report, which may take a while.
+    /// #[tool(key = "reports.render", effect = read, timeout = "20ms", authorize = public)]
+    /// async fn render_report() -> String {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    ///     String::new()
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<RenderReportArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .default_timeout(Duration::from_secs(30))
+    ///     .build()
+    ///     .unwrap();
+    /// // A tool's own timeout wins over the default.
+    /// let error = executor.invoke("render_report", json!({}), &()).await.unwrap_err();
+    /// assert!(matches!(error, CallError::Timeout { after, .. } if after == Duration::from_millis(20)));
+    /// # }
+    /// ```
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Checks every tool's injected types against the container and compiles
+    /// every input schema once; reports every problem found.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{tool, Catalog, Container, Executor, ExecutorError};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// fn main() -> Result<(), ExecutorError> {
+    ///     let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    ///     let executor = Executor::builder(catalog, Container::default())
+    ///         .default_timeout(Duration::from_secs(30))
+    ///         .build()?;
+    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn build(self) -> Result<Executor, ExecutorError> {
+        let mut problems = Vec::new();
+        let mut validations = Vec::with_capacity(self.catalog.len());
+        let mut requirements = Vec::new();
+        for entry in &self.catalog {
+            requirements.clear();
+            (entry.registration().requirements)(&mut requirements);
+            requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
+            for requirement in &requirements {
+                if !self.container.provides_id(requirement.type_id) {
+                    problems.push(ExecutorProblem::MissingProvider {
+                        tool: entry.key(),
+                        location: entry.location(),
+                        type_name: requirement.type_name,
+                    });
+                }
+            }
+            match Validation::new(entry.input_schema()) {
+                Ok(validation) => validations.push(validation),
+                Err(message) => problems.push(ExecutorProblem::InvalidSchema {
+                    tool: entry.key(),
+                    location: entry.location(),
+                    message,
+                }),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ExecutorError { problems });
+        }
+        Ok(Executor {
+            inner: Arc::new(ExecutorInner {
+                catalog: self.catalog,
+                services: Services {
+                    container: self.container,
+                    default_timeout: self.default_timeout,
+                },
+                validations,
+            }),
+        })
+    }
+}
+
+impl Executor {
+    /// An executor over `catalog`, drawing dependencies from `container`.
+    ///
+    /// Fails naming every tool whose injected type has no provider (tool,
+    /// location and type) and every schema that does not compile.
+    ///
+    /// Each tool's validator is compiled by the first call that needs it
+    /// (some 50 µs, once per tool), not here: compiling them all
+    /// would be most of what building an executor costs. A tool whose
+    /// schema says nothing deserializing does not already check (no range,
+    /// length or pattern, no nested struct) needs it only for arguments
+    /// that do not deserialize. A schema is compiled here when it might not
+    /// compile (one with a `pattern`, a keyword this crate does not know,
+    /// a value of the wrong shape, a `$ref` to nowhere), so that such a
+    /// schema is still reported now.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject};
+    ///
+    /// trait Prices: Send + Sync { fn price(&self, sku: &str) -> Option<u64>; }
+    /// struct Fixed;
+    /// impl Prices for Fixed { fn price(&self, _: &str) -> Option<u64> { Some(250) } }
+    ///
+    /// /// Look up the price of a product, in cents.
+    /// #[tool(key = "pricing.get", effect = read, authorize = public)]
+    /// async fn get_price(sku: String, prices: Inject<dyn Prices>) -> Option<u64> {
+    ///     prices.price(&sku)
+    /// }
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     // At start-up: a missing provider or a bad schema stops here, not at a call.
+    ///     let catalog = Catalog::builder().register::<GetPriceArgs>().build()?;
+    ///     let container = Container::builder().app::<dyn Prices>(Arc::new(Fixed)).build();
+    ///     let executor = Executor::new(catalog, container)?;
+    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn new(catalog: Catalog, container: Container) -> Result<Executor, ExecutorError> {
+        Self::builder(catalog, container).build()
+    }
+
+    /// An executor with options, such as a default timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+    ///     .default_timeout(Duration::from_secs(30))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(executor.catalog().is_empty());
+    /// ```
+    pub fn builder(catalog: Catalog, container: Container) -> ExecutorBuilder {
+        ExecutorBuilder {
+            catalog,
+            container,
+            default_timeout: None,
+        }
+    }
+
+    /// The catalog this executor runs.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Executor};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// // The tools to offer a model, from the executor that will run them.
+    /// let tools = serde_json::to_value(executor.catalog()).unwrap();
+    /// assert_eq!(tools[0]["name"], "add");
+    /// assert_eq!(tools[0]["input_schema"]["required"], serde_json::json!(["a", "b"]));
+    /// ```
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// Calls the tool `name` with JSON arguments, as a model or client would.
+    ///
+    /// `ctx` is the caller's context (an actor, a session): hooks and
+    /// `Context<C>` parameters receive it. It is never part of the arguments.
+    ///
+    /// `invoke` itself looks the name up (step 1); nothing runs until the
+    /// returned future is polled, and neither `name` nor `arguments` need
+    /// outlive it. An unknown name or invalid arguments are that future's
+    /// error. Dropping it cancels the call (its scope, if any, is still
+    /// closed). The future holds the JSON arguments and reads them (step 2:
+    /// validation and deserialization) when first polled, inside the same
+    /// span and panic catch as the hooks and the body. A call allocates
+    /// once: its hooks' futures and its body's are one future (a tool with
+    /// an injected parameter also allocates its body's future apart, its
+    /// scope, and what its providers build). A public tool whose body
+    /// never waits (see [`macro@crate::tool`]) runs whole in that first
+    /// poll, without allocating.
+    ///
+    /// The result is the tool's output as JSON, as `serde_json` writes it,
+    /// except that an `f32` is the number it prints as (`0.1f32` is `0.1`,
+    /// not `0.10000000149011612`, its binary value widened to `f64`). The
+    /// same holds for the arguments an approval is asked for.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// // A tool call as a model sends it: a name and JSON arguments.
+    /// let sum = executor.invoke("add", json!({"a": 2, "b": 3}), &()).await.unwrap();
+    /// assert_eq!(sum, json!(5));
+    ///
+    /// let unknown = executor.invoke("multiply", json!({"a": 2, "b": 3}), &()).await;
+    /// assert!(matches!(unknown, Err(CallError::UnknownTool { .. })));
+    /// let invalid = executor.invoke("add", json!({"a": "two", "b": 3}), &()).await;
+    /// assert!(matches!(invalid, Err(CallError::InvalidArguments { .. })));
+    /// # }
+    /// ```
+    pub fn invoke<'a, C: Any + Send + Sync>(
+        &'a self,
+        name: &str,
+        arguments: Value,
+        ctx: &'a C,
+    ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
+        // Looked up now, so that the future needs neither `name` nor a copy.
+        let found = self
+            .inner
+            .catalog
+            .index_of(name)
+            .ok_or_else(|| CallError::UnknownTool {
+                name: name.to_owned(),
+            });
+        let ctx = ErasedContext::new(ctx);
+        async move {
+            let inner = &*self.inner;
+            let index = found?;
+            let tool = inner.catalog.entry(index).registration();
+            let call = (tool.json)(inner.env(index, ctx), arguments);
+            pipeline::traced(tool.key, tool.name, tool.effect, call).await
+        }
+    }
+
+    /// Calls tool `A` with typed arguments through the same pipeline
+    /// (validation included) and returns the typed result.
+    ///
+    /// ```
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor};
+    ///
+    /// /// The first `size` positive numbers.
+    /// #[tool(key = "demo.page", effect = read, authorize = public)]
+    /// async fn page(
+    ///     #[schemars(range(min = 1, max = 100))]
+    ///     size: u32,
+    /// ) -> Vec<u32> {
+    ///     (1..=size).collect()
+    /// }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<PageArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// let first: Vec<u32> = executor.call(PageArgs { size: 3 }, &()).await.unwrap();
+    /// assert_eq!(first, [1, 2, 3]);
+    ///
+    /// // Typed arguments still meet the schema's constraints.
+    /// let too_big = executor.call(PageArgs { size: 1000 }, &()).await;
+    /// assert!(matches!(too_big, Err(CallError::InvalidArguments { .. })));
+    ///
+    /// // A tool outside the executor's catalog is unknown, typed or not.
+    /// let add = executor.call(AddArgs { a: 1, b: 1 }, &()).await;
+    /// assert!(matches!(add, Err(CallError::UnknownTool { .. })));
+    /// # }
+    /// ```
+    pub async fn call<A: Tool, C: Any + Send + Sync>(
+        &self,
+        args: A,
+        ctx: &C,
+    ) -> Result<A::Output, CallError> {
+        let inner = &*self.inner;
+        let Some(index) = inner.catalog.index_of_type::<A>() else {
+            return Err(CallError::UnknownTool {
+                name: A::NAME.to_owned(),
+            });
+        };
+        let env = inner.env(index, ErasedContext::new(ctx));
+        pipeline::traced(A::KEY, A::NAME, A::EFFECT, pipeline::typed(env, args)).await
+    }
+}
+
+impl fmt::Debug for Executor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Executor")
+            .field("tools", &self.inner.catalog.len())
+            .field("container", &self.inner.services.container)
+            .field("default_timeout", &self.inner.services.default_timeout)
+            .finish()
+    }
+}

@@ -1,0 +1,193 @@
+//! Step 2: arguments checked against the schema the catalog advertises,
+//! then deserialized; every violation reported with its JSON pointer.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::Env;
+use crate::error::{CallError, Violation, Violations};
+use crate::schema::Enforcement;
+
+/// How one tool's arguments are checked against its schema.
+pub(crate) struct Validation {
+    /// Compiled by the first call that needs it (compiling every tool's is
+    /// most of what building an executor would cost), or when the executor
+    /// is built for a schema that might not compile, so that its error shows
+    /// at start-up.
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// What the schema says beyond what deserializing enforces.
+    enforcement: Enforcement,
+}
+
+impl Validation {
+    /// The validation of `schema`; its compiler's message if it does not
+    /// compile.
+    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+        let validator = OnceLock::new();
+        if !crate::schema::compiles(schema) {
+            let compiled = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
+            _ = validator.set(Ok(compiled));
+        }
+        Ok(Validation {
+            validator,
+            enforcement: crate::schema::enforcement(schema),
+        })
+    }
+}
+
+/// The arguments of tool `key`, validated and deserialized.
+pub(super) fn read<T: DeserializeOwned>(
+    env: &Env<'_>,
+    key: &'static str,
+    arguments: &Value,
+) -> Result<T, CallError> {
+    let mut args = None;
+    check(env, key, arguments, &mut |value| {
+        args = Some(T::deserialize(value)?);
+        Ok(())
+    })?;
+    // `check` succeeds only once the deserializer has stored them.
+    args.ok_or_else(|| invalid(key, "", "the arguments were not read".to_owned()))
+}
+
+/// Typed arguments satisfy every structural rule; only a schema with
+/// constraints (ranges, lengths, patterns, an `f32`'s bound) needs a check.
+pub(super) fn check_typed<T: Serialize>(
+    env: &Env<'_>,
+    key: &'static str,
+    args: &T,
+) -> Result<(), CallError> {
+    if env.validation.enforcement == Enforcement::Deserializing {
+        return Ok(());
+    }
+    let value = crate::util::json::to_value(args).map_err(|e| invalid(key, "", e.to_string()))?;
+    validate(env, key, &value)
+}
+
+/// Validates `arguments` and deserializes them (`deserialize` stores them
+/// when it succeeds). Not generic: every tool shares it.
+fn check(
+    env: &Env<'_>,
+    key: &'static str,
+    arguments: &Value,
+    deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
+) -> Result<(), CallError> {
+    // Deserializing first is enough when the schema says nothing more
+    // (serde also builds a struct from an array; the schema wants an object).
+    let fast = arguments.is_object()
+        && match env.validation.enforcement {
+            Enforcement::Deserializing => true,
+            Enforcement::WithinF32 => crate::schema::within_f32(arguments),
+            Enforcement::Validator => false,
+        };
+    let tried = fast.then(|| deserialize(arguments));
+    if let Some(Ok(())) = tried {
+        return Ok(());
+    }
+    validate(env, key, arguments)?;
+    // Deserialize once: a fast-path failure is already this answer.
+    let first = match tried {
+        Some(Err(first)) => first,
+        _ => match deserialize(arguments) {
+            Ok(()) => return Ok(()),
+            Err(first) => first,
+        },
+    };
+    // JSON Schema counts `2.0` as an integer but serde does not: retried
+    // once with integral floats written as integers, which changes no
+    // value's meaning. If it still fails, that failure is the one to report.
+    let mut normalized = arguments.clone();
+    let (read, error) = if integral_floats_to_integers(&mut normalized) {
+        match deserialize(&normalized) {
+            Ok(()) => return Ok(()),
+            Err(error) => (&normalized, error),
+        }
+    } else {
+        (arguments, first)
+    };
+    // serde's message does not say where; the field whose value failed does
+    // (found by reading again, which fails the same way).
+    let path = match crate::args::failed_field(|| deserialize(read)) {
+        Some(field) => pointer_to(field),
+        None => String::new(),
+    };
+    Err(invalid(key, &path, error.to_string()))
+}
+
+/// Every violation of the tool's schema, or none.
+fn validate(env: &Env<'_>, key: &'static str, arguments: &Value) -> Result<(), CallError> {
+    let validator = env.validation.validator.get_or_init(|| {
+        jsonschema::draft202012::new(env.schema).map_err(|error| {
+            // Not expected: a schema compiled late always compiles (see
+            // `schema::compiles`). The arguments are refused: they cannot be
+            // checked.
+            tracing::error!(key, %error, "the input schema does not compile");
+            error.to_string()
+        })
+    });
+    let validator = match validator {
+        Ok(validator) => validator,
+        Err(error) => {
+            let message = format!("the arguments could not be checked: {error}");
+            return Err(invalid(key, "", message));
+        }
+    };
+    if validator.is_valid(arguments) {
+        return Ok(());
+    }
+    let violations = validator
+        .iter_errors(arguments)
+        .map(|error| Violation {
+            path: error.instance_path().to_string(),
+            message: error.to_string(),
+        })
+        .collect();
+    Err(CallError::InvalidArguments {
+        key,
+        violations: Violations(violations),
+    })
+}
+
+fn invalid(key: &'static str, path: &str, message: String) -> CallError {
+    CallError::InvalidArguments {
+        key,
+        violations: Violations(vec![Violation {
+            path: path.to_owned(),
+            message,
+        }]),
+    }
+}
+
+/// The JSON pointer to a top-level field (`~` and `/` escaped).
+fn pointer_to(field: &str) -> String {
+    format!("/{}", field.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Rewrites every float with no fractional part that fits in 64 bits as an
+/// integer; returns whether anything changed.
+fn integral_floats_to_integers(value: &mut Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+                *value = Value::from(f as i64);
+                true
+            } else if f.fract() == 0.0 && f >= 0.0 && f < u64::MAX as f64 {
+                *value = Value::from(f as u64);
+                true
+            } else {
+                false
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        _ => false,
+    }
+}

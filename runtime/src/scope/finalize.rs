@@ -1,0 +1,212 @@
+//! Finalizers: what a scope runs when its call ends, newest first, each
+//! exactly once, and what a failing one does to the call.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake};
+
+use super::Outcome;
+use crate::error::BoxError;
+use crate::util::BoxFuture;
+use crate::util::panic::CatchUnwind;
+
+/// A finalizer as a scope keeps it: what to run, and which provider
+/// registered it (for the error that names it).
+pub(crate) struct Finalizer {
+    pub(crate) run: Box<dyn FnOnce(Outcome) -> BoxFuture<'static, Result<(), BoxError>> + Send>,
+    pub(crate) provider: Option<&'static str>,
+}
+
+/// What a finalizer's future may end with: nothing, or a `Result` whose
+/// error fails a call that had succeeded (a commit that did not happen).
+///
+/// ```
+/// use toolwright::{Outcome, Scope, ResolveError};
+///
+/// struct Tx;
+///
+/// // Both kinds of finalizer, side by side.
+/// async fn provide(scope: Scope) -> Result<Tx, ResolveError> {
+///     scope.on_close(|outcome| async move { println!("closed: {outcome:?}") });
+///     scope.on_close(|outcome| async move {
+///         if outcome.is_ok() {
+///             return Err(std::io::Error::other("the commit failed"));
+///         }
+///         Ok(())
+///     });
+///     Ok(Tx)
+/// }
+/// # let _ = provide;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a finalizer cannot end with `{Self}`",
+    note = "a finalizer's future ends with `()` or with `Result<(), E>` where `E` converts into `Box<dyn Error + Send + Sync>`"
+)]
+pub trait FinalizerOutput: Send + 'static {
+    /// The finalizer's failure, if it failed.
+    fn into_result(self) -> Result<(), BoxError>;
+}
+
+impl FinalizerOutput for () {
+    fn into_result(self) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+impl<E: Into<BoxError> + Send + 'static> FinalizerOutput for Result<(), E> {
+    fn into_result(self) -> Result<(), BoxError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// The finalizer failure a call reports.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) provider: Option<&'static str>,
+    pub(crate) source: BoxError,
+}
+
+/// A panicking finalizer, as the error of the call it fails.
+#[derive(Debug, thiserror::Error)]
+#[error("the finalizer panicked: {0}")]
+struct Panicked(String);
+
+/// Runs finalizers newest first, each to its end. The first to fail after
+/// a call that succeeded is the call's failure (the caller reports it); the
+/// finalizers after it see [`Outcome::Error`]. Every other failure is
+/// logged, since nobody else will hear of it.
+pub(crate) struct Finalizing {
+    /// Not yet started, oldest first (they run from the back).
+    pending: Vec<Finalizer>,
+    /// The one running, and who registered it.
+    running: Option<(
+        Option<&'static str>,
+        CatchUnwind<BoxFuture<'static, Result<(), BoxError>>>,
+    )>,
+    outcome: Outcome,
+    /// Whether a failure goes to a caller (`failure`) rather than the log.
+    reported: bool,
+    failure: Option<Failure>,
+}
+
+impl Finalizing {
+    /// Closing a call that ended with `outcome`; a caller awaits it.
+    pub(crate) fn new(pending: Vec<Finalizer>, outcome: Outcome) -> Self {
+        Finalizing {
+            pending,
+            running: None,
+            outcome,
+            reported: outcome.is_ok(),
+            failure: None,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.running.is_none() && self.pending.is_empty()
+    }
+
+    /// Hands what is left to the runtime, which runs it to the end and logs
+    /// any failure: nobody waits for the call any more.
+    pub(crate) fn detach(mut self) {
+        if self.finished() {
+            return;
+        }
+        self.reported = false;
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn(self)),
+            // A call driven by another executor and dropped outside any
+            // tokio runtime: the finalizers run here, so that none is lost.
+            Err(_) => {
+                tracing::warn!("no tokio runtime: a dropped call's finalizers run on this thread");
+                block_on(self);
+            }
+        }
+    }
+
+    fn failed(&mut self, provider: Option<&'static str>, source: BoxError) {
+        if self.reported && self.failure.is_none() {
+            self.failure = Some(Failure { provider, source });
+        } else {
+            tracing::error!(provider, error = %source, "a request finalizer failed");
+        }
+        if self.outcome.is_ok() {
+            self.outcome = Outcome::Error;
+        }
+    }
+}
+
+impl Future for Finalizing {
+    type Output = Option<Failure>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        loop {
+            let (provider, running) = match &mut self.running {
+                Some(running) => running,
+                None => match self.pending.pop() {
+                    Some(finalizer) => {
+                        let outcome = self.outcome;
+                        let future = CatchUnwind::new((finalizer.run)(outcome));
+                        self.running.insert((finalizer.provider, future))
+                    }
+                    None => return Poll::Ready(self.failure.take()),
+                },
+            };
+            let provider = *provider;
+            let Poll::Ready(ended) = Pin::new(running).poll(cx) else {
+                return Poll::Pending;
+            };
+            self.running = None;
+            match ended {
+                Ok(Ok(())) => {}
+                Ok(Err(source)) => self.failed(provider, source),
+                Err(message) => self.failed(provider, Box::new(Panicked(message))),
+            }
+        }
+    }
+}
+
+/// [`Finalizing`] as a call's close awaits it. If the call's future is
+/// dropped part-way, `Drop` hands the finalizer that was running and those
+/// not yet started to the runtime, so each still runs exactly once.
+pub(crate) struct Closing(pub(crate) Finalizing);
+
+impl Future for Closing {
+    type Output = Option<Failure>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        let rest = Finalizing {
+            pending: std::mem::take(&mut self.0.pending),
+            running: self.0.running.take(),
+            outcome: self.0.outcome,
+            reported: false,
+            failure: None,
+        };
+        rest.detach();
+    }
+}
+
+/// Runs `future` to its end on this thread.
+fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Arc::new(Unpark(std::thread::current())).into();
+    let mut cx = TaskContext::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
