@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use toolwright::{CallError, Catalog, Container, Executor, Invocation, tool};
+use toolwright::{
+    CallError, Catalog, Container, Executor, Inject, Invocation, ResolveError, Scope, tool,
+};
 
 async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {
     true
@@ -31,13 +33,21 @@ async fn halve(n: u32) -> u32 {
     n / 2
 }
 
-/// Third of a multiple of three; a public tool whose body never waits, so
-/// its calls run whole in one poll, with no future of their own, and must
-/// be traced like any other.
+/// Third of a multiple of three; a public tool whose body never waits,
+/// traced like any other.
 #[tool(key = "math.third", effect = read, authorize = public)]
 async fn third(n: u32) -> u32 {
     assert!(n.is_multiple_of(3), "not a multiple of three");
     n / 3
+}
+
+/// A unit of work whose commit always fails.
+struct Uncommitted;
+
+/// Do some work that cannot be committed.
+#[tool(key = "demo.uncommitted", effect = read, authorize = public)]
+async fn uncommitted(_work: Inject<Uncommitted>) -> u32 {
+    1
 }
 
 /// Wait forever, holding a guard that emits an event when dropped: shows
@@ -164,10 +174,17 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             .register::<DoubleArgs>()
             .register::<HalveArgs>()
             .register::<ThirdArgs>()
+            .register::<UncommittedArgs>()
             .register::<LingerArgs>()
             .build()
             .unwrap();
-        let executor = Executor::new(catalog, Container::default()).unwrap();
+        let container = Container::builder()
+            .request::<Uncommitted>(|scope: Scope| async move {
+                scope.on_close(|_| async { Err(std::io::Error::other("commit refused")) });
+                Ok::<_, ResolveError>(Uncommitted)
+            })
+            .build();
+        let executor = Executor::new(catalog, container).unwrap();
         runtime.block_on(async {
             executor
                 .invoke("double", json!({"n": 2}), &())
@@ -206,6 +223,11 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             assert_eq!(answers[4].as_ref().unwrap(), &json!(3));
             assert_panicked(&answers[5], "not a multiple of three");
             assert_invalid(&answers[6]);
+            let uncommitted = executor.invoke("uncommitted", json!({}), &()).await;
+            assert!(
+                matches!(uncommitted, Err(CallError::Finalizer { .. })),
+                "{uncommitted:?}"
+            );
             // A direct call dropped while its body waits.
             let mut lingering = Box::pin(executor.invoke("linger", json!({}), &()));
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
@@ -222,7 +244,7 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         .filter(|s| s.name == "toolwright.call")
         .cloned()
         .collect();
-    assert_eq!(spans.len(), 11, "{spans:?}");
+    assert_eq!(spans.len(), 12, "{spans:?}");
     for span in &spans[..3] {
         assert_eq!(field(span, "key"), Some("math.double"));
         assert_eq!(field(span, "name"), Some("double"));
@@ -236,7 +258,8 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         assert_eq!(field(span, "key"), Some("math.third"));
         assert_eq!(field(span, "name"), Some("third"));
     }
-    assert_eq!(field(&spans[10], "key"), Some("demo.linger"));
+    assert_eq!(field(&spans[10], "key"), Some("demo.uncommitted"));
+    assert_eq!(field(&spans[11], "key"), Some("demo.linger"));
     // The body of the dropped call was dropped inside the call's span
     // (`linger`'s, the last span the subscriber saw).
     let linger_id = recorder.spans.lock().unwrap().len() as u64;
@@ -260,6 +283,8 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             Some("ok"),
             Some("panicked"),
             Some("invalid_arguments"),
+            // The body succeeded; its commit failed.
+            Some("finalizer_failed"),
             // Dropped before it finished: no outcome.
             None,
         ]

@@ -50,7 +50,7 @@ pub async fn open_database(url: &str) -> Result<SqlitePool, sqlx::Error> {
 
 /// The REQUEST-scoped transaction: begun the first time a call needs it,
 /// committed if the call succeeds, rolled back otherwise (error, panic,
-/// timeout, cancellation).
+/// timeout, cancellation). A commit that fails fails the call.
 pub struct Tx(Mutex<Option<Transaction<'static, Sqlite>>>);
 
 impl Tx {
@@ -281,16 +281,16 @@ pub fn container(pool: SqlitePool, begun: Arc<AtomicUsize>) -> Container {
                 let tx = Arc::new(Tx(Mutex::new(Some(pool.begin().await?))));
                 begun.fetch_add(1, Ordering::SeqCst);
                 let closing = tx.clone();
+                // A commit that fails fails the call: its caller, and the
+                // model, are never told that a write took effect when it did not.
                 scope.on_close(move |outcome| async move {
-                    if let Some(tx) = closing.0.lock().await.take() {
-                        let result = if outcome.is_ok() {
-                            tx.commit().await
-                        } else {
-                            tx.rollback().await
-                        };
-                        if let Err(error) = result {
-                            eprintln!("closing a transaction failed: {error}");
-                        }
+                    let Some(tx) = closing.0.lock().await.take() else {
+                        return Ok(());
+                    };
+                    if outcome.is_ok() {
+                        tx.commit().await
+                    } else {
+                        tx.rollback().await
                     }
                 });
                 Ok::<_, sqlx::Error>(tx)

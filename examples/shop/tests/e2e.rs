@@ -35,6 +35,24 @@ async fn insert_then_wait(tx: Inject<Tx>) -> bool {
     true
 }
 
+/// Writes an order for a product that does not exist, with the foreign key
+/// checked at commit: the body succeeds, the commit fails.
+#[tool(key = "test.insert_orphan", effect = write, authorize = yes, approve = yes)]
+async fn insert_orphan(tx: Inject<Tx>) -> bool {
+    let mut conn = tx.conn().await;
+    sqlx::query("PRAGMA defer_foreign_keys = ON")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO orders (tenant, product_id, quantity, total_cents, placed_by) VALUES (1, 999999, 1, 4999, 'test')",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    true
+}
+
 async fn insert_order(tx: &Tx) {
     let mut conn = tx.conn().await;
     sqlx::query(
@@ -318,4 +336,61 @@ async fn a_cancelled_write_leaves_no_rows() {
         }
     }
     assert_eq!(rows, 0, "the cancelled call's row rolled back");
+}
+
+/// The error of a call whose commit failed: it names the transaction's
+/// finalizer and keeps SQLite's error.
+fn assert_commit_failed(result: Result<impl std::fmt::Debug, CallError>) {
+    match result {
+        Err(CallError::Finalizer {
+            key,
+            finalizer,
+            source,
+        }) => {
+            assert_eq!(key, "test.insert_orphan");
+            assert_eq!(finalizer, Some(std::any::type_name::<Tx>()));
+            let sqlite = source
+                .downcast_ref::<sqlx::Error>()
+                .expect("SQLite's error");
+            assert!(sqlite.to_string().contains("FOREIGN KEY"), "{sqlite}");
+        }
+        other => panic!("expected the commit's failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_commit_that_fails_fails_the_call_on_every_path() {
+    let shop = shop().await;
+    let caller = shop.caller("alice").await.unwrap();
+
+    assert_commit_failed(
+        shop.executor
+            .invoke("insert_orphan", json!({}), &caller)
+            .await,
+    );
+    assert_commit_failed(shop.executor.call(InsertOrphanArgs {}, &caller).await);
+    assert_eq!(orders(&shop).await, 0, "nothing was written");
+    assert_eq!(shop.transactions_begun(), 2);
+
+    // An MCP client is told the call failed, and nothing that reads as success.
+    let server = toolwright::mcp::McpServer::new(shop.executor.clone(), "shop", "0");
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(caller);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(handler, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = rmcp::ServiceExt::serve((), client_io).await.unwrap();
+    let result = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("insert_orphan"))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.structured_content, None, "{result:?}");
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("The tool failed."), "{text}");
+    assert!(!text.contains("true"), "{text}");
+    assert_eq!(orders(&shop).await, 0, "nothing was written");
+    assert_eq!(shop.transactions_begun(), 3);
 }
