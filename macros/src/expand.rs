@@ -51,13 +51,6 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
         at,
     );
     let public = spanned(spec.authorize.is_none(), at);
-    // Written only when `false`: the trait's default says a body may wait.
-    let awaits = (!tool.awaits).then(|| {
-        quote_spanned! {at=>
-            #[doc(hidden)]
-            const AWAITS: bool = false;
-        }
-    });
 
     let output_ty = match &tool.output {
         Output::Unit => quote_spanned!(at=> ()),
@@ -164,7 +157,6 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
             const INJECTS: bool = #injects;
             #[doc(hidden)]
             const PUBLIC: bool = #public;
-            #awaits
 
             type Output = #output_ty;
 
