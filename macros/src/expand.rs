@@ -1,8 +1,8 @@
 //! Code generation for a checked tool: the argument struct, its `Tool`
 //! impl, the registration, and the original fn.
 
-use proc_macro2::{Delimiter, Group, Literal, Spacing, Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote_spanned};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
@@ -10,53 +10,47 @@ use crate::ast::{Check, Kind, Output, ToolFn, WrittenSchema};
 use crate::attr::Effect;
 use crate::valid::Spec;
 
-pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
+pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
     let at = anchor(tool);
     let item = &tool.item;
     let args = &spec.args;
     let fn_ident = &tool.ident;
 
-    let args_struct = args_struct(tool, args, true);
-    let serde_impls = serde_impls(tool, args);
-    let debug_impl = debug_impl(tool, args);
-    let schema_impl = schema_impl(tool, args);
+    let args_struct = args_struct(tool, args, krate, true);
+    let serde_impls = serde_impls(tool, args, krate);
+    let debug_impl = debug_impl(tool, args, krate);
+    let schema_impl = schema_impl(tool, args, krate);
     let defaults = default_fns(tool, args);
 
-    let key = spanned(&spec.key, at);
-    let name = spanned(&spec.name, at);
-    let description = spanned(&spec.description, at);
-    let title = match &spec.title {
-        Some(title) => {
-            let title = spanned(title, at);
-            quote_spanned!(at=> ::core::option::Option::Some(#title))
-        }
-        None => quote_spanned!(at=> ::core::option::Option::None),
+    // Only the hooks the pipeline will ask for; the trait's defaults stand
+    // in for the others (and refuse, should they ever be asked).
+    let authorize = spec.authorize.as_ref().map(|path| {
+        hook_fn(
+            quote_spanned!(at=> __authorize),
+            path,
+            quote_spanned!(at=> Authorize),
+            at,
+            krate,
+        )
+    });
+    let approve = match (spec.effect, &spec.approve) {
+        (Effect::Read, _) | (_, None) => None,
+        (_, Some(path)) => Some(hook_fn(
+            quote_spanned!(at=> __approve),
+            path,
+            quote_spanned!(at=> Approve),
+            at,
+            krate,
+        )),
     };
-    let effect = match spec.effect {
-        Effect::Read => quote_spanned!(at=> ::toolwright::__private::Effect::Read),
-        Effect::Write => quote_spanned!(at=> ::toolwright::__private::Effect::Write),
-        Effect::Destructive => quote_spanned!(at=> ::toolwright::__private::Effect::Destructive),
-    };
-    let idempotent = spanned(spec.idempotent, at);
-    let open_world = spanned(spec.open_world, at);
-    let timeout = match spec.timeout_ms {
-        Some(ms) => {
-            let ms = spanned(ms, at);
-            quote_spanned!(at=> ::core::option::Option::Some(::toolwright::__private::Duration::from_millis(#ms)))
-        }
-        None => quote_spanned!(at=> ::core::option::Option::None),
-    };
-    let injects = spanned(
-        tool.params.iter().any(|p| matches!(p.kind, Kind::Inject)),
-        at,
-    );
-    let public = spanned(spec.authorize.is_none(), at);
+    let run = run_body(tool, args, krate);
 
     let output_ty = match &tool.output {
         Output::Unit => quote_spanned!(at=> ()),
         Output::Plain(ty) => quote_spanned!(ty.span()=> #ty),
         Output::Fallible(ty) => {
-            quote_spanned!(ty.span()=> <#ty as ::toolwright::__private::Fallible>::Ok)
+            let krate = krate.at(ty.span());
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::Fallible>::Ok)
         }
     };
 
@@ -70,63 +64,84 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
     // through `Injector`, which falls back silently instead of repeating it.
     let allow = allow_lints(at);
     let injectable = injected.iter().map(|ty| {
+        let krate = krate.at(ty.span());
         quote_spanned! {ty.span()=>
             #allow
-            const _: () = ::toolwright::__private::assert_injectable::<#ty>();
+            const _: () = #krate::__private::assert_injectable::<#ty>();
         }
     });
+
+    // On the fn's name: a body whose future is not `Send` is reported
+    // there, not on the whole attribute.
+    let fn_span = fn_ident.span();
+    let run_future = {
+        let krate = krate.at(fn_span);
+        quote_spanned! {fn_span=>
+            impl ::core::future::Future<
+                Output = ::core::result::Result<Self::Output, #krate::__private::CallError>,
+            > + ::core::marker::Send + '__a
+        }
+    };
+    let location = {
+        let krate = krate.at(fn_span);
+        quote_spanned! {fn_span=>
+            #krate::__private::Location {
+                file: ::core::file!(),
+                line: ::core::line!(),
+                module_path: ::core::module_path!(),
+            }
+        }
+    };
+
+    // Everything below is spanned at the fn's name.
+    let krate = krate.at(at);
+
+    let key = spanned(&spec.key, at);
+    let name = spanned(&spec.name, at);
+    let description = spanned(&spec.description, at);
+    let title = match &spec.title {
+        Some(title) => {
+            let title = spanned(title, at);
+            quote_spanned!(at=> ::core::option::Option::Some(#title))
+        }
+        None => quote_spanned!(at=> ::core::option::Option::None),
+    };
+    let effect = match spec.effect {
+        Effect::Read => quote_spanned!(at=> #krate::__private::Effect::Read),
+        Effect::Write => quote_spanned!(at=> #krate::__private::Effect::Write),
+        Effect::Destructive => quote_spanned!(at=> #krate::__private::Effect::Destructive),
+    };
+    let idempotent = spanned(spec.idempotent, at);
+    let open_world = spanned(spec.open_world, at);
+    let timeout = match spec.timeout_ms {
+        Some(ms) => {
+            let ms = spanned(ms, at);
+            quote_spanned!(at=> ::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
+        }
+        None => quote_spanned!(at=> ::core::option::Option::None),
+    };
+    let injects = spanned(
+        tool.params.iter().any(|p| matches!(p.kind, Kind::Inject)),
+        at,
+    );
+    let public = spanned(spec.authorize.is_none(), at);
+
     let requirements = injected.iter().map(|ty| {
         quote_spanned! {at=>
-            (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
+            (&&#krate::__private::Injector::<#ty>(::core::marker::PhantomData))
                 .requirements(__out);
         }
     });
 
-    // Only the hooks the pipeline will ask for; the trait's defaults stand
-    // in for the others (and refuse, should they ever be asked).
-    let authorize = spec.authorize.as_ref().map(|path| {
-        hook_fn(
-            quote_spanned!(at=> __authorize),
-            path,
-            quote_spanned!(at=> Authorize),
-            at,
-        )
-    });
-    let approve = match (spec.effect, &spec.approve) {
-        (Effect::Read, _) | (_, None) => None,
-        (_, Some(path)) => Some(hook_fn(
-            quote_spanned!(at=> __approve),
-            path,
-            quote_spanned!(at=> Approve),
-            at,
-        )),
-    };
     let requirements = (!injected.is_empty()).then(|| {
         quote_spanned! {at=>
-            fn __requirements(__out: &mut ::std::vec::Vec<::toolwright::__private::Requirement>) {
+            fn __requirements(__out: &mut ::std::vec::Vec<#krate::__private::Requirement>) {
                 #[allow(unused_imports)]
-                use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
+                use #krate::__private::{InjectorFallback as _, InjectorResolve as _};
                 #(#requirements)*
             }
         }
     });
-
-    let run = run_body(tool, args);
-    // On the fn's name: a body whose future is not `Send` is reported
-    // there, not on the whole attribute.
-    let run_future = quote_spanned! {fn_ident.span()=>
-        impl ::core::future::Future<
-            Output = ::core::result::Result<Self::Output, ::toolwright::__private::CallError>,
-        > + ::core::marker::Send + '__a
-    };
-    let fn_span = fn_ident.span();
-    let location = quote_spanned! {fn_span=>
-        ::toolwright::__private::Location {
-            file: ::core::file!(),
-            line: ::core::line!(),
-            module_path: ::core::module_path!(),
-        }
-    };
 
     // The fn last, after the items generated for it: the order clippy's
     // `arbitrary_source_item_ordering` expects by default.
@@ -143,16 +158,16 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
         #[automatically_derived]
         #allow
-        impl ::toolwright::Tool for #args {
+        impl #krate::Tool for #args {
             const KEY: &'static str = #key;
             const NAME: &'static str = #name;
             const TITLE: ::core::option::Option<&'static str> = #title;
             const DESCRIPTION: &'static str = #description;
-            const EFFECT: ::toolwright::__private::Effect = #effect;
+            const EFFECT: #krate::__private::Effect = #effect;
             const IDEMPOTENT: bool = #idempotent;
             const OPEN_WORLD: bool = #open_world;
-            const TIMEOUT: ::core::option::Option<::toolwright::__private::Duration> = #timeout;
-            const LOCATION: ::toolwright::__private::Location = #location;
+            const TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #timeout;
+            const LOCATION: #krate::__private::Location = #location;
             #[doc(hidden)]
             const INJECTS: bool = #injects;
             #[doc(hidden)]
@@ -160,16 +175,16 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
             type Output = #output_ty;
 
-            fn __input_schema() -> ::toolwright::__private::serde_json::Value {
-                ::toolwright::__private::input_schema(
-                    <Self as ::toolwright::__private::schemars::JsonSchema>::json_schema,
+            fn __input_schema() -> #krate::__private::serde_json::Value {
+                #krate::__private::input_schema(
+                    <Self as #krate::__private::schemars::JsonSchema>::json_schema,
                 )
             }
 
-            fn __output_schema() -> ::core::option::Option<::toolwright::__private::serde_json::Value> {
+            fn __output_schema() -> ::core::option::Option<#krate::__private::serde_json::Value> {
                 #[allow(unused_imports)]
-                use ::toolwright::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
-                (&&::toolwright::__private::OutputProbe::<<Self as ::toolwright::Tool>::Output>(
+                use #krate::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
+                (&&#krate::__private::OutputProbe::<<Self as #krate::Tool>::Output>(
                     ::core::marker::PhantomData,
                 ))
                     .output_schema()
@@ -183,8 +198,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
             fn __run<'__a>(
                 self,
-                __ctx: ::toolwright::__private::ErasedContext<'__a>,
-                __scope: ::core::option::Option<&'__a ::toolwright::__private::Scope>,
+                __ctx: #krate::__private::ErasedContext<'__a>,
+                __scope: ::core::option::Option<&'__a #krate::__private::Scope>,
             ) -> #run_future {
                 #run
             }
@@ -192,8 +207,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
         #(#injectable)*
 
-        ::toolwright::__private::inventory::submit! {
-            ::toolwright::__private::Registration::of::<#args>()
+        #krate::__private::inventory::submit! {
+            #krate::__private::Registration::of::<#args>()
         }
 
         #item
@@ -202,7 +217,12 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec) -> TokenStream {
 
 /// The generated argument struct. With `derives` off (the fallback), it is a
 /// plain struct so that hooks naming it still type-check.
-pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenStream {
+pub(crate) fn args_struct(
+    tool: &ToolFn,
+    args: &Ident,
+    krate: &Krate,
+    derives: bool,
+) -> TokenStream {
     let at = anchor(tool);
     let vis = &tool.vis;
     let doc = spanned(struct_doc(tool), at);
@@ -244,10 +264,13 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
         }
     });
     let derive = derive_schema.then(|| {
+        let serde = spanned(krate.private_text("serde"), at);
+        let schemars = spanned(krate.private_text("schemars"), at);
+        let krate = krate.at(at);
         quote_spanned! {at=>
-            #[derive(::toolwright::__private::schemars::JsonSchema)]
-            #[serde(crate = "::toolwright::__private::serde", deny_unknown_fields)]
-            #[schemars(crate = "::toolwright::__private::schemars")]
+            #[derive(#krate::__private::schemars::JsonSchema)]
+            #[serde(crate = #serde, deny_unknown_fields)]
+            #[schemars(crate = #schemars)]
         }
     });
     let allow = allow_lints(at);
@@ -268,7 +291,7 @@ pub(crate) fn args_struct(tool: &ToolFn, args: &Ident, derives: bool) -> TokenSt
 /// `deny_unknown_fields` and the fields' `rename` and `default` accepted
 /// from an object, with the same error messages; an array, which the
 /// derive also took, is refused.
-fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
+fn serde_impls(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
     let at = anchor(tool);
     let inputs: Vec<_> = tool.inputs().collect();
     let count = inputs.len();
@@ -295,15 +318,16 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
             // On the parameter's type: a type that cannot be deserialized is
             // reported there.
             let read = quote_spanned!(ty.span()=> __map.next_value::<#ty>());
+            let krate = krate.at(at);
             quote_spanned! {at=>
                 #index => {
                     if #slot.is_some() {
-                        return ::core::result::Result::Err(<__A::Error as ::toolwright::__private::serde::de::Error>::duplicate_field(#wire));
+                        return ::core::result::Result::Err(<__A::Error as #krate::__private::serde::de::Error>::duplicate_field(#wire));
                     }
                     #slot = ::core::option::Option::Some(match #read {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
-                            return ::core::result::Result::Err(::toolwright::__private::noted(#wire, __error));
+                            return ::core::result::Result::Err(#krate::__private::noted(#wire, __error));
                         }
                     });
                 }
@@ -321,9 +345,12 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                     let default = default_fn(ident, at);
                     quote_spanned!(at=> #args::#default())
                 }
-                None => quote_spanned! {ty.span()=>
-                    ::toolwright::__private::missing_field::<#ty, _>(#wire)?
-                },
+                None => {
+                    let krate = krate.at(ty.span());
+                    quote_spanned! {ty.span()=>
+                        #krate::__private::missing_field::<#ty, _>(#wire)?
+                    }
+                }
             };
             quote_spanned! {at=>
                 #ident: match #slot {
@@ -333,28 +360,29 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
             }
         });
     let allow = allow_lints(at);
+    let krate = krate.at(at);
     quote_spanned! {at=>
         #[automatically_derived]
         #allow
-        impl ::toolwright::__private::serde::Serialize for #args {
-            fn serialize<__S: ::toolwright::__private::serde::Serializer>(
+        impl #krate::__private::serde::Serialize for #args {
+            fn serialize<__S: #krate::__private::serde::Serializer>(
                 &self,
                 __serializer: __S,
             ) -> ::core::result::Result<__S::Ok, __S::Error> {
                 let mut __state = __serializer.serialize_struct(#struct_name, #len)?;
-                #(::toolwright::__private::serde::ser::SerializeStruct::serialize_field(
+                #(#krate::__private::serde::ser::SerializeStruct::serialize_field(
                     &mut __state,
                     #wire,
                     &self.#idents,
                 )?;)*
-                ::toolwright::__private::serde::ser::SerializeStruct::end(__state)
+                #krate::__private::serde::ser::SerializeStruct::end(__state)
             }
         }
 
         #[automatically_derived]
         #allow
-        impl<'de> ::toolwright::__private::serde::Deserialize<'de> for #args {
-            fn deserialize<__D: ::toolwright::__private::serde::Deserializer<'de>>(
+        impl<'de> #krate::__private::serde::Deserialize<'de> for #args {
+            fn deserialize<__D: #krate::__private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 const FIELDS: &[&str] = &[#(#wire),*];
@@ -365,7 +393,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                     }
                 }
                 struct __Visitor;
-                impl<'de> ::toolwright::__private::serde::de::Visitor<'de> for __Visitor {
+                impl<'de> #krate::__private::serde::de::Visitor<'de> for __Visitor {
                     type Value = #args;
                     fn expecting(
                         &self,
@@ -374,13 +402,13 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                         __f.write_str(#expecting)
                     }
                     #[inline]
-                    fn visit_map<__A: ::toolwright::__private::serde::de::MapAccess<'de>>(
+                    fn visit_map<__A: #krate::__private::serde::de::MapAccess<'de>>(
                         self,
                         mut __map: __A,
                     ) -> ::core::result::Result<#args, __A::Error> {
                         #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
                         while let ::core::option::Option::Some(__key) =
-                            __map.next_key_seed(::toolwright::__private::FieldSeed {
+                            __map.next_key_seed(#krate::__private::FieldSeed {
                                 fields: FIELDS,
                                 index: __field_index,
                             })?
@@ -389,7 +417,7 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
                                 #(#arms)*
                                 // `FieldSeed` yields only the indices above.
                                 _ => {
-                                    let ::toolwright::__private::serde::de::IgnoredAny =
+                                    let #krate::__private::serde::de::IgnoredAny =
                                         __map.next_value()?;
                                 }
                             }
@@ -406,116 +434,48 @@ fn serde_impls(tool: &ToolFn, args: &Ident) -> TokenStream {
 /// `Debug` for the argument struct: its fields as a caller sends them (see
 /// `debug_args`), with no `Debug` bound on their types (a derive cannot
 /// have one: the struct is not generic).
-fn debug_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
+fn debug_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
     let at = anchor(tool);
     let allow = allow_lints(at);
     let struct_name = spanned(args.to_string(), at);
+    let krate = krate.at(at);
     quote_spanned! {at=>
         #[automatically_derived]
         #allow
         impl ::core::fmt::Debug for #args {
             fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                ::toolwright::__private::debug_args(self, #struct_name, __f)
+                #krate::__private::debug_args(self, #struct_name, __f)
             }
         }
     }
 }
 
-/// The generated code with every `::toolwright` path (and serde's and
-/// schemars' `crate = "::toolwright::..."` strings) starting at `krate`
-/// instead: `crate = path` for a renamed dependency or a facade crate.
-///
-/// The code is written with `::toolwright` and rewritten here, so that
-/// without the key nothing is walked. Each `::toolwright` gets `krate`'s
-/// tokens with its own span, so errors point where they did.
-pub(crate) fn reach_through(tokens: TokenStream, krate: &Path) -> TokenStream {
-    let text = krate.to_token_stream().to_string().replace(' ', "");
-    rename(tokens, krate, &text)
+/// The path the generated code reaches toolwright by: `::toolwright`, or
+/// the `crate = path` of a renamed dependency or a facade crate.
+pub(crate) struct Krate {
+    path: TokenStream,
 }
 
-fn rename(tokens: TokenStream, krate: &Path, text: &str) -> TokenStream {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut out = TokenStream::new();
-    let mut i = 0;
-    while i < trees.len() {
-        let starts_path = match (&trees[i], trees.get(i + 1), trees.get(i + 2)) {
-            (TokenTree::Punct(a), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(name))) => {
-                a.as_char() == ':'
-                    && a.spacing() == Spacing::Joint
-                    && b.as_char() == ':'
-                    && name == "toolwright"
-                    && !continues_path(&trees[..i])
-            }
-            _ => false,
+impl Krate {
+    pub(crate) fn new(path: Option<&Path>) -> Krate {
+        let path = match path {
+            Some(path) => path.to_token_stream(),
+            None => quote!(::toolwright),
         };
-        if starts_path {
-            let span = trees[i + 2].span();
-            out.extend(
-                krate
-                    .to_token_stream()
-                    .into_iter()
-                    .map(|tree| respan(tree, span)),
-            );
-            i += 3;
-            continue;
-        }
-        out.extend([match &trees[i] {
-            TokenTree::Group(group) => {
-                let mut renamed =
-                    Group::new(group.delimiter(), rename(group.stream(), krate, text));
-                renamed.set_span(group.span());
-                TokenTree::Group(renamed)
-            }
-            TokenTree::Literal(literal) => {
-                let written = literal.to_string();
-                match written.strip_prefix("\"::toolwright::") {
-                    Some(rest) => {
-                        let mut renamed =
-                            Literal::string(&format!("{text}::{}", &rest[..rest.len() - 1]));
-                        renamed.set_span(literal.span());
-                        TokenTree::Literal(renamed)
-                    }
-                    None => trees[i].clone(),
-                }
-            }
-            other => other.clone(),
-        }]);
-        i += 1;
+        Krate { path }
     }
-    out
-}
 
-/// Whether `::` after `before` continues a path (`sdk::toolwright`, which a
-/// user may write) rather than starting one (`as ::toolwright`,
-/// `&'a ::toolwright`): an identifier that is not a keyword or a lifetime's.
-fn continues_path(before: &[TokenTree]) -> bool {
-    const KEYWORDS: &[&str] = &[
-        "as", "const", "dyn", "else", "for", "impl", "in", "let", "match", "move", "mut", "ref",
-        "return", "static", "type", "use", "where", "yield",
-    ];
-    match before {
-        [.., TokenTree::Punct(tick), TokenTree::Ident(_)] if tick.as_char() == '\'' => false,
-        [.., TokenTree::Ident(ident)] => !KEYWORDS.iter().any(|k| ident == k),
-        _ => false,
+    /// The path with every token at `span`, the span of the code around
+    /// it, so that an error there points where it would without `crate`.
+    pub(crate) fn at(&self, span: Span) -> TokenStream {
+        spanned(&self.path, span)
     }
-}
 
-fn respan(tree: TokenTree, span: Span) -> TokenTree {
-    match tree {
-        TokenTree::Group(group) => {
-            let stream = group
-                .stream()
-                .into_iter()
-                .map(|t| respan(t, span))
-                .collect();
-            let mut respanned = Group::new(group.delimiter(), stream);
-            respanned.set_span(span);
-            TokenTree::Group(respanned)
-        }
-        mut other => {
-            other.set_span(span);
-            other
-        }
+    /// The path to `module` under `__private`, as the string serde's and
+    /// schemars' `crate = "..."` take.
+    pub(crate) fn private_text(&self, module: &str) -> String {
+        let path = self.path.to_string().replace(' ', "");
+        format!("{path}::__private::{module}")
     }
 }
 
@@ -556,8 +516,8 @@ fn allow_lints(at: Span) -> TokenStream {
     }
 }
 
-/// `value`'s tokens (a literal, `true`), spanned at `at`: quote gives
-/// the tokens of a value `Span::call_site()`, which `anchor` avoids.
+/// `value`'s tokens (a literal, `true`, a path), spanned at `at`: quote
+/// gives the tokens of a value `Span::call_site()`, which `anchor` avoids.
 fn spanned(value: impl ToTokens, at: Span) -> TokenStream {
     value
         .into_token_stream()
@@ -611,11 +571,12 @@ fn title_and_description(doc: &str) -> (&str, &str) {
 /// validations (see [`schema_fields`]): a derive's output is checked again
 /// after any edit above it (see [`anchor`]). Empty when the derive is
 /// used instead.
-fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
+fn schema_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
     let Some(fields) = schema_fields(tool) else {
         return TokenStream::new();
     };
     let at = anchor(tool);
+    let krate = krate.at(at);
     let name = spanned(args.to_string(), at);
     // The struct's doc comment, as the derive would read it.
     let description = spanned(struct_doc(tool), at);
@@ -623,19 +584,23 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
         let ty = &p.ty;
         let doc = &field.doc;
         let checks = field.checks.iter().map(|check| match check {
-            Check::Bound { of_type, key, value } => {
+            Check::Bound {
+                of_type,
+                key,
+                value,
+            } => {
                 let (of_type, key) = (spanned(of_type, at), spanned(key, at));
-                quote_spanned!(at=> ::toolwright::__private::bound(&mut __field, #of_type, #key, #value);)
+                quote_spanned!(at=> #krate::__private::bound(&mut __field, #of_type, #key, #value);)
             }
             Check::Pattern(pattern) => {
                 let (of_type, key) = (spanned("string", at), spanned("pattern", at));
                 quote_spanned! {at=>
-                    ::toolwright::__private::bound(&mut __field, #of_type, #key, (#pattern).to_string());
+                    #krate::__private::bound(&mut __field, #of_type, #key, (#pattern).to_string());
                 }
             }
             Check::Format(format) => {
                 let format = spanned(format, at);
-                quote_spanned!(at=> ::toolwright::__private::format(&mut __field, #format);)
+                quote_spanned!(at=> #krate::__private::format(&mut __field, #format);)
             }
         });
         let wire = spanned(p.wire_name(), at);
@@ -648,14 +613,14 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
                 (
                     quote_spanned!(at=> __generator.contract().is_deserialize()),
                     quote_spanned! {at=>
-                        ::toolwright::__private::to_value(&#args::#default()).ok()
+                        #krate::__private::to_value(&#args::#default()).ok()
                     },
                 )
             }
             None => (
                 quote_spanned! {at=>
                     __generator.contract().is_deserialize()
-                        && (&&::toolwright::__private::OptionProbe::<#ty>(::core::marker::PhantomData))
+                        && (&&#krate::__private::OptionProbe::<#ty>(::core::marker::PhantomData))
                             .is_option()
                 },
                 quote_spanned!(at=> ::core::option::Option::None),
@@ -667,7 +632,7 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
             {
                 let #mutable __field = #subschema;
                 #(#checks)*
-                ::toolwright::__private::object_property(
+                #krate::__private::object_property(
                     &mut __schema,
                     #wire,
                     #optional,
@@ -683,7 +648,7 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
     quote_spanned! {at=>
         #[automatically_derived]
         #allow
-        impl ::toolwright::__private::schemars::JsonSchema for #args {
+        impl #krate::__private::schemars::JsonSchema for #args {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(#name)
             }
@@ -693,13 +658,13 @@ fn schema_impl(tool: &ToolFn, args: &Ident) -> TokenStream {
             }
 
             fn json_schema(
-                __generator: &mut ::toolwright::__private::schemars::SchemaGenerator,
-            ) -> ::toolwright::__private::schemars::Schema {
+                __generator: &mut #krate::__private::schemars::SchemaGenerator,
+            ) -> #krate::__private::schemars::Schema {
                 #[allow(unused_imports)]
-                use ::toolwright::__private::{IsOption as _, NotOption as _};
-                let mut __schema = ::toolwright::__private::object_schema();
+                use #krate::__private::{IsOption as _, NotOption as _};
+                let mut __schema = #krate::__private::object_schema();
                 #(#properties)*
-                ::toolwright::__private::describe(&mut __schema, "", #description);
+                #krate::__private::describe(&mut __schema, "", #description);
                 __schema
             }
         }
@@ -738,25 +703,35 @@ fn default_fns(tool: &ToolFn, args: &Ident) -> TokenStream {
 /// `__authorize` or `__approve` (`name`) calling the hook at `path`: it
 /// downcasts the context to the type the hook takes (inferred from its
 /// signature) and calls it.
-fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> TokenStream {
+fn hook_fn(
+    name: TokenStream,
+    path: &Path,
+    kind: TokenStream,
+    at: Span,
+    krate: &Krate,
+) -> TokenStream {
     // The call is on the hook's path, so that a hook of the wrong shape is
     // reported there, with the signature rustc expected.
-    let body = quote_spanned! {path.span()=>
-        ::toolwright::__private::call_hook::<_, Self, _, _>(
-            __ctx,
-            __call,
-            #path,
-            <Self as ::toolwright::Tool>::KEY,
-            ::toolwright::__private::HookKind::#kind,
-        )
+    let body = {
+        let krate = krate.at(path.span());
+        quote_spanned! {path.span()=>
+            #krate::__private::call_hook::<_, Self, _, _>(
+                __ctx,
+                __call,
+                #path,
+                <Self as #krate::Tool>::KEY,
+                #krate::__private::HookKind::#kind,
+            )
+        }
     };
+    let krate = krate.at(at);
     quote_spanned! {at=>
         fn #name<'__a>(
-            __ctx: ::toolwright::__private::ErasedContext<'__a>,
-            __call: &'__a ::toolwright::Invocation<'__a, Self>,
-        ) -> ::toolwright::__private::HookCall<
+            __ctx: #krate::__private::ErasedContext<'__a>,
+            __call: &'__a #krate::Invocation<'__a, Self>,
+        ) -> #krate::__private::HookCall<
             impl ::core::marker::Send + '__a,
-            impl ::toolwright::__private::Waits,
+            impl #krate::__private::Waits,
         > {
             #body
         }
@@ -765,24 +740,25 @@ fn hook_fn(name: TokenStream, path: &Path, kind: TokenStream, at: Span) -> Token
 
 /// The body of `__run`: take the inputs apart, resolve injected and context
 /// parameters, call the fn, map its result.
-fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
+fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
     let at = anchor(tool);
     let fn_ident = &tool.ident;
     let inputs = tool.inputs().map(|(p, _)| &p.ident);
     let resolve = tool.params.iter().map(|p| {
         let ident = &p.ident;
         let ty = &p.ty;
+        let krate = krate.at(ty.span());
         match p.kind {
             Kind::Input(_) => quote_spanned!(at=> ),
             Kind::Inject => quote_spanned! {ty.span()=>
-                let #ident = (&&::toolwright::__private::Injector::<#ty>(::core::marker::PhantomData))
-                    .resolve(__scope, <Self as ::toolwright::Tool>::KEY)
+                let #ident = (&&#krate::__private::Injector::<#ty>(::core::marker::PhantomData))
+                    .resolve(__scope, <Self as #krate::Tool>::KEY)
                     .await?;
             },
             Kind::Context => quote_spanned! {ty.span()=>
-                let #ident = <#ty as ::toolwright::__private::FromContext>::from_context(
+                let #ident = <#ty as #krate::__private::FromContext>::from_context(
                     __ctx,
-                    <Self as ::toolwright::Tool>::KEY,
+                    <Self as #krate::Tool>::KEY,
                 )?;
             },
         }
@@ -795,9 +771,12 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
     let future = match &tool.output {
         // Nothing to resolve or map: the fn's own future, its output in
         // `Ok`, with no `async` block (one state machine less per tool).
-        Output::Unit | Output::Plain(_) if inputs_only => quote_spanned! {fn_ident.span()=>
-            ::toolwright::__private::infallible(#call)
-        },
+        Output::Unit | Output::Plain(_) if inputs_only => {
+            let krate = krate.at(fn_ident.span());
+            quote_spanned! {fn_ident.span()=>
+                #krate::__private::infallible(#call)
+            }
+        }
         output => {
             let result = match output {
                 Output::Fallible(ty) => {
@@ -805,17 +784,19 @@ fn run_body(tool: &ToolFn, args: &Ident) -> TokenStream {
                     // (or on the whole type when it is an alias such as `io::Result<T>`).
                     let error_ty = result_error_type(ty).unwrap_or(ty);
                     let returned = over_tokens(quote_spanned!(at=> __returned), error_ty);
+                    let krate = krate.at(error_ty.span());
                     quote_spanned! {error_ty.span()=>
                         let __returned = #call.await;
-                        ::toolwright::__private::fallible_output(#returned, <Self as ::toolwright::Tool>::KEY)
+                        #krate::__private::fallible_output(#returned, <Self as #krate::Tool>::KEY)
                     }
                 }
                 _ => quote_spanned!(at=> ::core::result::Result::Ok(#call.await)),
             };
+            let krate = krate.at(fn_ident.span());
             quote_spanned! {fn_ident.span()=>
                 {
                     #[allow(unused_imports)]
-                    use ::toolwright::__private::{InjectorFallback as _, InjectorResolve as _};
+                    use #krate::__private::{InjectorFallback as _, InjectorResolve as _};
                     async move {
                         #(#resolve)*
                         #result

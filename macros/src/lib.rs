@@ -26,15 +26,12 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = attr::ToolAttr::parse(attr.into(), &mut errors);
     let tool = ast::ToolFn::parse(item, &mut errors);
     let args = valid::args_ident(&attr, &tool);
-    let krate = attr.krate.clone();
+    let krate = expand::Krate::new(attr.krate.as_ref());
     let spec = valid::check(attr, &tool, args.clone(), &mut errors);
     let tokens = match (errors.finish(), spec) {
-        (None, Some(spec)) => expand::expand(&tool, &spec),
-        (Some(errors), _) => fallback::fallback(&tool, &args, errors),
+        (None, Some(spec)) => expand::expand(&tool, &spec, &krate),
+        (Some(errors), _) => fallback::fallback(&tool, &args, &krate, errors),
         (None, None) => unreachable!("a failed check always records an error"),
     };
-    match krate {
-        Some(krate) => expand::reach_through(tokens, &krate).into(),
-        None => tokens.into(),
-    }
+    tokens.into()
 }
