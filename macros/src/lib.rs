@@ -2,9 +2,10 @@
 //!
 //! Use it through `toolwright::tool`; this crate only converts token streams.
 //! The stages live one per file: `attr` parses the attribute, `ast` the fn,
-//! `valid` checks both together, `expand` generates code, and `fallback`
-//! says what to emit when there are mistakes. `errors` collects every
-//! mistake so that all of them are reported in one build.
+//! `valid` checks both together, `expand` generates code (one file per
+//! thing generated), and `fallback` says what to emit when there are
+//! mistakes. `errors` collects every mistake so that all of them are
+//! reported in one build.
 
 mod ast;
 mod attr;
