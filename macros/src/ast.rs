@@ -2,8 +2,7 @@
 //! (input, injected, context), with the original kept for spans and for
 //! re-emission.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::ToTokens;
+use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, LitStr, Meta, Pat, PathArguments,
@@ -27,9 +26,6 @@ pub(crate) struct ToolFn {
     /// Whether the fn takes `self`: it then sits in an `impl` block, where
     /// no struct can be emitted beside it.
     pub has_receiver: bool,
-    /// Whether the body may wait (see [`may_await`]); one that cannot runs
-    /// without a future of its own on the heap.
-    pub awaits: bool,
 }
 
 pub(crate) struct Param {
@@ -156,133 +152,9 @@ impl ToolFn {
             params,
             output,
             has_receiver,
-            awaits: may_await(&item),
             item,
         }
     }
-}
-
-/// Whether the body of `item` may wait: it has an `.await`, calls a macro
-/// that could expand to one, or carries an attribute that could rewrite it.
-/// `false` only when it certainly cannot, so its future finishes the first
-/// time it is polled. Only the standard library's, `tracing`'s, `log`'s
-/// and `serde_json`'s macros are known; a macro of the application's own
-/// named like one of them defeats this (documented on `#[tool]`).
-fn may_await(item: &ItemFn) -> bool {
-    item.attrs.iter().any(|attr| !is_inert(attr)) || tokens_may_await(item.block.to_token_stream())
-}
-
-/// An attribute that cannot add an `.await` to the fn it is on.
-fn is_inert(attr: &Attribute) -> bool {
-    const INERT: &[&str] = &[
-        "doc",
-        "allow",
-        "warn",
-        "deny",
-        "forbid",
-        "expect",
-        "must_use",
-        "inline",
-        "cold",
-        "track_caller",
-        "deprecated",
-    ];
-    let path = attr.path();
-    INERT.iter().any(|name| path.is_ident(name))
-        || path
-            .segments
-            .first()
-            .is_some_and(|first| first.ident == "clippy" || first.ident == "rustfmt")
-}
-
-fn tokens_may_await(tokens: TokenStream) -> bool {
-    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-    tokens.iter().enumerate().any(|(i, token)| match token {
-        TokenTree::Ident(ident) => ident == "await" || is_unknown_macro_call(&tokens, i),
-        TokenTree::Group(group) => tokens_may_await(group.stream()),
-        TokenTree::Punct(_) | TokenTree::Literal(_) => false,
-    })
-}
-
-/// Whether `tokens[at]` names a macro called there (`name!(..)`,
-/// `path::name! {..}`) that is not known to expand without an `.await`.
-fn is_unknown_macro_call(tokens: &[TokenTree], at: usize) -> bool {
-    // The standard library's (by name, or under `std`, `core`, `alloc`).
-    const STD: &[&str] = &[
-        "assert",
-        "assert_eq",
-        "assert_ne",
-        "cfg",
-        "column",
-        "concat",
-        "dbg",
-        "debug_assert",
-        "debug_assert_eq",
-        "debug_assert_ne",
-        "env",
-        "eprint",
-        "eprintln",
-        "file",
-        "format",
-        "format_args",
-        "include_bytes",
-        "include_str",
-        "line",
-        "matches",
-        "module_path",
-        "option_env",
-        "panic",
-        "print",
-        "println",
-        "stringify",
-        "todo",
-        "unimplemented",
-        "unreachable",
-        "vec",
-        "write",
-        "writeln",
-    ];
-    // `tracing`'s and `log`'s events (by name, or under either crate).
-    const EVENTS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"];
-    let TokenTree::Ident(name) = &tokens[at] else {
-        return false;
-    };
-    let called = matches!(tokens.get(at + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!')
-        && matches!(tokens.get(at + 2), Some(TokenTree::Group(_)));
-    if !called || is_keyword(name) {
-        return false;
-    }
-    // The path before the name: `a::b::name` gives `a`; a bare name, none.
-    let mut first = None;
-    let mut i = at;
-    while i >= 3
-        && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == ':')
-        && matches!(&tokens[i - 2], TokenTree::Punct(p) if p.as_char() == ':')
-    {
-        let TokenTree::Ident(segment) = &tokens[i - 3] else {
-            break;
-        };
-        first = Some(segment.to_string());
-        i -= 3;
-    }
-    let name = name.to_string();
-    let known = match first.as_deref() {
-        None => STD.contains(&name.as_str()) || EVENTS.contains(&name.as_str()) || name == "json",
-        Some("std" | "core" | "alloc") => STD.contains(&name.as_str()),
-        Some("tracing" | "log") => EVENTS.contains(&name.as_str()),
-        Some("serde_json") => name == "json",
-        Some(_) => false,
-    };
-    !known
-}
-
-/// A keyword that can stand before `!`, as in `if !(a && b)`.
-fn is_keyword(ident: &Ident) -> bool {
-    [
-        "if", "while", "match", "return", "in", "else", "break", "let", "move", "mut",
-    ]
-    .iter()
-    .any(|keyword| ident == keyword)
 }
 
 /// Sorts a parameter's attributes into ours and the ones that stay on the fn,
@@ -658,7 +530,7 @@ mod tests {
     use quote::ToTokens;
     use syn::{Attribute, parse_quote};
 
-    use super::{Check, may_await, written_schema};
+    use super::{Check, written_schema};
 
     /// The checks read from `attrs`, as text, or `None` for the derive.
     fn checks(attrs: &[Attribute]) -> Option<Vec<String>> {
@@ -725,115 +597,6 @@ mod tests {
         for attr in derive {
             let text = attr.to_token_stream().to_string();
             assert!(checks(&[attr]).is_none(), "{text}");
-        }
-    }
-
-    #[test]
-    fn a_body_may_wait_only_if_it_can_be_seen_not_to() {
-        let never: [syn::ItemFn; 7] = [
-            parse_quote!(
-                async fn f(a: i64, b: i64) -> i64 {
-                    a + b
-                }
-            ),
-            parse_quote!(
-                async fn f(ok: bool) -> String {
-                    if !(ok && true) {
-                        return format!("{}", vec![1].len());
-                    }
-                    assert!(ok, "ok");
-                    ::std::println!("a");
-                    tracing::info!(x = 1);
-                    serde_json::json!({});
-                    String::new()
-                }
-            ),
-            parse_quote!(
-                #[doc = "x"]
-                #[allow(unused)]
-                #[clippy::msrv = "1.88"]
-                async fn f() {}
-            ),
-            parse_quote!(
-                async fn f(a: u8) -> bool {
-                    a != 1 && !matches!(a, 2)
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    log::warn!("x");
-                    core::write!(w, "x");
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    let v = [1];
-                    v.iter().map(|x| x + 1).count();
-                }
-            ),
-            parse_quote!(
-                async fn f() -> u8 {
-                    debug!("x");
-                    1
-                }
-            ),
-        ];
-        for item in never {
-            let text = item.to_token_stream().to_string();
-            assert!(!may_await(&item), "{text}");
-        }
-        let may: [syn::ItemFn; 9] = [
-            parse_quote!(
-                async fn f() {
-                    later().await
-                }
-            ),
-            // An `.await` anywhere counts, even in a block never awaited.
-            parse_quote!(
-                async fn f() {
-                    let _ = async { later().await };
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    let x = {
-                        (|| 1)();
-                        g(h().await)
-                    };
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    tokio::join!(a(), b());
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    select! { _ = a() => {} }
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    my::vec![1];
-                }
-            ),
-            parse_quote!(
-                async fn f() {
-                    std::my_macro!();
-                }
-            ),
-            parse_quote!(
-                #[tracing::instrument]
-                async fn f() {}
-            ),
-            parse_quote!(
-                #[cfg_attr(test, retry)]
-                async fn f() {}
-            ),
-        ];
-        for item in may {
-            let text = item.to_token_stream().to_string();
-            assert!(may_await(&item), "{text}");
         }
     }
 }

@@ -6,13 +6,18 @@ use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::quote;
 
 use crate::ast::ToolFn;
-use crate::expand::args_struct;
+use crate::expand::{Krate, args_struct};
 
-pub(crate) fn fallback(tool: &ToolFn, args: &syn::Ident, errors: TokenStream) -> TokenStream {
+pub(crate) fn fallback(
+    tool: &ToolFn,
+    args: &syn::Ident,
+    krate: &Krate,
+    errors: TokenStream,
+) -> TokenStream {
     let item = &tool.item;
     // A method sits in an `impl` block, where a struct cannot.
     let stub = (!tool.has_receiver).then(|| {
-        let stub = args_struct(tool, args, false);
+        let stub = args_struct(tool, args, krate, false);
         quote! {
             #[allow(dead_code)]
             #stub

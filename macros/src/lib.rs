@@ -2,9 +2,10 @@
 //!
 //! Use it through `toolwright::tool`; this crate only converts token streams.
 //! The stages live one per file: `attr` parses the attribute, `ast` the fn,
-//! `valid` checks both together, `expand` generates code, and `fallback`
-//! says what to emit when there are mistakes. `errors` collects every
-//! mistake so that all of them are reported in one build.
+//! `valid` checks both together, `expand` generates code (one file per
+//! thing generated), and `fallback` says what to emit when there are
+//! mistakes. `errors` collects every mistake so that all of them are
+//! reported in one build.
 
 mod ast;
 mod attr;
@@ -26,15 +27,12 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = attr::ToolAttr::parse(attr.into(), &mut errors);
     let tool = ast::ToolFn::parse(item, &mut errors);
     let args = valid::args_ident(&attr, &tool);
-    let krate = attr.krate.clone();
+    let krate = expand::Krate::new(attr.krate.as_ref());
     let spec = valid::check(attr, &tool, args.clone(), &mut errors);
     let tokens = match (errors.finish(), spec) {
-        (None, Some(spec)) => expand::expand(&tool, &spec),
-        (Some(errors), _) => fallback::fallback(&tool, &args, errors),
+        (None, Some(spec)) => expand::expand(&tool, &spec, &krate),
+        (Some(errors), _) => fallback::fallback(&tool, &args, &krate, errors),
         (None, None) => unreachable!("a failed check always records an error"),
     };
-    match krate {
-        Some(krate) => expand::reach_through(tokens, &krate).into(),
-        None => tokens.into(),
-    }
+    tokens.into()
 }

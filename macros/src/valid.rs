@@ -87,7 +87,18 @@ pub(crate) fn check(
             None
         }
         Some(name) => Some(name.value()),
-        None => Some(unraw(&tool.ident)),
+        // A `name` whose value was refused has its own error.
+        None if attr.wrote("name") => None,
+        None => {
+            let name = unraw(&tool.ident);
+            match default_name_mistake(&name) {
+                Some(mistake) => {
+                    errors.spanned(&tool.ident, mistake);
+                    None
+                }
+                None => Some(name),
+            }
+        }
     };
 
     let description = match (&attr.description, &tool.docs, &tool.unread_doc) {
@@ -255,6 +266,24 @@ fn is_valid_name(name: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// What is wrong with the fn's name (unraw'd) as the tool's name, and the
+/// fix: an identifier can break the rule only by its length or by letters
+/// that are not ASCII.
+fn default_name_mistake(name: &str) -> Option<String> {
+    let length = name.chars().count();
+    if length > 64 {
+        Some(format!(
+            "the tool name `{name}` (from the fn's name) has {length} characters, more than the 64 every model provider allows; give a shorter one with `name = \"...\"`"
+        ))
+    } else if !is_valid_name(name) {
+        Some(format!(
+            "the tool name `{name}` (from the fn's name) is not ASCII, and every model provider takes only ASCII letters, digits, `_` and `-`; give an ASCII one with `name = \"...\"`"
+        ))
+    } else {
+        None
+    }
 }
 
 /// A valid key close to an invalid one: lowercased, empty segments dropped.

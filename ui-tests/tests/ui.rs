@@ -4,7 +4,8 @@
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite`, then read each
 //! one: an error must sit on the offending token and say the fix. Run one
-//! case with `cargo test -p toolwright-ui-tests -- trybuild=<file name>`.
+//! case with `cargo test -p toolwright-ui-tests -- each_bad trybuild=<file name>`
+//! (alone, `trybuild=` is also a test-name filter, which matches no test).
 
 #[test]
 fn each_bad_declaration_fails_with_its_error_and_each_supported_shape_runs() {

@@ -68,8 +68,8 @@ pub async fn set_price(
     cents.min(book.cents * 100)
 }
 
-/// Say that the prices are up to date: inputs only, no result, a body that
-/// never waits, a title and a timeout.
+/// Say that the prices are up to date: inputs only, no result, a title and
+/// a timeout.
 #[tool(
     crate = tw,
     key = "prices.ping",

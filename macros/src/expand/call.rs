@@ -1,0 +1,160 @@
+//! What a call runs: the `__authorize` and `__approve` hooks and the body
+//! of `__run`.
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericArgument, Ident, Path, PathArguments, Type};
+
+use super::hygiene::{Krate, anchor};
+use crate::ast::{Kind, Output, ToolFn};
+
+/// `__authorize` or `__approve` (`name`) calling the hook at `path`: it
+/// downcasts the context to the type the hook takes (inferred from its
+/// signature) and calls it.
+pub(super) fn hook_fn(
+    name: TokenStream,
+    path: &Path,
+    kind: TokenStream,
+    at: Span,
+    krate: &Krate,
+) -> TokenStream {
+    // The call is on the hook's path, so that a hook of the wrong shape is
+    // reported there, with the signature rustc expected.
+    let body = {
+        let krate = krate.at(path.span());
+        quote_spanned! {path.span()=>
+            #krate::__private::call_hook::<_, Self, _, _>(
+                __ctx,
+                __call,
+                #path,
+                <Self as #krate::Tool>::KEY,
+                #krate::__private::HookKind::#kind,
+            )
+        }
+    };
+    let krate = krate.at(at);
+    quote_spanned! {at=>
+        fn #name<'__a>(
+            __ctx: #krate::__private::ErasedContext<'__a>,
+            __call: &'__a #krate::Invocation<'__a, Self>,
+        ) -> #krate::__private::HookCall<impl ::core::marker::Send + '__a> {
+            #body
+        }
+    }
+}
+
+/// The body of `__run`: take the inputs apart, resolve injected and context
+/// parameters, call the fn, map its result.
+pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
+    let at = anchor(tool);
+    let fn_ident = &tool.ident;
+    let inputs = tool.inputs().map(|(p, _)| &p.ident);
+    let resolve = tool.params.iter().map(|p| {
+        let ident = &p.ident;
+        let ty = &p.ty;
+        let krate = krate.at(ty.span());
+        match p.kind {
+            Kind::Input(_) => quote_spanned!(at=> ),
+            Kind::Inject => quote_spanned! {ty.span()=>
+                let #ident = (&&#krate::__private::Injector::<#ty>(::core::marker::PhantomData))
+                    .resolve(__scope, <Self as #krate::Tool>::KEY)
+                    .await?;
+            },
+            Kind::Context => quote_spanned! {ty.span()=>
+                let #ident = <#ty as #krate::__private::FromContext>::from_context(
+                    __ctx,
+                    <Self as #krate::Tool>::KEY,
+                )?;
+            },
+        }
+    });
+    let call_args = tool.params.iter().map(|p| &p.ident);
+    // Through a binding made before the parameters are: a parameter named
+    // like the fn (`async fn user(user: Inject<User>)`) would shadow it.
+    let call = quote_spanned!(at=> __toolwright_fn(#(#call_args),*));
+    let inputs_only = tool.params.iter().all(|p| matches!(p.kind, Kind::Input(_)));
+    let future = match &tool.output {
+        // Nothing to resolve or map: the fn's own future, its output in
+        // `Ok`, with no `async` block (one state machine less per tool).
+        Output::Unit | Output::Plain(_) if inputs_only => {
+            let krate = krate.at(fn_ident.span());
+            quote_spanned! {fn_ident.span()=>
+                #krate::__private::infallible(#call)
+            }
+        }
+        output => {
+            let result = match output {
+                Output::Fallible(ty) => {
+                    // A bad error type is reported on the `E` of `Result<T, E>`
+                    // (or on the whole type when it is an alias such as `io::Result<T>`).
+                    let error_ty = result_error_type(ty).unwrap_or(ty);
+                    let returned = over_tokens(quote_spanned!(at=> __returned), error_ty);
+                    let krate = krate.at(error_ty.span());
+                    quote_spanned! {error_ty.span()=>
+                        let __returned = #call.await;
+                        #krate::__private::fallible_output(#returned, <Self as #krate::Tool>::KEY)
+                    }
+                }
+                _ => quote_spanned!(at=> ::core::result::Result::Ok(#call.await)),
+            };
+            let krate = krate.at(fn_ident.span());
+            quote_spanned! {fn_ident.span()=>
+                {
+                    #[allow(unused_imports)]
+                    use #krate::__private::{InjectorFallback as _, InjectorResolve as _};
+                    async move {
+                        #(#resolve)*
+                        #result
+                    }
+                }
+            }
+        }
+    };
+    // Registering a deprecated fn as a tool is not a use of it to warn
+    // about (its callers are still warned). Only then: an `allow` under a
+    // crate's `forbid(deprecated)` would be an error of its own.
+    let deprecated = tool
+        .item
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("deprecated"))
+        .then(|| quote_spanned!(at=> #[allow(deprecated)]));
+    quote_spanned! {at=>
+        #deprecated
+        let __toolwright_fn = #fn_ident;
+        let #args { #(#inputs,)* } = self;
+        let _ = (&__ctx, &__scope);
+        #future
+    }
+}
+
+/// `E` in a return type written `...Result<T, E>`.
+fn result_error_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let _ok = types.next()?;
+    types.next()
+}
+
+/// `expr` as an expression whose span runs over every token of `over`, so
+/// that rustc underlines all of `over` when it reports a bound on `expr`.
+fn over_tokens(expr: TokenStream, over: &impl ToTokens) -> TokenStream {
+    let tokens: Vec<TokenTree> = over.to_token_stream().into_iter().collect();
+    let (Some(first), Some(last)) = (tokens.first(), tokens.last()) else {
+        return expr;
+    };
+    let mut group = Group::new(Delimiter::Parenthesis, expr);
+    group.set_span(last.span());
+    let mut out = quote_spanned!(first.span()=> ::core::convert::identity);
+    out.extend([TokenTree::Group(group)]);
+    out
+}
