@@ -170,16 +170,9 @@ struct DebugArgs<'a, 'b> {
 }
 
 /// What [`DebugArgs`] answers for anything but a struct.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("only a struct is shown")]
 struct NotShown;
-
-impl fmt::Display for NotShown {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("only a struct is shown")
-    }
-}
-
-impl std::error::Error for NotShown {}
 
 impl ser::Error for NotShown {
     fn custom<M: fmt::Display>(_: M) -> Self {

@@ -423,11 +423,12 @@ impl Serialize for Definitions<'_> {
     }
 }
 
-/// The named tools of `catalog`, in the order given, for [`export`].
+/// The named tools of `catalog`, in the order given, for [`export`]; the
+/// first name the catalog does not hold is the error.
 ///
 /// ```
 /// use toolwright::{tool, Catalog};
-/// use toolwright::providers::select;
+/// use toolwright::providers::{select, UnknownTool};
 ///
 /// /// Ping.
 /// #[tool(key = "net.ping", effect = read, authorize = public)]
@@ -435,9 +436,11 @@ impl Serialize for Definitions<'_> {
 ///
 /// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
 /// assert_eq!(select(&catalog, ["ping"]).unwrap().len(), 1);
-/// assert_eq!(select(&catalog, ["pong"]).unwrap_err(), "pong");
+/// let error = select(&catalog, ["ping", "pong"]).unwrap_err();
+/// assert_eq!(error, UnknownTool { name: "pong".into() });
+/// assert_eq!(error.to_string(), "the catalog has no tool named `pong`");
 /// ```
-pub fn select<I, S>(catalog: &Catalog, names: I) -> Result<Vec<&ToolEntry>, String>
+pub fn select<I, S>(catalog: &Catalog, names: I) -> Result<Vec<&ToolEntry>, UnknownTool>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -445,11 +448,21 @@ where
     names
         .into_iter()
         .map(|name| {
-            catalog
-                .get(name.as_ref())
-                .ok_or_else(|| name.as_ref().to_owned())
+            let name = name.as_ref();
+            catalog.get(name).ok_or_else(|| UnknownTool {
+                name: name.to_owned(),
+            })
         })
         .collect()
+}
+
+/// A name [`select`] did not find in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the catalog has no tool named `{name}`")]
+#[non_exhaustive]
+pub struct UnknownTool {
+    /// The name asked for.
+    pub name: String,
 }
 
 /// The arguments of a tool call were not a JSON object.
