@@ -34,7 +34,7 @@ impl Digest {
     /// The digest of `key` and the canonical JSON of `arguments`.
     ///
     /// For the key of a tool and the validated arguments of a call, defaults
-    /// included, it is that call's [`Invocation::digest`], so an approval can
+    /// included, it is that call's [`Invocation::digest`](crate::Invocation::digest), so an approval can
     /// be given before any model asks:
     ///
     /// ```

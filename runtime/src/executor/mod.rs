@@ -28,8 +28,9 @@ use crate::tool::{Location, Tool};
 /// 4. for `write` and `destructive` tools, `approve` the same arguments;
 /// 5. for a tool with injected parameters, open the call's REQUEST scope;
 /// 6. resolve the injected parameters and run the body, both under the
-///    tool's timeout, catching panics;
-/// 7. close the scope with the outcome (finalizers, newest first);
+///    tool's timeout (hooks are not), catching panics;
+/// 7. close the scope with the outcome (finalizers, newest first); a
+///    finalizer that fails after the body succeeded (a commit) fails the call;
 /// 8. serialize the result.
 ///
 /// ```
@@ -309,8 +310,8 @@ impl Executor {
     /// location and type) and every schema that does not compile.
     ///
     /// Each tool's validator is compiled by the first call that needs it
-    /// (some 50 µs, once per tool), not here: compiling them all
-    /// would be most of what building an executor costs. A tool whose
+    /// (once per tool), not here: compiling them all would be most of what
+    /// building an executor costs. A tool whose
     /// schema says nothing deserializing does not already check (no range,
     /// length or pattern, no nested struct) needs it only for arguments
     /// that do not deserialize. A schema is compiled here when it might not
@@ -398,11 +399,10 @@ impl Executor {
     /// closed). The future holds the JSON arguments and reads them (step 2:
     /// validation and deserialization) when first polled, inside the same
     /// span and panic catch as the hooks and the body. A call allocates
-    /// once: its hooks' futures and its body's are one future (a tool with
-    /// an injected parameter also allocates its body's future apart, its
-    /// scope, and what its providers build). A public tool whose body
-    /// never waits (see [`macro@crate::tool`]) runs whole in that first
-    /// poll, without allocating.
+    /// once: its arguments, hooks and body are one boxed future (a tool
+    /// with an injected parameter also allocates its scope and what its
+    /// providers build). Like any future, it panics if polled again after
+    /// it gave its result.
     ///
     /// The result is the tool's output as JSON, as `serde_json` writes it,
     /// except that an `f32` is the number it prints as (`0.1f32` is `0.1`,
@@ -443,13 +443,11 @@ impl Executor {
             .inner
             .catalog
             .index_of(name)
-            .ok_or_else(|| CallError::UnknownTool {
-                name: name.to_owned(),
-            });
+            .ok_or_else(|| name.to_owned());
         let ctx = ErasedContext::new(ctx);
         async move {
             let inner = &*self.inner;
-            let index = found?;
+            let index = found.map_err(|name| CallError::UnknownTool { name })?;
             let tool = inner.catalog.entry(index).registration();
             let call = (tool.json)(inner.env(index, ctx), arguments);
             pipeline::traced(tool.key, tool.name, tool.effect, call).await

@@ -23,7 +23,9 @@ pub(super) async fn run<O>(
     let body = CatchUnwind::new(body);
     let ended = match timeout {
         None => body.await,
-        Some(after) => match tokio::time::timeout(after, body).await {
+        // Boxed: a timer is large, and every call's future, with a timeout
+        // or not, would otherwise carry its space and be copied with it.
+        Some(after) => match Box::pin(tokio::time::timeout(after, body)).await {
             Ok(ended) => ended,
             Err(_) => return (Err(CallError::Timeout { key, after }), Outcome::Cancelled),
         },

@@ -1,9 +1,11 @@
 //! Steps 2 to 7 of a call, written once for the JSON and the typed path.
 //!
 //! ```text
-//! json::<T>   read the JSON arguments (arguments.rs) ─┐
-//! typed::<T>  check the typed arguments (arguments.rs) ┴─ run::<T> (steps.rs) ── serialize (json only)
-//!                                     hooks → scope → body under timeout, panics caught (body.rs) → close
+//! json::<T>  ─┐                    step 2: read JSON / check typed arguments (arguments.rs)
+//! typed::<T> ─┴─ steps::run::<T> ─ steps 3-4: authorize, approve
+//!                                  steps 5-7: scope, body under its timeout with panics
+//!                                             caught (body.rs), close with the outcome
+//!                                  then: serialize (json) or the output as it is (typed)
 //! ```
 //!
 //! The executor wraps either in [`traced`] (trace.rs): the call's span, the
@@ -17,11 +19,14 @@ mod body;
 mod steps;
 mod trace;
 
+use std::future::Future;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use arguments::Validation;
+use steps::Input;
 pub(crate) use trace::traced;
 
 use crate::context::ErasedContext;
@@ -51,26 +56,28 @@ pub(crate) struct Env<'a> {
 /// How a registration starts a JSON call of its tool: [`json`] for its type.
 pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
 
-/// A JSON call of `T`: its arguments read (step 2), steps 3 to 7, and its
-/// output serialized. The call's one allocation.
+/// A JSON call of `T`: steps 2 to 7, and its output serialized. The
+/// call's one allocation.
 pub(crate) fn json<'a, T: Tool>(
     env: Env<'a>,
     arguments: Value,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
-    Box::pin(async move {
-        let args: T = arguments::read(&env, T::KEY, &arguments)?;
-        drop(arguments);
-        let output = steps::run(env, args).await?;
-        crate::util::json::to_value(&output).map_err(|source| CallError::Output {
-            key: T::KEY,
-            source,
-        })
-    })
+    Box::pin(steps::run(
+        env,
+        Input::<T>::Json(arguments),
+        serialize::<T::Output>,
+    ))
 }
 
-/// A typed call of `T`: its arguments checked against the schema's
-/// constraints (step 2), then steps 3 to 7.
-pub(crate) async fn typed<T: Tool>(env: Env<'_>, args: T) -> Result<T::Output, CallError> {
-    arguments::check_typed(&env, T::KEY, &args)?;
-    steps::run(env, args).await
+/// A typed call of `T`: steps 2 to 7, its output as it is.
+pub(crate) fn typed<T: Tool>(
+    env: Env<'_>,
+    args: T,
+) -> impl Future<Output = Result<T::Output, CallError>> + Send + '_ {
+    steps::run(env, Input::Typed(args), |_, output| Ok(output))
+}
+
+/// A tool's output as JSON.
+fn serialize<O: Serialize>(key: &'static str, output: O) -> Result<Value, CallError> {
+    crate::util::json::to_value(&output).map_err(|source| CallError::Output { key, source })
 }

@@ -1,41 +1,71 @@
-//! Steps 3 to 7 on validated arguments: authorize, approve, open the scope,
-//! run the body, close the scope with how it ended.
+//! Steps 2 to 7 of a call, in order: read the arguments, authorize,
+//! approve, open the scope, run the body, close the scope with how it ended.
 
 use std::pin::pin;
 
-use super::{Env, body};
+use serde_json::Value;
+
+use super::{Env, arguments, body};
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
 
-pub(super) async fn run<T: Tool>(env: Env<'_>, args: T) -> Result<T::Output, CallError> {
-    let args = ask_hooks(env, args).await?;
+/// What a call starts from.
+pub(super) enum Input<T> {
+    /// A model's or client's JSON arguments.
+    Json(Value),
+    /// Typed arguments ([`Executor::call`](crate::Executor::call)).
+    Typed(T),
+}
+
+/// How a call's output becomes its result: serialized, or as it is.
+pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
+
+/// Steps 2 to 7 for a call of `T`, then `finish` on its output.
+pub(super) async fn run<T: Tool, R>(
+    env: Env<'_>,
+    input: Input<T>,
+    finish: Finish<T::Output, R>,
+) -> Result<R, CallError> {
+    // Step 2: the arguments, checked against the schema the catalog advertises.
+    let args = match input {
+        Input::Json(arguments) => arguments::read(&env, T::KEY, &arguments)?,
+        Input::Typed(args) => {
+            arguments::check_typed(&env, T::KEY, &args)?;
+            args
+        }
+    };
+    // Steps 3 and 4, for a tool that has a hook to ask.
+    let args = if T::PUBLIC && !T::EFFECT.requires_approval() {
+        args
+    } else {
+        ask_hooks(env, args).await?
+    };
+    // Steps 5 to 7.
     let timeout = T::TIMEOUT.or(env.services.default_timeout);
-    if !T::INJECTS {
-        let (result, _) = body::run(T::KEY, timeout, pin!(T::__run(args, env.ctx, None))).await;
-        return result;
-    }
-    let guard = ScopeGuard::open(&env.services.container);
-    // The body (which may hold injected values) is dropped at the end of
-    // this statement, before the finalizers run.
-    let (result, outcome) = body::run(
-        T::KEY,
-        timeout,
-        pin!(T::__run(args, env.ctx, Some(guard.scope()))),
-    )
-    .await;
-    guard.close(T::KEY, outcome, result).await
+    let output = if T::INJECTS {
+        let guard = ScopeGuard::open(&env.services.container);
+        // The body (which may hold injected values) is dropped at the end of
+        // this statement, before the finalizers run.
+        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
+        let (result, outcome) = body::run(T::KEY, timeout, body).await;
+        // Boxed: closing is most of this future's size, and only calls that
+        // opened a scope (which allocate for it anyway) should carry it.
+        Box::pin(guard.close(T::KEY, outcome, result)).await
+    } else {
+        body::run(T::KEY, timeout, pin!(T::__run(args, env.ctx, None)))
+            .await
+            .0
+    }?;
+    finish(T::KEY, output)
 }
 
 /// Steps 3 and 4: the hooks asked about the validated arguments, which come
 /// back for the body.
 async fn ask_hooks<T: Tool>(env: Env<'_>, args: T) -> Result<T, CallError> {
     let approves = T::EFFECT.requires_approval();
-    if T::PUBLIC && !approves {
-        return Ok(args);
-    }
     let invocation = Invocation::new(args, T::KEY, T::NAME, T::EFFECT);
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, T::KEY)?;

@@ -2,9 +2,11 @@
 //! deserializer's), and the one place that records how the call ended.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use tracing::Instrument;
+use tracing::instrument::Instrumented;
 
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -12,12 +14,15 @@ use crate::util::panic::CatchUnwind;
 
 /// Runs `call`, a call of tool `key`, inside its `toolwright.call` span and
 /// records its outcome there.
-pub(crate) async fn traced<R>(
+///
+/// A plain future rather than an `async fn`, which would hold `call` twice
+/// (as its argument and as the future it awaits).
+pub(crate) fn traced<F: Future>(
     key: &'static str,
     name: &'static str,
     effect: Effect,
-    call: impl Future<Output = Result<R, CallError>>,
-) -> Result<R, CallError> {
+    call: F,
+) -> Traced<F> {
     let span = tracing::info_span!(
         "toolwright.call",
         key,
@@ -25,13 +30,36 @@ pub(crate) async fn traced<R>(
         effect = effect.as_str(),
         outcome = tracing::field::Empty,
     );
-    let mut call = pin!(CatchUnwind::new(call).instrument(span));
-    let result = match call.as_mut().await {
-        Ok(result) => result,
-        Err(message) => Err(CallError::Panicked { key, message }),
-    };
-    call.span().record("outcome", outcome(&result));
-    result
+    Traced {
+        key,
+        call: CatchUnwind::new(call).instrument(span),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// See [`traced`].
+    pub(crate) struct Traced<F> {
+        key: &'static str,
+        #[pin]
+        call: Instrumented<CatchUnwind<F>>,
+    }
+}
+
+impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<F> {
+    type Output = Result<R, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let result = match ready!(this.call.as_mut().poll(cx)) {
+            Ok(result) => result,
+            Err(message) => Err(CallError::Panicked {
+                key: this.key,
+                message,
+            }),
+        };
+        this.call.span().record("outcome", outcome(&result));
+        Poll::Ready(result)
+    }
 }
 
 /// The span's `outcome` field.

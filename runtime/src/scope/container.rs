@@ -359,7 +359,7 @@ impl ContainerBuilder {
     /// call's [`Scope`], so it can resolve other values and register a
     /// finalizer with [`Scope::on_close`]. A factory that asks, directly or
     /// through other providers, for the value it is building gets
-    /// [`ResolveError::Cycle`] instead of waiting for itself.
+    /// [`ResolveError::Cycle`](crate::ResolveError::Cycle) instead of waiting for itself.
     ///
     /// A factory that fails fails the call with [`CallError::Dependency`],
     /// which keeps the factory's error:

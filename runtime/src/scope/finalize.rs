@@ -60,6 +60,9 @@ impl<E: Into<BoxError> + Send + 'static> FinalizerOutput for Result<(), E> {
     }
 }
 
+/// A finalizer's future, as it runs.
+type Running = CatchUnwind<BoxFuture<'static, Result<(), BoxError>>>;
+
 /// The finalizer failure a call reports.
 #[derive(Debug)]
 pub(crate) struct Failure {
@@ -80,10 +83,7 @@ pub(crate) struct Finalizing {
     /// Not yet started, oldest first (they run from the back).
     pending: Vec<Finalizer>,
     /// The one running, and who registered it.
-    running: Option<(
-        Option<&'static str>,
-        CatchUnwind<BoxFuture<'static, Result<(), BoxError>>>,
-    )>,
+    running: Option<(Option<&'static str>, Running)>,
     outcome: Outcome,
     /// Whether a failure goes to a caller (`failure`) rather than the log.
     reported: bool,

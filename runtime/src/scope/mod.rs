@@ -60,7 +60,7 @@ impl Outcome {
 
 /// A type a tool needs injected, as reported when the executor is built.
 ///
-/// [`FromScope::requirements`] lists them; the executor checks each against
+/// [`FromScope::requirements`](crate::FromScope::requirements) lists them; the executor checks each against
 /// the container.
 ///
 /// ```
@@ -106,7 +106,7 @@ impl Requirement {
 ///
 /// A tool whose injected value fails to resolve fails with
 /// [`CallError::DependencyMissing`] or [`CallError::Dependency`]; a
-/// [`FromScope`] impl can also handle the error itself, here to make a
+/// [`FromScope`](crate::FromScope) impl can also handle the error itself, here to make a
 /// dependency optional:
 ///
 /// ```

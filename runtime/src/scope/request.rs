@@ -18,7 +18,7 @@ use crate::error::CallError;
 ///
 /// Cheap to clone; every clone is the same scope. The executor opens one for
 /// each call of a tool with injected parameters and hands it to REQUEST
-/// factories and [`FromScope`] impls; it closes it, running the finalizers,
+/// factories and [`FromScope`](crate::FromScope) impls; it closes it, running the finalizers,
 /// before the call returns.
 ///
 /// ```
