@@ -224,3 +224,33 @@ async fn a_commit_that_succeeds_leaves_the_call_as_it_was() {
         [("commit", Outcome::Ok), ("release", Outcome::Ok)]
     );
 }
+
+/// Wait for a payment that never comes.
+#[tool(key = "payments.wait", effect = read, authorize = public)]
+async fn wait_for_payment(_tx: Inject<Transaction>) -> u64 {
+    std::future::pending::<()>().await;
+    0
+}
+
+#[test]
+fn a_call_dropped_outside_any_runtime_runs_its_finalizers_on_that_thread() {
+    let journal = Arc::new(Journal::default());
+    let catalog = Catalog::builder()
+        .register::<WaitForPaymentArgs>()
+        .build()
+        .unwrap();
+    let exec = Executor::new(catalog, container(&journal)).unwrap();
+    // Driven by hand, with no tokio runtime anywhere.
+    let mut call = Box::pin(exec.invoke("wait_for_payment", json!({}), &()));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(call.as_mut().poll(&mut cx).is_pending());
+    assert!(journal.take().is_empty());
+    drop(call);
+    assert_eq!(
+        journal.take(),
+        [
+            ("commit", Outcome::Cancelled),
+            ("release", Outcome::Cancelled)
+        ]
+    );
+}
