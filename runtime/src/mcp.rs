@@ -644,7 +644,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 Some(json!({ "tool": name })),
             ));
         };
-        let arguments = Value::Object(call.arguments.clone().unwrap_or_default());
+        let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`.
         let result = tokio::select! {
