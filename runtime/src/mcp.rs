@@ -646,8 +646,10 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         };
         let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the
-        // runtime with `Outcome::Cancelled`.
+        // runtime with `Outcome::Cancelled`. The call is polled first
+        // (`biased`): one that finishes at once never waits on the token.
         let result = tokio::select! {
+            biased;
             result = self.shared.executor.invoke(name, arguments, &*ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
