@@ -771,9 +771,11 @@ fn wraps_result(entry: &ToolEntry) -> bool {
 fn tool_result(structured: Structured, result: Result<Value, CallError>) -> CallToolResult {
     match result {
         Ok(value) => {
+            // `serde_json::to_string` writes bytes straight into the text;
+            // `Display` (same output) goes through a formatter adapter.
             let text = match &value {
                 Value::String(text) => text.clone(),
-                other => other.to_string(),
+                other => serde_json::to_string(other).expect("a JSON value always serializes"),
             };
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = match structured {
