@@ -613,15 +613,16 @@ impl<C> fmt::Debug for McpHandler<C> {
 }
 
 impl<C: Any + Send + Sync> McpHandler<C> {
-    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Arc<C>, ErrorData> {
+    /// The caller's context, borrowed for the request.
+    fn caller<'a>(&'a self, request: &'a RequestContext<RoleServer>) -> Result<&'a C, ErrorData> {
         if let Some(ctx) = &self.context {
-            return Ok(ctx.clone());
+            return Ok(ctx);
         }
         request
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<CallerContext<C>>())
-            .map(|c| c.0.clone())
+            .map(|c| &*c.0)
             // Unreachable behind `http_router`, which authenticates first.
             .ok_or_else(|| ErrorData::invalid_request("no caller context for this request", None))
     }
@@ -654,7 +655,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             .shared
             .tools
             .iter()
-            .filter(|served| self.visible(&ctx, &served.entry))
+            .filter(|served| self.visible(ctx, &served.entry))
             .map(|served| served.tool.clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -674,7 +675,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let Some(served) = self
             .shared
             .tool(name)
-            .filter(|served| self.visible(&ctx, &served.entry))
+            .filter(|served| self.visible(ctx, &served.entry))
         else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
@@ -687,7 +688,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // (`biased`): one that finishes at once never waits on the token.
         let result = tokio::select! {
             biased;
-            result = self.shared.executor.invoke(name, arguments, &*ctx) => result,
+            result = self.shared.executor.invoke(name, arguments, ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
