@@ -782,7 +782,12 @@ fn tool_result(structured: Structured, result: Result<Value, CallError>) -> Call
             result.structured_content = match structured {
                 Structured::None => None,
                 Structured::Value => Some(value),
-                Structured::Wrapped => Some(json!({ "result": value })),
+                // Moved in: `json!` would serialize the value again.
+                Structured::Wrapped => {
+                    let mut wrapped = JsonObject::new();
+                    wrapped.insert("result".into(), value);
+                    Some(Value::Object(wrapped))
+                }
             };
             result
         }
