@@ -2,16 +2,19 @@
 //! `call_tool` against rmcp's `ToolRouter::call`, both against the floor
 //! (deserialize the arguments, call the fn directly, serialize the result).
 //!
-//! The same two-integer `add` four ways. The two MCP variants start from
-//! the same parsed request (a `CallToolRequestParams` and a `RequestContext`
+//! The same two-integer `add` five ways. The MCP variants start from the
+//! same parsed request (a `CallToolRequestParams` and a `RequestContext`
 //! built per call) and end with a `CallToolResponse`:
 //!
-//! - rmcp: what its `#[tool_handler]`-generated `call_tool` does, build a
-//!   `ToolCallContext`, then `ToolRouter::call` (name lookup, `Parameters<T>`
-//!   extraction, the call, the `CallToolResult`);
 //! - toolwright: `McpHandler::call_tool` through rmcp's `ServerHandler`
 //!   trait (the caller's context, name lookup, `Executor::invoke`, the
-//!   `CallToolResult` with its text and `structuredContent`).
+//!   `CallToolResult` with the text `3` and `structuredContent`
+//!   `{"result": 3}`, as toolwright answers for an `i64` output);
+//! - rmcp: what its `#[tool_handler]`-generated `call_tool` does, build a
+//!   `ToolCallContext`, then `ToolRouter::call` (name lookup, `Parameters<T>`
+//!   extraction, the call, the `CallToolResult`), for `add`, which returns
+//!   a `String` (text only), and for `add_json`, which returns `Json<Sum>`
+//!   (the same `structuredContent`, and its JSON as text).
 //!
 //! The bare `Executor::invoke` variant returns a `Value` and builds no
 //! request context or MCP result: it does less work than either and is not
@@ -161,34 +164,33 @@ impl Bench {
         })
     }
 
-    fn rmcp(&self, iters: u64) -> Duration {
+    fn rmcp(&self, tool: &'static str, iters: u64) -> Duration {
         self.runtime.block_on(async {
             let start = Instant::now();
             for _ in 0..iters {
-                black_box(self.rmcp_call().await);
+                black_box(self.rmcp_call(tool).await);
             }
             start.elapsed()
         })
     }
 
-    /// The request both MCP variants receive, as rmcp's service loop hands
-    /// it to `call_tool`.
-    fn request(&self) -> (CallToolRequestParams, RequestContext<RoleServer>) {
-        let params = CallToolRequestParams::new("add")
-            .with_arguments(black_box(&self.mcp_arguments).clone());
+    /// A request for `tool` as rmcp's service loop hands it to `call_tool`.
+    fn request(&self, tool: &'static str) -> (CallToolRequestParams, RequestContext<RoleServer>) {
+        let params =
+            CallToolRequestParams::new(tool).with_arguments(black_box(&self.mcp_arguments).clone());
         let context = RequestContext::new(NumberOrString::Number(1), self.rmcp.peer());
         (params, context)
     }
 
     /// What rmcp's service loop calls for toolwright's server.
     async fn toolwright_mcp_call(&self) -> CallToolResponse {
-        let (params, context) = self.request();
+        let (params, context) = self.request("add");
         self.handler.call_tool(params, context).await.unwrap()
     }
 
     /// Exactly what `#[tool_handler]`'s `call_tool` receives and does.
-    async fn rmcp_call(&self) -> CallToolResponse {
-        let (params, context) = self.request();
+    async fn rmcp_call(&self, tool: &'static str) -> CallToolResponse {
+        let (params, context) = self.request(tool);
         let calculator = self.rmcp.calculator();
         let call = ToolCallContext::new(calculator, params, context);
         calculator.tool_router.call(call).await.unwrap()
@@ -200,27 +202,27 @@ impl Bench {
             assert_eq!(floor(&self.arguments).await, json!(3), "floor");
             let sum = self.executor.invoke("add", self.arguments.clone(), &());
             assert_eq!(sum.await.unwrap(), json!(3), "toolwright invoke");
-            let result = complete(self.toolwright_mcp_call().await, "toolwright MCP");
-            assert_eq!(
-                result.structured_content,
-                Some(json!({"result": 3})),
-                "toolwright MCP"
-            );
-            let result = complete(self.rmcp_call().await, "rmcp");
+            let sum = Some(json!({"result": 3}));
+            let result = complete(self.toolwright_mcp_call().await, "3", "toolwright MCP");
+            assert_eq!(result.structured_content, sum, "toolwright MCP");
             // rmcp's `add` returns a `String`: text only.
-            assert_eq!(result.structured_content, None, "rmcp");
+            let result = complete(self.rmcp_call("add").await, "3", "rmcp add");
+            assert_eq!(result.structured_content, None, "rmcp add");
+            let text = r#"{"result":3}"#;
+            let result = complete(self.rmcp_call("add_json").await, text, "rmcp add_json");
+            assert_eq!(result.structured_content, sum, "rmcp add_json");
         });
     }
 }
 
-/// The result of a successful call whose text is `3`.
-fn complete(response: CallToolResponse, variant: &str) -> CallToolResult {
+/// The result of a successful call, whose text is `text`.
+fn complete(response: CallToolResponse, text: &str, variant: &str) -> CallToolResult {
     let CallToolResponse::Complete(result) = response else {
         panic!("{variant}: not a complete result");
     };
     assert_eq!(result.is_error, Some(false), "{variant}: an error result");
-    let text = result.content.first().and_then(|block| block.as_text());
-    assert_eq!(text.map(|t| t.text.as_str()), Some("3"), "{variant}");
+    let first = result.content.first().and_then(|block| block.as_text());
+    assert_eq!(first.map(|t| t.text.as_str()), Some(text), "{variant}");
     result
 }
 
@@ -260,7 +262,14 @@ fn main() {
             "toolwright MCP `call_tool`",
             Box::new(|n| bench.toolwright_mcp(n)),
         ),
-        ("rmcp `ToolRouter::call`", Box::new(|n| bench.rmcp(n))),
+        (
+            "rmcp `ToolRouter::call`, text (`add`)",
+            Box::new(|n| bench.rmcp("add", n)),
+        ),
+        (
+            "rmcp `ToolRouter::call`, structured + text (`add_json`)",
+            Box::new(|n| bench.rmcp("add_json", n)),
+        ),
     ];
     // Warm up every variant.
     for (_, run) in &variants {
@@ -296,8 +305,10 @@ fn main() {
         };
         println!("| {name} | {ns:.0} ns ({ns_lo:.0}–{ns_hi:.0}) | {ratio} |");
     }
-    let (ratio, ratio_lo, ratio_hi) = spread(per_round(2, 3));
-    println!(
-        "| **toolwright MCP / rmcp**, per round | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
-    );
+    for (rmcp, label) in [(3, "text"), (4, "structured + text")] {
+        let (ratio, ratio_lo, ratio_hi) = spread(per_round(2, rmcp));
+        println!(
+            "| **toolwright MCP / rmcp {label}**, per round | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
+        );
+    }
 }
