@@ -1,14 +1,28 @@
-//! What one call costs in-process, with no transport: `Executor::invoke`
-//! against rmcp's `ToolRouter::call`, both against the floor (deserialize the
-//! arguments, call the fn directly, serialize the result).
+//! What one call costs in-process, with no transport: toolwright's MCP
+//! `call_tool` against rmcp's `ToolRouter::call`, both against the floor
+//! (deserialize the arguments, call the fn directly, serialize the result).
 //!
-//! The same two-integer `add` three ways. The rmcp call is what its
-//! `#[tool_handler]`-generated `call_tool` does with a request the service
-//! loop has already parsed: build a `RequestContext` and a `ToolCallContext`,
-//! then `ToolRouter::call` (name lookup, `Parameters<T>` extraction, the
-//! call, the `CallToolResult`). A `RequestContext` needs a `Peer`, which
-//! rmcp only hands out from a running service, so one is served over an idle
-//! `tokio::io::duplex` once, before measuring; no message ever crosses it.
+//! The same two-integer `add` five ways. The MCP variants start from the
+//! same parsed request (a `CallToolRequestParams` and a `RequestContext`
+//! built per call) and end with a `CallToolResponse`:
+//!
+//! - toolwright: `McpHandler::call_tool` through rmcp's `ServerHandler`
+//!   trait (the caller's context, name lookup, `Executor::invoke`, the
+//!   `CallToolResult` with the text `3` and `structuredContent`
+//!   `{"result": 3}`, as toolwright answers for an `i64` output);
+//! - rmcp: what its `#[tool_handler]`-generated `call_tool` does, build a
+//!   `ToolCallContext`, then `ToolRouter::call` (name lookup, `Parameters<T>`
+//!   extraction, the call, the `CallToolResult`), for `add`, which returns
+//!   a `String` (text only), and for `add_json`, which returns `Json<Sum>`
+//!   (the same `structuredContent`, and its JSON as text).
+//!
+//! The bare `Executor::invoke` variant returns a `Value` and builds no
+//! request context or MCP result: it does less work than either and is not
+//! comparable with rmcp's router.
+//!
+//! A `RequestContext` needs a `Peer`, which rmcp only hands out from a
+//! running service, so one is served over an idle `tokio::io::duplex` once,
+//! before measuring; no message ever crosses it. Both MCP variants use it.
 //!
 //! Each round runs a batch of every variant in rotating order; the report is
 //! the median of the per-round ratios (`ROUNDS`, `BATCH` override the 41
@@ -20,10 +34,13 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, NumberOrString,
+};
 use rmcp::service::{RequestContext, RunningService, serve_directly};
-use rmcp::{Peer, RoleServer};
+use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+use toolwright::mcp::{McpHandler, McpServer};
 use toolwright::{Catalog, Container, Executor};
 
 // ------------------------------------------------------------------ floor
@@ -90,9 +107,10 @@ struct Bench {
     runtime: tokio::runtime::Runtime,
     arguments: Value,
     executor: Executor,
+    handler: McpHandler<()>,
     rmcp: RmcpServer,
-    // rmcp takes the arguments as the object inside the same JSON value.
-    rmcp_arguments: JsonObject,
+    // An MCP request carries the arguments as the object inside the same JSON value.
+    mcp_arguments: JsonObject,
 }
 
 impl Bench {
@@ -103,12 +121,14 @@ impl Bench {
             .unwrap();
         let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
         let arguments = json!({"a": 1, "b": 2});
+        let executor = Executor::new(catalog, Container::default()).unwrap();
         Bench {
+            handler: McpServer::new(executor.clone(), "toolwright-bench", "0").handler(()),
             rmcp: runtime.block_on(async { RmcpServer::start() }),
             runtime,
-            rmcp_arguments: arguments.as_object().unwrap().clone(),
+            mcp_arguments: arguments.as_object().unwrap().clone(),
             arguments,
-            executor: Executor::new(catalog, Container::default()).unwrap(),
+            executor,
         }
     }
 
@@ -123,7 +143,7 @@ impl Bench {
         })
     }
 
-    fn toolwright(&self, iters: u64) -> Duration {
+    fn invoke(&self, iters: u64) -> Duration {
         self.runtime.block_on(async {
             let start = Instant::now();
             for _ in 0..iters {
@@ -134,21 +154,43 @@ impl Bench {
         })
     }
 
-    fn rmcp(&self, iters: u64) -> Duration {
+    fn toolwright_mcp(&self, iters: u64) -> Duration {
         self.runtime.block_on(async {
             let start = Instant::now();
             for _ in 0..iters {
-                black_box(self.rmcp_call().await);
+                black_box(self.toolwright_mcp_call().await);
             }
             start.elapsed()
         })
     }
 
-    /// Exactly what `#[tool_handler]`'s `call_tool` receives and does.
-    async fn rmcp_call(&self) -> CallToolResponse {
-        let params = CallToolRequestParams::new("add")
-            .with_arguments(black_box(&self.rmcp_arguments).clone());
+    fn rmcp(&self, tool: &'static str, iters: u64) -> Duration {
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(self.rmcp_call(tool).await);
+            }
+            start.elapsed()
+        })
+    }
+
+    /// A request for `tool` as rmcp's service loop hands it to `call_tool`.
+    fn request(&self, tool: &'static str) -> (CallToolRequestParams, RequestContext<RoleServer>) {
+        let params =
+            CallToolRequestParams::new(tool).with_arguments(black_box(&self.mcp_arguments).clone());
         let context = RequestContext::new(NumberOrString::Number(1), self.rmcp.peer());
+        (params, context)
+    }
+
+    /// What rmcp's service loop calls for toolwright's server.
+    async fn toolwright_mcp_call(&self) -> CallToolResponse {
+        let (params, context) = self.request("add");
+        self.handler.call_tool(params, context).await.unwrap()
+    }
+
+    /// Exactly what `#[tool_handler]`'s `call_tool` receives and does.
+    async fn rmcp_call(&self, tool: &'static str) -> CallToolResponse {
+        let (params, context) = self.request(tool);
         let calculator = self.rmcp.calculator();
         let call = ToolCallContext::new(calculator, params, context);
         calculator.tool_router.call(call).await.unwrap()
@@ -159,15 +201,29 @@ impl Bench {
         self.runtime.block_on(async {
             assert_eq!(floor(&self.arguments).await, json!(3), "floor");
             let sum = self.executor.invoke("add", self.arguments.clone(), &());
-            assert_eq!(sum.await.unwrap(), json!(3), "toolwright");
-            let CallToolResponse::Complete(result) = self.rmcp_call().await else {
-                panic!("rmcp: not a complete result");
-            };
-            assert_eq!(result.is_error, Some(false), "rmcp: an error result");
-            let text = result.content.first().and_then(|block| block.as_text());
-            assert_eq!(text.map(|t| t.text.as_str()), Some("3"), "rmcp");
+            assert_eq!(sum.await.unwrap(), json!(3), "toolwright invoke");
+            let sum = Some(json!({"result": 3}));
+            let result = complete(self.toolwright_mcp_call().await, "3", "toolwright MCP");
+            assert_eq!(result.structured_content, sum, "toolwright MCP");
+            // rmcp's `add` returns a `String`: text only.
+            let result = complete(self.rmcp_call("add").await, "3", "rmcp add");
+            assert_eq!(result.structured_content, None, "rmcp add");
+            let text = r#"{"result":3}"#;
+            let result = complete(self.rmcp_call("add_json").await, text, "rmcp add_json");
+            assert_eq!(result.structured_content, sum, "rmcp add_json");
         });
     }
+}
+
+/// The result of a successful call, whose text is `text`.
+fn complete(response: CallToolResponse, text: &str, variant: &str) -> CallToolResult {
+    let CallToolResponse::Complete(result) = response else {
+        panic!("{variant}: not a complete result");
+    };
+    assert_eq!(result.is_error, Some(false), "{variant}: an error result");
+    let first = result.content.first().and_then(|block| block.as_text());
+    assert_eq!(first.map(|t| t.text.as_str()), Some(text), "{variant}");
+    result
 }
 
 /// Median, p10 and p90.
@@ -198,8 +254,22 @@ fn main() {
     type Variant<'a> = (&'a str, Box<dyn Fn(u64) -> Duration + 'a>);
     let variants: Vec<Variant<'_>> = vec![
         ("floor", Box::new(|n| bench.floor(n))),
-        ("toolwright `invoke`", Box::new(|n| bench.toolwright(n))),
-        ("rmcp `ToolRouter::call`", Box::new(|n| bench.rmcp(n))),
+        (
+            "toolwright bare `invoke` (a `Value`, not comparable)",
+            Box::new(|n| bench.invoke(n)),
+        ),
+        (
+            "toolwright MCP `call_tool`",
+            Box::new(|n| bench.toolwright_mcp(n)),
+        ),
+        (
+            "rmcp `ToolRouter::call`, text (`add`)",
+            Box::new(|n| bench.rmcp("add", n)),
+        ),
+        (
+            "rmcp `ToolRouter::call`, structured + text (`add_json`)",
+            Box::new(|n| bench.rmcp("add_json", n)),
+        ),
     ];
     // Warm up every variant.
     for (_, run) in &variants {
@@ -235,8 +305,10 @@ fn main() {
         };
         println!("| {name} | {ns:.0} ns ({ns_lo:.0}–{ns_hi:.0}) | {ratio} |");
     }
-    let (ratio, ratio_lo, ratio_hi) = spread(per_round(1, 2));
-    println!(
-        "| **ratio toolwright / rmcp** (per round) | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
-    );
+    for (rmcp, label) in [(3, "text"), (4, "structured + text")] {
+        let (ratio, ratio_lo, ratio_hi) = spread(per_round(2, rmcp));
+        println!(
+            "| **toolwright MCP / rmcp {label}**, per round | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
+        );
+    }
 }

@@ -181,9 +181,48 @@ struct Shared<C> {
     executor: Executor,
     implementation: Implementation,
     instructions: Option<String>,
-    /// Every catalog tool as MCP describes it, built once, in catalog order.
-    tools: Vec<(ToolEntry, Tool)>,
+    /// Every catalog tool as MCP serves it, built once, in catalog order.
+    tools: Vec<Served>,
     visibility: Option<Visibility<C>>,
+}
+
+impl<C> Shared<C> {
+    /// The tool called `name`, found once in the catalog.
+    fn tool(&self, name: &str) -> Option<&Served> {
+        let index = self.executor.catalog().index_of(name)?;
+        Some(&self.tools[index])
+    }
+}
+
+/// A catalog tool as MCP describes it, and how its results are shaped.
+struct Served {
+    entry: ToolEntry,
+    tool: Tool,
+    structured: Structured,
+}
+
+/// What a successful result carries in `structuredContent`, decided once
+/// per tool from its output schema.
+#[derive(Clone, Copy)]
+enum Structured {
+    /// No output schema: text only.
+    None,
+    /// An object output: the value itself.
+    Value,
+    /// Any other output: `{"result": value}`.
+    Wrapped,
+}
+
+impl Structured {
+    fn of(entry: &ToolEntry) -> Self {
+        if entry.output_schema().is_none() {
+            Structured::None
+        } else if wraps_result(entry) {
+            Structured::Wrapped
+        } else {
+            Structured::Value
+        }
+    }
 }
 
 impl<C: Any + Send + Sync> McpServer<C> {
@@ -192,7 +231,11 @@ impl<C: Any + Send + Sync> McpServer<C> {
         let tools = executor
             .catalog()
             .iter()
-            .map(|entry| (entry.clone(), describe(entry)))
+            .map(|entry| Served {
+                entry: entry.clone(),
+                tool: describe(entry),
+                structured: Structured::of(entry),
+            })
             .collect();
         McpServer {
             shared: Arc::new(Shared {
@@ -570,15 +613,16 @@ impl<C> fmt::Debug for McpHandler<C> {
 }
 
 impl<C: Any + Send + Sync> McpHandler<C> {
-    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Arc<C>, ErrorData> {
+    /// The caller's context, borrowed for the request.
+    fn caller<'a>(&'a self, request: &'a RequestContext<RoleServer>) -> Result<&'a C, ErrorData> {
         if let Some(ctx) = &self.context {
-            return Ok(ctx.clone());
+            return Ok(ctx);
         }
         request
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<CallerContext<C>>())
-            .map(|c| c.0.clone())
+            .map(|c| &*c.0)
             // Unreachable behind `http_router`, which authenticates first.
             .ok_or_else(|| ErrorData::invalid_request("no caller context for this request", None))
     }
@@ -611,18 +655,14 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             .shared
             .tools
             .iter()
-            .filter(|(entry, _)| self.visible(&ctx, entry))
-            .map(|(_, tool)| tool.clone())
+            .filter(|served| self.visible(ctx, &served.entry))
+            .map(|served| served.tool.clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared
-            .tools
-            .iter()
-            .find(|(entry, _)| entry.name() == name)
-            .map(|(_, tool)| tool.clone())
+        self.shared.tool(name).map(|served| served.tool.clone())
     }
 
     async fn call_tool(
@@ -632,28 +672,28 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     ) -> Result<CallToolResponse, ErrorData> {
         let ctx = self.caller(&request)?;
         let name = call.name.as_ref();
-        let Some(entry) = self
+        let Some(served) = self
             .shared
-            .executor
-            .catalog()
-            .get(name)
-            .filter(|entry| self.visible(&ctx, entry))
+            .tool(name)
+            .filter(|served| self.visible(ctx, &served.entry))
         else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 Some(json!({ "tool": name })),
             ));
         };
-        let arguments = Value::Object(call.arguments.clone().unwrap_or_default());
+        let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the
-        // runtime with `Outcome::Cancelled`.
+        // runtime with `Outcome::Cancelled`. The call is polled first
+        // (`biased`): one that finishes at once never waits on the token.
         let result = tokio::select! {
-            result = self.shared.executor.invoke(name, arguments, &*ctx) => result,
+            biased;
+            result = self.shared.executor.invoke(name, arguments, ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
-        Ok(tool_result(entry, result).into())
+        Ok(tool_result(served.structured, result).into())
     }
 }
 
@@ -729,21 +769,26 @@ fn wraps_result(entry: &ToolEntry) -> bool {
         .is_some_and(|schema| schema.get("type").and_then(Value::as_str) != Some("object"))
 }
 
-fn tool_result(entry: &ToolEntry, result: Result<Value, CallError>) -> CallToolResult {
+fn tool_result(structured: Structured, result: Result<Value, CallError>) -> CallToolResult {
     match result {
         Ok(value) => {
+            // `serde_json::to_string` writes bytes straight into the text;
+            // `Display` (same output) goes through a formatter adapter.
             let text = match &value {
                 Value::String(text) => text.clone(),
-                other => other.to_string(),
+                other => serde_json::to_string(other).expect("a JSON value always serializes"),
             };
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            if entry.output_schema().is_some() {
-                result.structured_content = Some(if wraps_result(entry) {
-                    json!({ "result": value })
-                } else {
-                    value
-                });
-            }
+            result.structured_content = match structured {
+                Structured::None => None,
+                Structured::Value => Some(value),
+                // Moved in: `json!` would serialize the value again.
+                Structured::Wrapped => {
+                    let mut wrapped = JsonObject::new();
+                    wrapped.insert("result".into(), value);
+                    Some(Value::Object(wrapped))
+                }
+            };
             result
         }
         Err(CallError::ApprovalRequired(request)) => {

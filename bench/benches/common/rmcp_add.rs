@@ -1,9 +1,10 @@
 //! The peer both comparisons run against: a two-integer `add` written with
-//! rmcp 3.11's own `#[tool_router]` / `#[tool]` / `#[tool_handler]` macros.
-//! Included by `dispatch.rs` and `mcp_http.rs` with `#[path]`.
+//! rmcp 3.11's own `#[tool_router]` / `#[tool]` / `#[tool_handler]` macros,
+//! and `add_json`, the same sum as structured content (as toolwright's `add`
+//! answers). Included by `dispatch.rs` and `mcp_http.rs` with `#[path]`.
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
@@ -12,6 +13,13 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 pub(crate) struct AddRequest {
     a: i64,
     b: i64,
+}
+
+/// `add_json`'s result: `{"result": sum}`, toolwright's `structuredContent`
+/// for a tool returning an integer.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub(crate) struct Sum {
+    result: i64,
 }
 
 /// The rmcp server.
@@ -31,6 +39,11 @@ impl RmcpCalculator {
     #[tool(description = "Add two integers.")]
     async fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
         (a + b).to_string()
+    }
+
+    #[tool(description = "Add two integers.")]
+    async fn add_json(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> Json<Sum> {
+        Json(Sum { result: a + b })
     }
 }
 
