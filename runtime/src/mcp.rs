@@ -188,9 +188,10 @@ struct Shared<C> {
 
 impl<C> Shared<C> {
     /// The tool called `name`, found once in the catalog.
-    fn tool(&self, name: &str) -> Option<&Served> {
+    /// The tool `name`, and its index in the catalog.
+    fn tool(&self, name: &str) -> Option<(usize, &Served)> {
         let index = self.executor.catalog().index_of(name)?;
-        Some(&self.tools[index])
+        Some((index, &self.tools[index]))
     }
 }
 
@@ -662,7 +663,9 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.tool(name).map(|served| served.tool.clone())
+        self.shared
+            .tool(name)
+            .map(|(_, served)| served.tool.clone())
     }
 
     async fn call_tool(
@@ -672,10 +675,10 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     ) -> Result<CallToolResponse, ErrorData> {
         let ctx = self.caller(&request)?;
         let name = call.name.as_ref();
-        let Some(served) = self
+        let Some((index, served)) = self
             .shared
             .tool(name)
-            .filter(|served| self.visible(ctx, &served.entry))
+            .filter(|(_, served)| self.visible(ctx, &served.entry))
         else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
@@ -688,7 +691,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // (`biased`): one that finishes at once never waits on the token.
         let result = tokio::select! {
             biased;
-            result = self.shared.executor.invoke(name, arguments, ctx) => result,
+            result = self.shared.executor.invoke_at(index, arguments, ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }

@@ -12,9 +12,10 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::pipeline::{self, Env, Services, Validation};
+use crate::pipeline::{self, Env, Services, Traced, Validation};
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
+use crate::util::BoxFuture;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -444,14 +445,24 @@ impl Executor {
             .catalog
             .index_of(name)
             .ok_or_else(|| name.to_owned());
-        let ctx = ErasedContext::new(ctx);
         async move {
-            let inner = &*self.inner;
             let index = found.map_err(|name| CallError::UnknownTool { name })?;
-            let tool = inner.catalog.entry(index).registration();
-            let call = (tool.json)(inner.env(index, ctx), arguments);
-            pipeline::traced(tool.key, tool.name, tool.effect, call).await
+            self.invoke_at(index, arguments, ctx).await
         }
+    }
+
+    /// [`invoke`](Self::invoke) of the tool at `index` in the catalog, for a
+    /// front end that has looked its name up already.
+    pub(crate) fn invoke_at<'a, C: Any + Send + Sync>(
+        &'a self,
+        index: usize,
+        arguments: Value,
+        ctx: &'a C,
+    ) -> Traced<BoxFuture<'a, Result<Value, CallError>>> {
+        let inner = &*self.inner;
+        let tool = inner.catalog.entry(index).registration();
+        let call = (tool.json)(inner.env(index, ErasedContext::new(ctx)), arguments);
+        pipeline::traced(tool.key, tool.name, tool.effect, call)
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline

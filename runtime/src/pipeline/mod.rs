@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub(crate) use arguments::Validation;
 use steps::Input;
-pub(crate) use trace::traced;
+pub(crate) use trace::{Traced, traced};
 
 use crate::context::ErasedContext;
 use crate::error::CallError;
