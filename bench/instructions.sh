@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per call of the floor, `Executor::invoke` (of a tool whose
-# body never waits, and of one with an `.await`: `awaiting`), the typed
+# body has no `.await`, and of one with an `.await`: `awaiting`), the typed
 # `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
 # `invoke` of a tool that injects one REQUEST value, and of `add` over
 # `f64`s and over `f32`s (whose range bound costs a walk over the arguments;

@@ -41,7 +41,7 @@ async fn anyone<A>(_: &(), _: &toolwright::Invocation<'_, A>) -> bool {
 }
 
 /// Add two integers, behind an `authorize` hook that is a plain `fn`
-/// letting everyone in: asked in the call's first poll, no allocation.
+/// letting everyone in: answered at once, with no future to wait for.
 #[tool(key = "math.add_allowed", effect = read, authorize = everyone)]
 async fn add_allowed(a: i64, b: i64) -> i64 {
     a + b

@@ -1,6 +1,5 @@
 //! Hooks that are plain `fn`s returning a `Verdict`: they answer at once,
-//! so a call whose only hook is one runs as a public tool's does (in its
-//! first poll when its body never waits). The rules are those of `async`
+//! with no future to wait for. The rules are those of `async`
 //! hooks: asked once, on the validated arguments, before the body, and
 //! nothing runs unless they let the call through.
 
@@ -72,7 +71,7 @@ fn may_approve<A>(actor: &Actor, _: &Invocation<'_, A>) -> Verdict {
     actor.approve
 }
 
-/// Count (no `.await`: the whole call runs in its first poll).
+/// Count (no `.await`: the whole call finishes in its first poll).
 #[tool(key = "count.now", effect = read, authorize = may_count)]
 async fn count(#[schemars(range(max = 100))] by: usize, actor: Context<Actor>) -> usize {
     actor.counts.ran.fetch_add(by, Ordering::SeqCst) + by
