@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use arguments::Validation;
-use steps::Input;
+use steps::{Json, Typed};
 pub(crate) use trace::{Traced, traced};
 
 use crate::context::ErasedContext;
@@ -62,9 +62,9 @@ pub(crate) fn json<'a, T: Tool>(
     env: Env<'a>,
     arguments: Value,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
-    Box::pin(steps::run(
+    Box::pin(steps::run::<T, _>(
         env,
-        Input::<T>::Json(arguments),
+        Json(arguments),
         serialize::<T::Output>,
     ))
 }
@@ -74,7 +74,7 @@ pub(crate) fn typed<T: Tool>(
     env: Env<'_>,
     args: T,
 ) -> impl Future<Output = Result<T::Output, CallError>> + Send + '_ {
-    steps::run(env, Input::Typed(args), |_, output| Ok(output))
+    steps::run(env, Typed(args), |_, output| Ok(output))
 }
 
 /// A tool's output as JSON.

@@ -12,12 +12,30 @@ use crate::invocation::Invocation;
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
 
-/// What a call starts from.
-pub(super) enum Input<T> {
-    /// A model's or client's JSON arguments.
-    Json(Value),
-    /// Typed arguments ([`Executor::call`](crate::Executor::call)).
-    Typed(T),
+/// What a call starts from, and how step 2 reads it: a generic parameter
+/// rather than an enum, so that a tool compiles only the reading it uses.
+pub(super) trait Input<T>: Send {
+    /// The validated arguments.
+    fn read(self, env: &Env<'_>) -> Result<T, CallError>;
+}
+
+/// A model's or client's JSON arguments.
+pub(super) struct Json(pub(super) Value);
+
+impl<T: Tool> Input<T> for Json {
+    fn read(self, env: &Env<'_>) -> Result<T, CallError> {
+        arguments::read(env, T::KEY, &self.0)
+    }
+}
+
+/// Typed arguments ([`Executor::call`](crate::Executor::call)).
+pub(super) struct Typed<T>(pub(super) T);
+
+impl<T: Tool> Input<T> for Typed<T> {
+    fn read(self, env: &Env<'_>) -> Result<T, CallError> {
+        arguments::check_typed(env, T::KEY, &self.0)?;
+        Ok(self.0)
+    }
 }
 
 /// How a call's output becomes its result: serialized, or as it is.
@@ -26,17 +44,11 @@ pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 /// Steps 2 to 7 for a call of `T`, then `finish` on its output.
 pub(super) async fn run<T: Tool, R>(
     env: Env<'_>,
-    input: Input<T>,
+    input: impl Input<T>,
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
     // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = match input {
-        Input::Json(arguments) => arguments::read(&env, T::KEY, &arguments)?,
-        Input::Typed(args) => {
-            arguments::check_typed(&env, T::KEY, &args)?;
-            args
-        }
-    };
+    let args = input.read(&env)?;
     // Steps 3 and 4, for a tool that has a hook to ask.
     let args = if T::PUBLIC && !T::EFFECT.requires_approval() {
         args
