@@ -141,7 +141,7 @@ impl<V: IntoVerdict, E: Into<BoxError>> IntoVerdict for Result<V, E> {
 }
 
 /// The answer of a hook, or the error it returned.
-pub fn verdict<R: IntoVerdict>(
+fn verdict<R: IntoVerdict>(
     answer: R,
     tool: &'static str,
     hook: HookKind,

@@ -59,6 +59,11 @@ fn run(dir: &TempDir, args: &[&str]) -> (String, bool) {
     (String::from_utf8(stdout).unwrap(), status.success())
 }
 
+/// `shop call <tool> <arguments> --as <who>`.
+fn call(dir: &TempDir, tool: &str, arguments: &str, who: &str) -> (String, bool) {
+    run(dir, &["call", tool, arguments, "--as", who])
+}
+
 /// The digest in the `approve with: shop approve <digest> --as <manager>`
 /// line of a call that waits for approval.
 fn digest_in(printed: &str) -> &str {
@@ -136,7 +141,7 @@ fn tools_with_a_format_prints_the_tool_list_for_that_provider() {
 #[test]
 fn a_write_waits_for_a_managers_approval_then_runs_once() {
     let dir = TempDir::new("approve");
-    let (printed, ok) = run(&dir, &["call", "place_order", ORDER, "--as", "alice"]);
+    let (printed, ok) = call(&dir, "place_order", ORDER, "alice");
     assert!(!ok, "a call that waits for approval exits with a failure");
     assert!(
         printed.starts_with(
@@ -168,15 +173,11 @@ fn a_write_waits_for_a_managers_approval_then_runs_once() {
     );
 
     // The same call, its keys in another order, runs once.
-    let (printed, ok) = run(
+    let (printed, ok) = call(
         &dir,
-        &[
-            "call",
-            "place_order",
-            r#"{"quantity":2,"product_id":1,"tenant_id":1}"#,
-            "--as",
-            "alice",
-        ],
+        "place_order",
+        r#"{"quantity":2,"product_id":1,"tenant_id":1}"#,
+        "alice",
     );
     assert!(ok, "{printed}");
     let order: Value = serde_json::from_str(printed.strip_prefix("ok: ").unwrap()).unwrap();
@@ -184,7 +185,7 @@ fn a_write_waits_for_a_managers_approval_then_runs_once() {
     assert_eq!(order["total_cents"], 9998);
 
     // A replay needs approval again, under the same digest.
-    let (printed, ok) = run(&dir, &["call", "place_order", ORDER, "--as", "alice"]);
+    let (printed, ok) = call(&dir, "place_order", ORDER, "alice");
     assert!(!ok);
     assert_eq!(digest_in(&printed), digest);
 }
@@ -192,45 +193,28 @@ fn a_write_waits_for_a_managers_approval_then_runs_once() {
 #[test]
 fn call_prints_a_read_a_refusal_and_a_failure() {
     let dir = TempDir::new("call");
-    let (printed, ok) = run(
-        &dir,
-        &[
-            "call",
-            "list_products",
-            r#"{"search":"Rocket"}"#,
-            "--as",
-            "alice",
-        ],
-    );
+    let (printed, ok) = call(&dir, "list_products", r#"{"search":"Rocket"}"#, "alice");
     assert!(ok);
     let products: Value = serde_json::from_str(printed.strip_prefix("ok: ").unwrap()).unwrap();
     assert_eq!(products.as_array().unwrap().len(), 1);
     assert_eq!(products[0]["sku"], "ACME-ROCKET");
 
     // carol is of tenant 2; the product is tenant 1's.
-    let (printed, ok) = run(
+    let (printed, ok) = call(
         &dir,
-        &[
-            "call",
-            "get_product",
-            r#"{"tenant_id":1,"product_id":1}"#,
-            "--as",
-            "carol",
-        ],
+        "get_product",
+        r#"{"tenant_id":1,"product_id":1}"#,
+        "carol",
     );
     assert!(!ok);
     assert!(printed.starts_with("refused: "), "{printed}");
     assert!(printed.contains("products.get"), "{printed}");
 
-    let (printed, ok) = run(
+    let (printed, ok) = call(
         &dir,
-        &[
-            "call",
-            "place_order",
-            r#"{"tenant_id":1,"product_id":1,"quantity":0}"#,
-            "--as",
-            "alice",
-        ],
+        "place_order",
+        r#"{"tenant_id":1,"product_id":1,"quantity":0}"#,
+        "alice",
     );
     assert!(!ok);
     assert!(
@@ -241,10 +225,10 @@ fn call_prints_a_read_a_refusal_and_a_failure() {
 
     // Approved, but only 3 in stock: the order is rolled back.
     let too_many = r#"{"tenant_id":1,"product_id":2,"quantity":5}"#;
-    let (printed, _) = run(&dir, &["call", "place_order", too_many, "--as", "alice"]);
+    let (printed, _) = call(&dir, "place_order", too_many, "alice");
     let digest = digest_in(&printed).to_owned();
     assert!(run(&dir, &["approve", &digest, "--as", "bob"]).1);
-    let (printed, ok) = run(&dir, &["call", "place_order", too_many, "--as", "alice"]);
+    let (printed, ok) = call(&dir, "place_order", too_many, "alice");
     assert!(!ok);
     assert_eq!(printed, "failed, nothing was written: only 3 in stock\n");
 }

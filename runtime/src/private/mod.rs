@@ -14,7 +14,7 @@ pub use crate::args::{
 pub use crate::context::{ErasedContext, FromContext};
 pub use crate::effect::Effect;
 pub use crate::error::{BoxError, CallError, HookKind};
-pub use crate::hook::{Answered, HookCall, HookReturn, PollHook, Verdict, call_hook, verdict};
+pub use crate::hook::{Answered, HookCall, HookReturn, PollHook, Verdict, call_hook};
 pub use crate::inject::FromScope;
 pub use crate::registration::Registration;
 pub use crate::scope::{Requirement, Scope};

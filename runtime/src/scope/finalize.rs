@@ -70,6 +70,13 @@ pub(crate) struct Failure {
     pub(crate) source: BoxError,
 }
 
+impl Failure {
+    /// For a failure no caller will hear of.
+    fn log(&self) {
+        tracing::error!(provider = self.provider, error = %self.source, "a request finalizer failed");
+    }
+}
+
 /// A panicking finalizer, as the error of the call it fails.
 #[derive(Debug, thiserror::Error)]
 #[error("the finalizer panicked: {0}")]
@@ -109,6 +116,10 @@ impl Finalizing {
     /// Hands what is left to the runtime, which runs it to the end and logs
     /// any failure: nobody waits for the call any more.
     pub(crate) fn detach(mut self) {
+        // A failure recorded for a caller that is gone is only logged now.
+        if let Some(failure) = self.failure.take() {
+            failure.log();
+        }
         if self.finished() {
             return;
         }
@@ -125,10 +136,11 @@ impl Finalizing {
     }
 
     fn failed(&mut self, provider: Option<&'static str>, source: BoxError) {
+        let failure = Failure { provider, source };
         if self.reported && self.failure.is_none() {
-            self.failure = Some(Failure { provider, source });
+            self.failure = Some(failure);
         } else {
-            tracing::error!(provider, error = %source, "a request finalizer failed");
+            failure.log();
         }
         if self.outcome.is_ok() {
             self.outcome = Outcome::Error;
@@ -181,14 +193,8 @@ impl Future for Closing {
 
 impl Drop for Closing {
     fn drop(&mut self) {
-        let rest = Finalizing {
-            pending: std::mem::take(&mut self.0.pending),
-            running: self.0.running.take(),
-            outcome: self.0.outcome,
-            reported: false,
-            failure: None,
-        };
-        rest.detach();
+        let outcome = self.0.outcome;
+        std::mem::replace(&mut self.0, Finalizing::new(Vec::new(), outcome)).detach();
     }
 }
 

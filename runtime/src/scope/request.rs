@@ -293,7 +293,7 @@ impl Scope {
     /// Runs every finalizer with `outcome`, newest first.
     /// Runs every finalizer with `outcome`, newest first; the failure to
     /// report, if the call had succeeded and a finalizer failed.
-    pub(crate) async fn close(&self, outcome: Outcome) -> Option<Failure> {
+    async fn close(&self, outcome: Outcome) -> Option<Failure> {
         let finalizers = self.take_finalizers(outcome)?;
         Closing(Finalizing::new(finalizers, outcome)).await
     }
