@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::effect::Effect;
+use crate::pipeline::Validation;
 use crate::registration::Registration;
 use crate::tool::{Location, Tool};
 use crate::util::hash::{KeyMap, Name};
@@ -108,6 +109,7 @@ pub struct ToolEntry {
 struct Schemas {
     input: OnceLock<Value>,
     output: OnceLock<Option<Value>>,
+    validation: OnceLock<Validation>,
 }
 
 impl ToolEntry {
@@ -439,8 +441,20 @@ impl ToolEntry {
             .as_ref()
     }
 
+    /// Temporary until tags land: no tool has tags yet.
+    pub fn tags(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     pub(crate) fn registration(&self) -> &Registration {
         &self.registration
+    }
+
+    /// How the tool's arguments are checked against its input schema.
+    pub(crate) fn validation(&self) -> &Validation {
+        self.schemas
+            .validation
+            .get_or_init(|| Validation::new(self.input_schema()))
     }
 }
 
@@ -826,6 +840,11 @@ impl Catalog {
 
     pub(crate) fn entry(&self, index: usize) -> &ToolEntry {
         &self.inner.entries[index]
+    }
+
+    /// Whether both handles are the same catalog (not merely equal ones).
+    pub(crate) fn same_as(&self, other: &Catalog) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 }
 

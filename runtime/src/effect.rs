@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a tool declares it does to the world.
 ///
@@ -15,7 +15,7 @@ use serde::Serialize;
 /// assert!(Effect::Destructive.requires_approval());
 /// assert_eq!(Effect::Write.to_string(), "write");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Effect {

@@ -1,11 +1,13 @@
 //! The one error type of a call.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::approval::ApprovalRequest;
+use crate::disabled::Disabled;
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
 ///
@@ -194,6 +196,15 @@ pub enum CallError {
         /// The name the caller asked for.
         name: String,
     },
+    /// The tool is switched off in the registry; nothing ran. The model is
+    /// told only that the tool is unavailable.
+    #[error("tool `{key}` is disabled: {}", .disabled.reason)]
+    Disabled {
+        /// The tool's key.
+        key: &'static str,
+        /// Why, by whom and since when.
+        disabled: Arc<Disabled>,
+    },
     /// The arguments break the tool's advertised schema; nothing ran.
     #[error("invalid arguments for `{key}`: {violations}")]
     InvalidArguments {
@@ -336,6 +347,7 @@ impl CallError {
             CallError::InvalidArguments { violations, .. } => {
                 format!("Invalid arguments: {violations}. Correct them and call the tool again.")
             }
+            CallError::Disabled { .. } => "This tool is unavailable.".into(),
             CallError::Denied { .. } => "You are not allowed to call this tool.".into(),
             CallError::NotApproved { .. } => "The call was not approved.".into(),
             CallError::ApprovalRequired(request) => format!(
@@ -360,6 +372,7 @@ impl CallError {
             CallError::ApprovalRequired(request) => Some(&request.key),
             CallError::InvalidArguments { key, .. }
             | CallError::ContextMismatch { key, .. }
+            | CallError::Disabled { key, .. }
             | CallError::Denied { key }
             | CallError::NotApproved { key }
             | CallError::DependencyMissing { key, .. }

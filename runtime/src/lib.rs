@@ -12,6 +12,7 @@ mod approval;
 mod args;
 mod catalog;
 mod context;
+mod disabled;
 mod effect;
 mod error;
 mod executor;
@@ -24,6 +25,7 @@ mod pipeline;
 #[cfg(feature = "providers")]
 pub mod providers;
 mod registration;
+mod registry;
 mod schema;
 mod scope;
 mod tool;
@@ -32,6 +34,7 @@ mod util;
 pub use approval::{ApprovalRequest, Digest, ParseDigestError};
 pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
 pub use context::Context;
+pub use disabled::Disabled;
 pub use effect::Effect;
 pub use error::{BoxError, CallError, HookKind, Violation, Violations};
 pub use executor::{Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
@@ -39,6 +42,9 @@ pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
 pub use registration::Registration;
+pub use registry::{
+    Change, ChangeKind, Changes, Missed, Reason, Registry, RegistryError, Selector, Tools, View,
+};
 pub use scope::{
     Container, ContainerBuilder, FinalizerOutput, Outcome, RequestFactory, Requirement,
     ResolveError, Scope,

@@ -42,10 +42,12 @@
 //! ```
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
@@ -60,10 +62,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::approval::ApprovalRequest;
-use crate::catalog::ToolEntry;
+use crate::catalog::{Catalog, ToolEntry};
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
+use crate::registry::View;
 
 pub use axum;
 pub use http;
@@ -138,15 +141,17 @@ pub fn approval_request(
     ApprovalRequest::deserialize(request).map(Some)
 }
 
-type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;
+type Views<C> = Arc<dyn Fn(&C) -> View + Send + Sync>;
 
 /// An MCP server over an [`Executor`], for callers whose context is `C`.
 ///
-/// Cheap to clone.
+/// Cheap to clone. It serves the executor's registry as it is at each
+/// request: a tool disabled there is no longer listed, and a call to it is
+/// answered as unavailable.
 ///
 /// ```
 /// use toolwright::mcp::McpServer;
-/// use toolwright::{tool, Catalog, Container, Effect, Executor};
+/// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector, View};
 ///
 /// /// Read the weather.
 /// #[tool(key = "weather.read", effect = read, authorize = public)]
@@ -157,10 +162,12 @@ type Visibility<C> = Arc<dyn Fn(&C, &ToolEntry) -> bool + Send + Sync>;
 ///
 /// let catalog = Catalog::builder().register::<WeatherArgs>().build().unwrap();
 /// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// // Views are built once and chosen per caller.
+/// let guests = View::new(Selector::effect(Effect::Read));
+/// let staff = View::new(Selector::All);
 /// let server = McpServer::<Actor>::new(executor, "weather", "1.0.0")
 ///     .with_instructions("Ask about the weather.")
-///     // Guests see read tools only.
-///     .with_visibility(|actor, tool| !actor.guest || tool.effect() == Effect::Read);
+///     .with_views(move |actor| if actor.guest { guests.clone() } else { staff.clone() });
 /// // Any rmcp transport can serve a handler; `serve_stdio` and
 /// // `http_router` are the usual two.
 /// let _handler = server.handler(Actor { guest: true });
@@ -181,25 +188,46 @@ struct Shared<C> {
     executor: Executor,
     implementation: Implementation,
     instructions: Option<String>,
-    /// Every catalog tool as MCP serves it, built once, in catalog order.
+    /// The registry's tools as MCP describes them, for the catalog they
+    /// were built from; rebuilt only when the registry serves another one.
+    described: ArcSwapOption<Described>,
+    views: Option<Views<C>>,
+}
+
+/// Every tool of one catalog as MCP serves it, in catalog order.
+struct Described {
+    catalog: Catalog,
     tools: Vec<Served>,
-    visibility: Option<Visibility<C>>,
+}
+
+/// A tool as MCP describes it, and how its results are shaped.
+struct Served {
+    tool: Tool,
+    structured: Structured,
 }
 
 impl<C> Shared<C> {
-    /// The tool called `name`, found once in the catalog.
-    /// The tool `name`, and its index in the catalog.
-    fn tool(&self, name: &str) -> Option<(usize, &Served)> {
-        let index = self.executor.catalog().index_of(name)?;
-        Some((index, &self.tools[index]))
+    /// The MCP descriptions of the tools of `catalog`.
+    fn described(&self, catalog: &Catalog) -> Arc<Described> {
+        if let Some(described) = self.described.load_full()
+            && described.catalog.same_as(catalog)
+        {
+            return described;
+        }
+        let tools = catalog
+            .iter()
+            .map(|entry| Served {
+                tool: describe(entry),
+                structured: Structured::of(entry),
+            })
+            .collect();
+        let described = Arc::new(Described {
+            catalog: catalog.clone(),
+            tools,
+        });
+        self.described.store(Some(described.clone()));
+        described
     }
-}
-
-/// A catalog tool as MCP describes it, and how its results are shaped.
-struct Served {
-    entry: ToolEntry,
-    tool: Tool,
-    structured: Structured,
 }
 
 /// What a successful result carries in `structuredContent`, decided once
@@ -229,22 +257,13 @@ impl Structured {
 impl<C: Any + Send + Sync> McpServer<C> {
     /// A server named `name` at `version`, serving every tool of `executor`.
     pub fn new(executor: Executor, name: impl Into<String>, version: impl Into<String>) -> Self {
-        let tools = executor
-            .catalog()
-            .iter()
-            .map(|entry| Served {
-                entry: entry.clone(),
-                tool: describe(entry),
-                structured: Structured::of(entry),
-            })
-            .collect();
         McpServer {
             shared: Arc::new(Shared {
                 executor,
                 implementation: Implementation::new(name.into(), version.into()),
                 instructions: None,
-                tools,
-                visibility: None,
+                described: ArcSwapOption::empty(),
+                views: None,
             }),
         }
     }
@@ -255,16 +274,16 @@ impl<C: Any + Send + Sync> McpServer<C> {
         self
     }
 
-    /// Lists and lets a caller use only the tools `visible` allows for their
-    /// context; a hidden tool is answered as if it did not exist.
+    /// Serves each caller the view `view_of` picks for their context: the
+    /// same view lists and calls, and a tool outside it is answered as if it
+    /// did not exist. Narrows the executor's own view, if it has one.
     ///
-    /// This is about what a caller sees. What a caller may do is still
-    /// decided by each tool's `authorize` hook.
-    pub fn with_visibility(
-        mut self,
-        visible: impl Fn(&C, &ToolEntry) -> bool + Send + Sync + 'static,
-    ) -> Self {
-        self.shared_mut().visibility = Some(Arc::new(visible));
+    /// Called for every request: build the views once and return clones
+    /// (an `Arc` each), as the example on [`McpServer`] does. A view decides
+    /// what a caller sees; each tool's `authorize` hook still decides what
+    /// the caller may do.
+    pub fn with_views(mut self, view_of: impl Fn(&C) -> View + Send + Sync + 'static) -> Self {
+        self.shared_mut().views = Some(Arc::new(view_of));
         self
     }
 
@@ -608,7 +627,7 @@ impl<C> fmt::Debug for McpHandler<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpHandler")
             .field("server", &self.shared.implementation.name)
-            .field("tools", &self.shared.tools.len())
+            .field("registry", self.shared.executor.registry())
             .finish_non_exhaustive()
     }
 }
@@ -628,11 +647,12 @@ impl<C: Any + Send + Sync> McpHandler<C> {
             .ok_or_else(|| ErrorData::invalid_request("no caller context for this request", None))
     }
 
-    fn visible(&self, ctx: &C, entry: &ToolEntry) -> bool {
-        self.shared
-            .visibility
-            .as_ref()
-            .is_none_or(|v| v(ctx, entry))
+    /// The executor narrowed to the caller's view, if the server has views.
+    fn executor_for(&self, ctx: &C) -> Cow<'_, Executor> {
+        match &self.shared.views {
+            Some(view_of) => Cow::Owned(self.shared.executor.view(view_of(ctx))),
+            None => Cow::Borrowed(&self.shared.executor),
+        }
     }
 }
 
@@ -652,20 +672,23 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         request: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let ctx = self.caller(&request)?;
-        let tools = self
-            .shared
-            .tools
-            .iter()
-            .filter(|served| self.visible(ctx, &served.entry))
-            .map(|served| served.tool.clone())
+        let tools = self.executor_for(ctx).tools();
+        let described = self.shared.described(tools.catalog());
+        let listed = tools
+            .indexed()
+            .map(|(index, _)| described.tools[index].tool.clone())
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared
-            .tool(name)
-            .map(|(_, served)| served.tool.clone())
+        let tools = self.shared.executor.tools();
+        let (index, _) = tools.indexed().find(|(_, entry)| entry.name() == name)?;
+        Some(
+            self.shared.described(tools.catalog()).tools[index]
+                .tool
+                .clone(),
+        )
     }
 
     async fn call_tool(
@@ -675,28 +698,31 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     ) -> Result<CallToolResponse, ErrorData> {
         let ctx = self.caller(&request)?;
         let name = call.name.as_ref();
-        let Some((index, served)) = self
-            .shared
-            .tool(name)
-            .filter(|(_, served)| self.visible(ctx, &served.entry))
-        else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                Some(json!({ "tool": name })),
-            ));
+        let executor = self.executor_for(ctx);
+        let found = match executor.find(name) {
+            Ok(found) => found,
+            Err(CallError::UnknownTool { .. }) => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool `{name}`"),
+                    Some(json!({ "tool": name })),
+                ));
+            }
+            // Disabled: the model is told the tool is unavailable.
+            Err(refused) => return Ok(tool_result(Structured::None, Err(refused)).into()),
         };
+        let structured = self.shared.described(found.catalog()).tools[found.index()].structured;
         let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
         let result = tokio::select! {
             biased;
-            result = self.shared.executor.invoke_at(index, arguments, ctx) => result,
+            result = executor.invoke_found(found, arguments, ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
-        Ok(tool_result(served.structured, result).into())
+        Ok(tool_result(structured, result).into())
     }
 }
 

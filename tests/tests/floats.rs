@@ -165,10 +165,7 @@ async fn an_f32_too_large_for_its_type_is_refused_not_approved_as_null() {
         panic!("expected an approval request, got {largest:?}");
     };
     assert_eq!(request.arguments, json!({"rate": 3.4028235e38}));
-    let schema = executor
-        .catalog()
-        .get("set_discount")
-        .unwrap()
-        .input_schema();
+    let tools = executor.tools();
+    let schema = tools.get("set_discount").unwrap().input_schema();
     assert_eq!(schema["properties"]["rate"]["maximum"], json!(3.4028235e38));
 }

@@ -54,11 +54,8 @@ async fn refusal(executor: &Executor, arguments: Value) -> Vec<String> {
 #[test]
 fn uuids_and_dates_are_advertised_as_strings_with_their_formats() {
     let executor = executor();
-    let schema = executor
-        .catalog()
-        .get("book_delivery")
-        .unwrap()
-        .input_schema();
+    let tools = executor.tools();
+    let schema = tools.get("book_delivery").unwrap().input_schema();
     let properties = &schema["properties"];
     for (field, format) in [
         ("order_id", "uuid"),

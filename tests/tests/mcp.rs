@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request};
 use toolwright::{
     Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
-    Scope, Verdict, tool,
+    Scope, Selector, Verdict, View, tool,
 };
 
 /// Who is calling.
@@ -148,8 +148,14 @@ fn test_server() -> (McpServer<Actor>, Closes) {
         .build();
     let catalog = Catalog::discover().unwrap();
     let executor = Executor::new(catalog, container).unwrap();
-    let server = McpServer::new(executor, "toolwright-test", "0.1.0")
-        .with_visibility(|actor: &Actor, tool| actor.admin || tool.key() != "admin.wipe");
+    let server =
+        McpServer::new(executor, "toolwright-test", "0.1.0").with_views(|actor: &Actor| {
+            if actor.admin {
+                View::new(Selector::All)
+            } else {
+                View::new(!Selector::key("admin.wipe"))
+            }
+        });
     (server, closes)
 }
 
@@ -297,7 +303,7 @@ async fn every_error_class_is_a_safe_is_error_result() {
 
     // Denied: an admin-only tool called by someone who can see it but may not use it.
     let (everything_visible, _) = test_server();
-    let everything_visible = everything_visible.with_visibility(|_: &Actor, _| true);
+    let everything_visible = everything_visible.with_views(|_: &Actor| View::new(Selector::All));
     let client = connect(&everything_visible, Actor::new("bob", false)).await;
     let denied = call(&client, "wipe", json!({})).await;
     assert_eq!(denied.is_error, Some(true));

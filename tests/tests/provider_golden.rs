@@ -217,7 +217,8 @@ fn anthropic_tool_list_matches_the_documented_shape() {
 fn gemini_tool_list_matches_the_documented_shape() {
     let catalog = catalog();
     let doc = fixture("gemini.json");
-    let only_lights = providers::select(&catalog, ["set_light_values"]).unwrap();
+    let tools = toolwright::Registry::new(catalog.clone()).tools();
+    let only_lights = providers::select(&tools, ["set_light_values"]).unwrap();
     let ours = providers::export(only_lights, Format::Gemini).unwrap();
     let documented = &doc["documented_tool"];
     let ours_decl = &ours[0]["functionDeclarations"][0];

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
 use toolwright::providers::{self, Format};
-use toolwright::{CallError, Catalog, Digest};
+use toolwright::{CallError, Catalog, Digest, Tools};
 
 use crate::app::{Caller, Shop, open_database};
 
@@ -109,9 +109,9 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
         }
         Some(Command::Tools { format: None }) => {
             print_catalog(
-                Shop::new(open_database("sqlite::memory:").await?)?
+                &Shop::new(open_database("sqlite::memory:").await?)?
                     .executor
-                    .catalog(),
+                    .tools(),
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -214,8 +214,8 @@ fn print_result(result: &Result<Value, CallError>) {
     }
 }
 
-fn print_catalog(catalog: &Catalog) {
-    let rows: Vec<Vec<String>> = catalog
+fn print_catalog(tools: &Tools) {
+    let rows: Vec<Vec<String>> = tools
         .iter()
         .map(|t| {
             let inputs = t.input_schema()["properties"]
@@ -336,9 +336,9 @@ async fn approve(shop: &Shop, digest: Option<Digest>, by: &str) -> Result<(), An
 pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
     println!(
         "The shop: {} tools over SQLite\n",
-        shop.executor.catalog().len()
+        shop.executor.tools().len()
     );
-    print_catalog(shop.executor.catalog());
+    print_catalog(&shop.executor.tools());
 
     println!("\n== Reads: each actor sees their own tenant");
     step(

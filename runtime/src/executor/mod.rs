@@ -1,4 +1,4 @@
-//! The executor: the handle every front end calls, over the catalog and the
+//! The executor: the handle every front end calls, over the registry and the
 //! one pipeline (`crate::pipeline`).
 
 use std::any::Any;
@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ToolEntry};
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::pipeline::{self, Env, Services, Traced, Validation};
+use crate::pipeline::{self, Env, Services};
+use crate::registry::{Registry, Snapshot, Tools, View};
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
-use crate::util::BoxFuture;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -64,24 +64,34 @@ use crate::util::BoxFuture;
 #[derive(Clone)]
 pub struct Executor {
     inner: Arc<ExecutorInner>,
+    /// What this handle lists and calls, when narrowed by [`Executor::view`].
+    view: Option<View>,
 }
 
 struct ExecutorInner {
-    catalog: Catalog,
+    registry: Registry,
     services: Services,
-    /// Each tool's validation, in catalog order.
-    validations: Vec<Validation>,
 }
 
-impl ExecutorInner {
-    /// The surroundings of a call of the tool at `index`.
-    fn env<'a>(&'a self, index: usize, ctx: ErasedContext<'a>) -> Env<'a> {
-        Env {
-            services: &self.services,
-            validation: &self.validations[index],
-            schema: self.catalog.entry(index).input_schema(),
-            ctx,
-        }
+/// A tool looked up for a call: the snapshot that holds it (kept for the
+/// call, whatever the registry does meanwhile), and where in it.
+pub(crate) struct Found {
+    snapshot: Arc<Snapshot>,
+    index: usize,
+}
+
+impl Found {
+    pub(crate) fn tool(&self) -> &ToolEntry {
+        self.snapshot.catalog.entry(self.index)
+    }
+
+    /// The catalog the tool was found in, and its place there.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.snapshot.catalog
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
     }
 }
 
@@ -205,7 +215,7 @@ pub struct ExecutorError {
 /// ```
 #[derive(Debug)]
 pub struct ExecutorBuilder {
-    catalog: Catalog,
+    registry: Registry,
     container: Container,
     default_timeout: Option<Duration>,
 }
@@ -258,15 +268,14 @@ impl ExecutorBuilder {
     ///     let executor = Executor::builder(catalog, Container::default())
     ///         .default_timeout(Duration::from_secs(30))
     ///         .build()?;
-    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     assert_eq!(executor.tools().len(), 1);
     ///     Ok(())
     /// }
     /// ```
     pub fn build(self) -> Result<Executor, ExecutorError> {
         let mut problems = Vec::new();
-        let mut validations = Vec::with_capacity(self.catalog.len());
         let mut requirements = Vec::new();
-        for entry in &self.catalog {
+        for (entry, _) in self.registry.tools().with_disabled() {
             requirements.clear();
             (entry.registration().requirements)(&mut requirements);
             requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
@@ -279,13 +288,12 @@ impl ExecutorBuilder {
                     });
                 }
             }
-            match Validation::new(entry.input_schema()) {
-                Ok(validation) => validations.push(validation),
-                Err(message) => problems.push(ExecutorProblem::InvalidSchema {
+            if let Some(message) = entry.validation().problem() {
+                problems.push(ExecutorProblem::InvalidSchema {
                     tool: entry.key(),
                     location: entry.location(),
-                    message,
-                }),
+                    message: message.to_owned(),
+                });
             }
         }
         if !problems.is_empty() {
@@ -293,13 +301,13 @@ impl ExecutorBuilder {
         }
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
-                catalog: self.catalog,
+                registry: self.registry,
                 services: Services {
                     container: self.container,
                     default_timeout: self.default_timeout,
                 },
-                validations,
             }),
+            view: None,
         })
     }
 }
@@ -339,12 +347,15 @@ impl Executor {
     ///     let catalog = Catalog::builder().register::<GetPriceArgs>().build()?;
     ///     let container = Container::builder().app::<dyn Prices>(Arc::new(Fixed)).build();
     ///     let executor = Executor::new(catalog, container)?;
-    ///     assert_eq!(executor.catalog().len(), 1);
+    ///     assert_eq!(executor.tools().len(), 1);
     ///     Ok(())
     /// }
     /// ```
-    pub fn new(catalog: Catalog, container: Container) -> Result<Executor, ExecutorError> {
-        Self::builder(catalog, container).build()
+    pub fn new(
+        tools: impl Into<Registry>,
+        container: Container,
+    ) -> Result<Executor, ExecutorError> {
+        Self::builder(tools, container).build()
     }
 
     /// An executor with options, such as a default timeout.
@@ -357,17 +368,19 @@ impl Executor {
     ///     .default_timeout(Duration::from_secs(30))
     ///     .build()
     ///     .unwrap();
-    /// assert!(executor.catalog().is_empty());
+    /// assert!(executor.tools().is_empty());
     /// ```
-    pub fn builder(catalog: Catalog, container: Container) -> ExecutorBuilder {
+    pub fn builder(tools: impl Into<Registry>, container: Container) -> ExecutorBuilder {
         ExecutorBuilder {
-            catalog,
+            registry: tools.into(),
             container,
             default_timeout: None,
         }
     }
 
-    /// The catalog this executor runs.
+    /// The tools this executor serves now, within its view: what to offer
+    /// a model or list to a client. Disabled tools are left out (see
+    /// [`Tools::with_disabled`]).
     ///
     /// ```
     /// use toolwright::{tool, Catalog, Container, Executor};
@@ -380,12 +393,87 @@ impl Executor {
     /// let executor = Executor::new(catalog, Container::default()).unwrap();
     ///
     /// // The tools to offer a model, from the executor that will run them.
-    /// let tools = serde_json::to_value(executor.catalog()).unwrap();
+    /// let tools = serde_json::to_value(executor.tools()).unwrap();
     /// assert_eq!(tools[0]["name"], "add");
     /// assert_eq!(tools[0]["input_schema"]["required"], serde_json::json!(["a", "b"]));
     /// ```
-    pub fn catalog(&self) -> &Catalog {
-        &self.inner.catalog
+    pub fn tools(&self) -> Tools {
+        Tools {
+            snapshot: self.inner.registry.snapshot(),
+            view: self.view.clone(),
+        }
+    }
+
+    /// The registry this executor serves from: switch tools off and on
+    /// there, and every handle of this executor (views included) follows.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Executor, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let math = executor.view(Selector::namespace("math"));
+    /// executor.registry().disable(&Selector::name("add"), "maintenance").unwrap();
+    /// assert!(math.tools().is_empty());
+    /// ```
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// This executor narrowed to `view`: the returned handle lists, exports
+    /// and calls only the tools in the view (and in this handle's own view,
+    /// if it has one). On every path a tool outside it is
+    /// [`CallError::UnknownTool`], exactly like a name that does not exist.
+    ///
+    /// Cheap: it shares the registry, the container and the compiled
+    /// schemas. Make one per caller or conversation.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, CallError, Catalog, Container, Effect, Executor, Invocation, Selector};
+    ///
+    /// /// Read a note.
+    /// #[tool(key = "notes.read", effect = read, authorize = public)]
+    /// async fn read_note(id: u64) -> String { format!("note {id}") }
+    ///
+    /// /// Delete a note.
+    /// #[tool(key = "notes.delete", effect = destructive, authorize = public, approve = always)]
+    /// async fn delete_note(id: u64) -> bool { true }
+    ///
+    /// async fn always(_: &(), _: &Invocation<'_, DeleteNoteArgs>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder()
+    ///     .register::<ReadNoteArgs>()
+    ///     .register::<DeleteNoteArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let guest = executor.view(Selector::effect(Effect::Read));
+    ///
+    /// let names: Vec<_> = guest.tools().iter().map(|t| t.name()).collect();
+    /// assert_eq!(names, ["read_note"]);
+    /// // Not offered, and not callable either.
+    /// let refused = guest.invoke("delete_note", json!({"id": 1}), &()).await.unwrap_err();
+    /// assert!(matches!(refused, CallError::UnknownTool { .. }));
+    /// let refused = guest.call(DeleteNoteArgs { id: 1 }, &()).await.unwrap_err();
+    /// assert!(matches!(refused, CallError::UnknownTool { .. }));
+    /// # }
+    /// ```
+    pub fn view(&self, view: impl Into<View>) -> Executor {
+        let view = view.into();
+        Executor {
+            inner: self.inner.clone(),
+            view: Some(match &self.view {
+                Some(mine) => mine.and(view),
+                None => view,
+            }),
+        }
     }
 
     /// Calls the tool `name` with JSON arguments, as a model or client would.
@@ -440,29 +528,40 @@ impl Executor {
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
         // Looked up now, so that the future needs neither `name` nor a copy.
-        let found = self
-            .inner
-            .catalog
-            .index_of(name)
-            .ok_or_else(|| name.to_owned());
-        async move {
-            let index = found.map_err(|name| CallError::UnknownTool { name })?;
-            self.invoke_at(index, arguments, ctx).await
+        let found = self.find(name);
+        async move { self.invoke_found(found?, arguments, ctx).await }
+    }
+
+    /// The tool `name`, if this handle may call it now: unknown when it does
+    /// not exist or lies outside the view, refused when it is disabled.
+    pub(crate) fn find(&self, name: &str) -> Result<Found, CallError> {
+        let snapshot = self.inner.registry.snapshot();
+        match snapshot.catalog.index_of(name) {
+            Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index),
+            _ => Err(CallError::UnknownTool {
+                name: name.to_owned(),
+            }),
         }
     }
 
-    /// [`invoke`](Self::invoke) of the tool at `index` in the catalog, for a
-    /// front end that has looked its name up already.
-    pub(crate) fn invoke_at<'a, C: Any + Send + Sync>(
-        &'a self,
-        index: usize,
+    /// [`invoke`](Self::invoke) of a tool [`find`](Self::find) found, for a
+    /// front end that needed the tool before calling it.
+    pub(crate) async fn invoke_found<C: Any + Send + Sync>(
+        &self,
+        found: Found,
         arguments: Value,
-        ctx: &'a C,
-    ) -> Traced<BoxFuture<'a, Result<Value, CallError>>> {
-        let inner = &*self.inner;
-        let tool = inner.catalog.entry(index).registration();
-        let call = (tool.json)(inner.env(index, ErasedContext::new(ctx)), arguments);
-        pipeline::traced(tool.key, tool.name, tool.effect, call)
+        ctx: &C,
+    ) -> Result<Value, CallError> {
+        let tool = found.tool();
+        let registration = tool.registration();
+        let call = (registration.json)(self.env(tool, ErasedContext::new(ctx)), arguments);
+        pipeline::traced(
+            registration.key,
+            registration.name,
+            registration.effect,
+            call,
+        )
+        .await
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline
@@ -496,7 +595,7 @@ impl Executor {
     /// let too_big = executor.call(PageArgs { size: 1000 }, &()).await;
     /// assert!(matches!(too_big, Err(CallError::InvalidArguments { .. })));
     ///
-    /// // A tool outside the executor's catalog is unknown, typed or not.
+    /// // A tool the executor does not serve is unknown, typed or not.
     /// let add = executor.call(AddArgs { a: 1, b: 1 }, &()).await;
     /// assert!(matches!(add, Err(CallError::UnknownTool { .. })));
     /// # }
@@ -506,21 +605,51 @@ impl Executor {
         args: A,
         ctx: &C,
     ) -> Result<A::Output, CallError> {
-        let inner = &*self.inner;
-        let Some(index) = inner.catalog.index_of_type::<A>() else {
-            return Err(CallError::UnknownTool {
-                name: A::NAME.to_owned(),
-            });
+        let snapshot = self.inner.registry.snapshot();
+        let found = match snapshot.catalog.index_of_type::<A>() {
+            Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index)?,
+            _ => {
+                return Err(CallError::UnknownTool {
+                    name: A::NAME.to_owned(),
+                });
+            }
         };
-        let env = inner.env(index, ErasedContext::new(ctx));
+        let env = self.env(found.tool(), ErasedContext::new(ctx));
         pipeline::traced(A::KEY, A::NAME, A::EFFECT, pipeline::typed(env, args)).await
+    }
+
+    /// Whether this handle's view holds `tool`.
+    fn sees(&self, tool: &ToolEntry) -> bool {
+        self.view.as_ref().is_none_or(|view| view.contains(tool))
+    }
+
+    /// The surroundings of a call of `tool`.
+    fn env<'a>(&'a self, tool: &'a ToolEntry, ctx: ErasedContext<'a>) -> Env<'a> {
+        Env {
+            services: &self.inner.services,
+            validation: tool.validation(),
+            schema: tool.input_schema(),
+            ctx,
+        }
+    }
+}
+
+/// The tool at `index`, unless it is disabled.
+fn enabled(snapshot: Arc<Snapshot>, index: usize) -> Result<Found, CallError> {
+    match &snapshot.disabled[index] {
+        Some(disabled) => Err(CallError::Disabled {
+            key: snapshot.catalog.entry(index).key(),
+            disabled: disabled.clone(),
+        }),
+        None => Ok(Found { snapshot, index }),
     }
 }
 
 impl fmt::Debug for Executor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Executor")
-            .field("tools", &self.inner.catalog.len())
+            .field("registry", &self.inner.registry)
+            .field("view", &self.view)
             .field("container", &self.inner.services.container)
             .field("default_timeout", &self.inner.services.default_timeout)
             .finish()

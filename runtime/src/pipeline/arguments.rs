@@ -23,18 +23,25 @@ pub(crate) struct Validation {
 }
 
 impl Validation {
-    /// The validation of `schema`; its compiler's message if it does not
-    /// compile.
-    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+    /// The validation of `schema`, compiled now if it might not compile.
+    pub(crate) fn new(schema: &Value) -> Self {
         let validator = OnceLock::new();
         if !crate::schema::compiles(schema) {
-            let compiled = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
-            _ = validator.set(Ok(compiled));
+            let compiled = jsonschema::draft202012::new(schema).map_err(|e| e.to_string());
+            _ = validator.set(compiled);
         }
-        Ok(Validation {
+        Validation {
             validator,
             enforcement: crate::schema::enforcement(schema),
-        })
+        }
+    }
+
+    /// The schema compiler's message, when the schema was compiled and failed.
+    pub(crate) fn problem(&self) -> Option<&str> {
+        match self.validator.get() {
+            Some(Err(message)) => Some(message),
+            _ => None,
+        }
     }
 }
 

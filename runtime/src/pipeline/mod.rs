@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub(crate) use arguments::Validation;
 use steps::{Json, Typed};
-pub(crate) use trace::{Traced, traced};
+pub(crate) use trace::traced;
 
 use crate::context::ErasedContext;
 use crate::error::CallError;

@@ -15,10 +15,10 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
-//! let executor = Executor::new(catalog.clone(), Container::default()).unwrap();
+//! let executor = Executor::new(catalog, Container::default()).unwrap();
 //!
-//! // 1. The `tools` field of the request.
-//! let tools = providers::export(&catalog, Format::OpenAiChat { strict: true }).unwrap();
+//! // 1. The `tools` field of the request: what this executor will run.
+//! let tools = providers::export(&executor.tools(), Format::OpenAiChat { strict: true }).unwrap();
 //! assert_eq!(tools[0]["function"]["name"], "add");
 //!
 //! // 2. The model's answer, parsed into calls.
@@ -53,9 +53,10 @@ use serde_json::{Map, Value, json};
 
 use node::{Node, Object};
 
-use crate::catalog::{Catalog, ToolEntry};
+use crate::catalog::ToolEntry;
 use crate::error::CallError;
 use crate::executor::Executor;
+use crate::registry::Tools;
 
 pub(crate) use schema::strip_absent_nulls;
 
@@ -423,11 +424,12 @@ impl Serialize for Definitions<'_> {
     }
 }
 
-/// The named tools of `catalog`, in the order given, for [`export`]; the
-/// first name the catalog does not hold is the error.
+/// The named tools of `tools`, in the order given, for [`export`]; the
+/// first name it does not serve (unknown, disabled or outside its view) is
+/// the error.
 ///
 /// ```
-/// use toolwright::{tool, Catalog};
+/// use toolwright::{tool, Catalog, Container, Executor};
 /// use toolwright::providers::select;
 ///
 /// /// Ping.
@@ -435,12 +437,13 @@ impl Serialize for Definitions<'_> {
 /// async fn ping() -> bool { true }
 ///
 /// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
-/// assert_eq!(select(&catalog, ["ping"]).unwrap().len(), 1);
-/// let error = select(&catalog, ["ping", "pong"]).unwrap_err();
+/// let tools = Executor::new(catalog, Container::default()).unwrap().tools();
+/// assert_eq!(select(&tools, ["ping"]).unwrap().len(), 1);
+/// let error = select(&tools, ["ping", "pong"]).unwrap_err();
 /// assert_eq!(error.name, "pong");
-/// assert_eq!(error.to_string(), "the catalog has no tool named `pong`");
+/// assert_eq!(error.to_string(), "no tool named `pong` is served");
 /// ```
-pub fn select<I, S>(catalog: &Catalog, names: I) -> Result<Vec<&ToolEntry>, UnknownTool>
+pub fn select<I, S>(tools: &Tools, names: I) -> Result<Vec<&ToolEntry>, UnknownTool>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -449,16 +452,16 @@ where
         .into_iter()
         .map(|name| {
             let name = name.as_ref();
-            catalog.get(name).ok_or_else(|| UnknownTool {
+            tools.get(name).ok_or_else(|| UnknownTool {
                 name: name.to_owned(),
             })
         })
         .collect()
 }
 
-/// A name [`select`] did not find in the catalog.
+/// A name [`select`] did not find among the tools served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the catalog has no tool named `{name}`")]
+#[error("no tool named `{name}` is served")]
 #[non_exhaustive]
 pub struct UnknownTool {
     /// The name asked for.
@@ -919,26 +922,20 @@ impl Executor {
         call: ToolCall,
         ctx: &C,
     ) -> CallOutcome {
-        let result = match call.arguments {
-            Ok(mut arguments) => {
-                if call.format.is_some_and(Format::is_openai)
-                    && let Some(tool) = self.catalog().get(&call.name)
-                {
-                    strip_absent_nulls(tool.input_schema(), &mut arguments);
+        let result = match (self.find(&call.name), call.arguments) {
+            (Err(refused), _) => Err(refused),
+            (Ok(found), Ok(mut arguments)) => {
+                if call.format.is_some_and(Format::is_openai) {
+                    strip_absent_nulls(found.tool().input_schema(), &mut arguments);
                 }
-                self.invoke(&call.name, arguments, ctx).await
+                self.invoke_found(found, arguments, ctx).await
             }
-            Err(malformed) => Err(match self.catalog().get(&call.name) {
-                Some(tool) => CallError::InvalidArguments {
-                    key: tool.key(),
-                    violations: crate::error::Violations(vec![crate::error::Violation {
-                        path: String::new(),
-                        message: malformed.to_string(),
-                    }]),
-                },
-                None => CallError::UnknownTool {
-                    name: call.name.clone(),
-                },
+            (Ok(found), Err(malformed)) => Err(CallError::InvalidArguments {
+                key: found.tool().key(),
+                violations: crate::error::Violations(vec![crate::error::Violation {
+                    path: String::new(),
+                    message: malformed.to_string(),
+                }]),
             }),
         };
         CallOutcome {

@@ -150,14 +150,15 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(pinged, json!(null));
-        let ping = executor.catalog().get("ping").unwrap();
+        let tools = executor.tools();
+        let ping = tools.get("ping").unwrap();
         assert_eq!(ping.title(), Some("Ping the price book"));
     }
 
     #[test]
     fn their_schemas_are_generated_through_it_too() {
         let executor = executor();
-        let catalog = executor.catalog();
+        let catalog = executor.tools();
         let quote = catalog.get("quote").unwrap().input_schema();
         assert_eq!(quote["properties"]["quantity"]["maximum"], json!(100));
         assert_eq!(quote["properties"]["round"]["default"], json!(true));

@@ -1,0 +1,62 @@
+//! Why a tool is switched off. Below the error layer: a refused call
+//! carries it.
+
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a tool is switched off: what the application gave, and when.
+///
+/// Serializes with `at` in milliseconds since the Unix epoch.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Reason, Registry, Selector};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+/// registry.disable(&Selector::name("add"), Reason::new("audit").by("alice")).unwrap();
+/// let disabled = registry.tools().disabled("add").cloned().unwrap();
+/// let json = serde_json::to_value(&disabled).unwrap();
+/// assert_eq!(json["reason"], "audit");
+/// assert_eq!(json["by"], "alice");
+/// assert!(json["at"].as_u64().unwrap() > 0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Disabled {
+    /// Why.
+    pub reason: String,
+    /// Who, when the application said.
+    pub by: Option<String>,
+    /// When the tool was disabled.
+    #[serde(with = "unix_millis")]
+    pub at: SystemTime,
+}
+
+/// `SystemTime` as milliseconds since the Unix epoch.
+mod unix_millis {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        at: &SystemTime,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let millis = at
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        serializer.serialize_u64(u64::try_from(millis).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SystemTime, D::Error> {
+        let millis = u64::deserialize(deserializer)?;
+        Ok(UNIX_EPOCH + Duration::from_millis(millis))
+    }
+}

@@ -1,0 +1,128 @@
+//! Registry changes, announced to subscribers in order.
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::disabled::Disabled;
+
+/// One change to a registry: the generation it made, what happened, and the
+/// keys of the tools it changed (in key order).
+///
+/// ```
+/// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+/// let change = registry.disable(&Selector::All, "maintenance").unwrap();
+/// let json = serde_json::to_value(&change).unwrap();
+/// assert_eq!(json["generation"], 1);
+/// assert_eq!(json["kind"]["disabled"]["reason"], "maintenance");
+/// assert_eq!(json["keys"], serde_json::json!(["math.add"]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Change {
+    /// The registry's generation after the change.
+    pub generation: u64,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The tools whose state changed; empty when there was nothing to change
+    /// (then the generation did not move and no subscriber hears of it).
+    pub keys: Vec<String>,
+}
+
+/// What a [`Change`] did.
+///
+/// ```
+/// use toolwright::{ChangeKind, Disabled};
+///
+/// fn describe(kind: &ChangeKind) -> String {
+///     match kind {
+///         ChangeKind::Enabled => "back on".to_owned(),
+///         ChangeKind::Disabled(Disabled { reason, .. }) => format!("off: {reason}"),
+///         _ => "changed".to_owned(),
+///     }
+/// }
+/// assert_eq!(describe(&ChangeKind::Enabled), "back on");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ChangeKind {
+    /// Tools were switched on.
+    Enabled,
+    /// Tools were switched off, for this reason.
+    Disabled(Disabled),
+}
+
+/// A subscription to a registry's changes
+/// ([`Registry::subscribe`](crate::Registry::subscribe)).
+///
+/// A subscriber that falls more than a few hundred changes behind misses
+/// the oldest and is told how many ([`Missed`]); it can re-read the
+/// registry's state, which is always current.
+#[derive(Debug)]
+pub struct Changes {
+    receiver: broadcast::Receiver<Change>,
+}
+
+/// Changes a slow subscriber missed.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Registry, Selector};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+/// let mut changes = registry.subscribe();
+/// for i in 0..300 {
+///     registry.disable(&Selector::All, format!("reason {i}")).unwrap();
+/// }
+/// let missed = changes.next().await.unwrap().unwrap_err();
+/// assert_eq!(missed.count, 44);
+/// // Then the changes it still holds, in order.
+/// assert_eq!(changes.next().await.unwrap().unwrap().generation, 45);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("missed {count} registry changes")]
+#[non_exhaustive]
+pub struct Missed {
+    /// How many changes were dropped before the subscriber read them.
+    pub count: u64,
+}
+
+impl Changes {
+    pub(super) fn new(receiver: broadcast::Receiver<Change>) -> Self {
+        Changes { receiver }
+    }
+
+    /// The next change; `Err` when some were missed; `None` once every
+    /// handle to the registry is gone.
+    ///
+    /// ```
+    /// use toolwright::{Catalog, Registry};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = Registry::new(Catalog::builder().build().unwrap());
+    /// let mut changes = registry.subscribe();
+    /// drop(registry);
+    /// assert!(changes.next().await.is_none());
+    /// # }
+    /// ```
+    pub async fn next(&mut self) -> Option<Result<Change, Missed>> {
+        match self.receiver.recv().await {
+            Ok(change) => Some(Ok(change)),
+            Err(broadcast::error::RecvError::Lagged(count)) => Some(Err(Missed { count })),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! The live layer over the catalog: what is served now, switched on and off
+//! at run time, and narrowed per caller.
+//!
+//! ```text
+//! Registry ── snapshots (generation n) ── Tools (+ View) ── Executor, exports, MCP
+//!    │ disable / enable (Selector, Reason)
+//!    └─ Changes (subscribe)
+//! ```
+
+mod changes;
+mod selector;
+mod tools;
+mod view;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use arc_swap::ArcSwap;
+use tokio::sync::broadcast;
+
+pub use changes::{Change, ChangeKind, Changes, Missed};
+pub use selector::Selector;
+pub(crate) use tools::Snapshot;
+pub use tools::Tools;
+pub use view::View;
+
+use crate::catalog::Catalog;
+use crate::disabled::Disabled;
+
+/// The tools being served now: a catalog's tools, each switched on or off
+/// at run time with a reason.
+///
+/// Cheap to clone (an `Arc` inside); clones share their state, so an admin
+/// task can disable a tool while every front end keeps calling. Readers work
+/// on snapshots and never wait for a writer; each change publishes a new
+/// snapshot with the next generation number and is announced to
+/// [`subscribe`](Self::subscribe)rs.
+///
+/// A disabled tool is absent from every listing and export, and a call to
+/// it is refused with [`CallError::Disabled`](crate::CallError::Disabled):
+/// the model is told the tool is unavailable, the application gets the
+/// reason.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Reason, Selector};
+///
+/// /// Look up the weather.
+/// #[tool(key = "weather.get", effect = read, authorize = public)]
+/// async fn weather(city: String) -> String { format!("sunny in {city}") }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let catalog = Catalog::builder().register::<WeatherArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let registry = executor.registry().clone();
+///
+/// // The upstream service misbehaves: switch the tool off, no redeploy.
+/// registry
+///     .disable(&Selector::namespace("weather"), Reason::new("upstream 500s").by("ops"))
+///     .unwrap();
+/// let refused = executor.invoke("weather", json!({"city": "Oslo"}), &()).await.unwrap_err();
+/// assert!(matches!(refused, CallError::Disabled { .. }));
+/// assert_eq!(refused.to_string(), "tool `weather.get` is disabled: upstream 500s");
+/// assert_eq!(refused.model_message(), "This tool is unavailable.");
+///
+/// registry.enable(&Selector::name("weather")).unwrap();
+/// let answer = executor.invoke("weather", json!({"city": "Oslo"}), &()).await.unwrap();
+/// assert_eq!(answer, "sunny in Oslo");
+/// assert_eq!(registry.generation(), 2);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    current: ArcSwap<Snapshot>,
+    /// Writers take turns, so that no change is computed from a stale
+    /// snapshot and lost; readers never take it.
+    writing: Mutex<()>,
+    changes: broadcast::Sender<Change>,
+}
+
+/// How many changes a subscriber may fall behind before it misses some.
+const CHANGES_BUFFERED: usize = 256;
+
+/// Why (and by whom) tools are being disabled: `"reason"` or
+/// `Reason::new("reason").by("who")`.
+///
+/// ```
+/// use toolwright::Reason;
+/// let reason = Reason::new("leaks customer names").by("security@example.com");
+/// let same: Reason = "leaks customer names".into();
+/// assert_ne!(reason, same);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    text: String,
+    by: Option<String>,
+}
+
+impl Reason {
+    /// A reason with no author.
+    ///
+    /// ```
+    /// use toolwright::Reason;
+    /// let reason = Reason::new("flaky upstream");
+    /// # let _ = reason;
+    /// ```
+    pub fn new(text: impl Into<String>) -> Self {
+        Reason {
+            text: text.into(),
+            by: None,
+        }
+    }
+
+    /// Who gave the reason (an operator's id).
+    ///
+    /// ```
+    /// use toolwright::Reason;
+    /// let reason = Reason::new("flaky upstream").by("ops");
+    /// # let _ = reason;
+    /// ```
+    pub fn by(mut self, who: impl Into<String>) -> Self {
+        self.by = Some(who.into());
+        self
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(text: &str) -> Self {
+        Reason::new(text)
+    }
+}
+
+impl From<String> for Reason {
+    fn from(text: String) -> Self {
+        Reason::new(text)
+    }
+}
+
+/// A registry change that could not be made; the registry is as it was.
+///
+/// ```
+/// use toolwright::{Catalog, Registry, RegistryError, Selector};
+///
+/// let registry = Registry::new(Catalog::builder().build().unwrap());
+/// let error = registry.disable(&Selector::tag("pii"), "privacy review").unwrap_err();
+/// assert!(matches!(error, RegistryError::NoMatch { .. }));
+/// assert_eq!(error.to_string(), "no tool matches `any tag of [pii]`");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The selector picks no tool: likely a typo, never a silent no-op.
+    #[error("no tool matches `{selector}`")]
+    NoMatch {
+        /// The selector, as given.
+        selector: Selector,
+    },
+}
+
+impl Registry {
+    /// A registry serving every tool of `catalog`, all enabled, at
+    /// generation 0. `Executor::new` takes a catalog or a registry.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Executor, Registry};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// let executor = Executor::new(registry.clone(), Container::default()).unwrap();
+    /// assert_eq!(executor.tools().len(), 1);
+    /// ```
+    pub fn new(catalog: Catalog) -> Self {
+        let (changes, _) = broadcast::channel(CHANGES_BUFFERED);
+        Registry {
+            shared: Arc::new(Shared {
+                current: ArcSwap::from_pointee(Snapshot::new(catalog)),
+                writing: Mutex::new(()),
+                changes,
+            }),
+        }
+    }
+
+    /// The tools served now: the enabled ones when iterated, every one
+    /// through [`Tools::with_disabled`].
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// assert_eq!(registry.tools().get("add").unwrap().key(), "math.add");
+    /// ```
+    pub fn tools(&self) -> Tools {
+        Tools {
+            snapshot: self.snapshot(),
+            view: None,
+        }
+    }
+
+    /// The current generation: 0 at first, one more for every change.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// let change = registry.disable(&Selector::All, "maintenance").unwrap();
+    /// assert_eq!((change.generation, registry.generation()), (1, 1));
+    /// ```
+    pub fn generation(&self) -> u64 {
+        self.shared.current.load().generation
+    }
+
+    /// Whether the tool called `name` is enabled; `None` if there is no such tool.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// assert_eq!(registry.is_enabled("add"), Some(true));
+    /// registry.disable(&Selector::name("add"), "maintenance").unwrap();
+    /// assert_eq!(registry.is_enabled("add"), Some(false));
+    /// assert_eq!(registry.is_enabled("sub"), None);
+    /// ```
+    pub fn is_enabled(&self, name: &str) -> Option<bool> {
+        let snapshot = self.shared.current.load();
+        let index = snapshot.catalog.index_of(name)?;
+        Some(snapshot.disabled[index].is_none())
+    }
+
+    /// Switches off every tool `selector` picks, with `reason`; a tool
+    /// already off takes the new reason. Calls that looked a tool up before
+    /// this returned still run; every later lookup is refused.
+    ///
+    /// Fails, changing nothing, when the selector picks no tool.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+    ///
+    /// /// Delete a file.
+    /// #[tool(key = "files.delete", effect = read, authorize = public)]
+    /// async fn delete_file(path: String) -> bool { false }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<DeleteFileArgs>().build().unwrap());
+    /// let change = registry.disable(&Selector::namespace("files"), "incident 42").unwrap();
+    /// assert_eq!(change.keys, ["files.delete"]);
+    /// assert!(matches!(change.kind, ChangeKind::Disabled(ref d) if d.reason == "incident 42"));
+    /// ```
+    pub fn disable(
+        &self,
+        selector: &Selector,
+        reason: impl Into<Reason>,
+    ) -> Result<Change, RegistryError> {
+        let reason = reason.into();
+        let disabled = Arc::new(Disabled {
+            reason: reason.text,
+            by: reason.by,
+            at: SystemTime::now(),
+        });
+        let kind = ChangeKind::Disabled((*disabled).clone());
+        self.change(selector, kind, Some(disabled))
+    }
+
+    /// Switches on every tool `selector` picks. Fails, changing nothing,
+    /// when the selector picks no tool; tools already on stay as they are.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// registry.disable(&Selector::All, "maintenance").unwrap();
+    /// let change = registry.enable(&Selector::All).unwrap();
+    /// assert_eq!(change.keys, ["math.add"]);
+    /// // Nothing left to switch on: no change, the same generation.
+    /// let again = registry.enable(&Selector::All).unwrap();
+    /// assert!(again.keys.is_empty());
+    /// assert_eq!(again.generation, change.generation);
+    /// ```
+    pub fn enable(&self, selector: &Selector) -> Result<Change, RegistryError> {
+        self.change(selector, ChangeKind::Enabled, None)
+    }
+
+    /// Every change from now on, in order.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// let mut changes = registry.subscribe();
+    /// registry.disable(&Selector::All, "maintenance").unwrap();
+    /// let change = changes.next().await.unwrap().unwrap();
+    /// assert_eq!((change.generation, change.keys), (1, vec!["math.add".to_owned()]));
+    /// # }
+    /// ```
+    pub fn subscribe(&self) -> Changes {
+        Changes::new(self.shared.changes.subscribe())
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.current.load_full()
+    }
+
+    /// Sets every tool `selector` picks to `next` (`None`: enabled), and
+    /// publishes the result as the next generation if anything changed.
+    fn change(
+        &self,
+        selector: &Selector,
+        kind: ChangeKind,
+        next: Option<Arc<Disabled>>,
+    ) -> Result<Change, RegistryError> {
+        // A panic elsewhere while holding the turn left no half-change:
+        // snapshots are only ever replaced whole.
+        let _turn = self
+            .shared
+            .writing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current = self.shared.current.load_full();
+        let picked: Vec<usize> = (0..current.catalog.len())
+            .filter(|&i| selector.matches(current.catalog.entry(i)))
+            .collect();
+        if picked.is_empty() {
+            return Err(RegistryError::NoMatch {
+                selector: selector.clone(),
+            });
+        }
+        let mut disabled = current.disabled.clone();
+        let mut keys = Vec::new();
+        for index in picked {
+            let changes = match (&disabled[index], &next) {
+                (None, None) => false,
+                (Some(old), Some(new)) => **old != **new,
+                _ => true,
+            };
+            if changes {
+                disabled[index] = next.clone();
+                keys.push(current.catalog.entry(index).key().to_owned());
+            }
+        }
+        let mut generation = current.generation;
+        if !keys.is_empty() {
+            generation += 1;
+            self.shared.current.store(Arc::new(Snapshot {
+                generation,
+                catalog: current.catalog.clone(),
+                disabled,
+            }));
+        }
+        let change = Change {
+            generation,
+            kind,
+            keys,
+        };
+        if !change.keys.is_empty() {
+            // No subscriber is fine: nobody is listening yet.
+            _ = self.shared.changes.send(change.clone());
+        }
+        Ok(change)
+    }
+}
+
+impl From<Catalog> for Registry {
+    fn from(catalog: Catalog) -> Self {
+        Registry::new(catalog)
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let snapshot = self.shared.current.load();
+        f.debug_struct("Registry")
+            .field("generation", &snapshot.generation)
+            .field("tools", &snapshot.catalog.len())
+            .field(
+                "disabled",
+                &snapshot.disabled.iter().filter(|d| d.is_some()).count(),
+            )
+            .finish()
+    }
+}

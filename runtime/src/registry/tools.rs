@@ -1,0 +1,238 @@
+//! What a registry serves at one generation, and a caller's share of it.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::View;
+use crate::catalog::{Catalog, ToolEntry};
+use crate::disabled::Disabled;
+
+/// One generation of a registry: its tools and which are switched off.
+/// Never changed once published; a change publishes a new one.
+pub(crate) struct Snapshot {
+    pub(crate) generation: u64,
+    pub(crate) catalog: Catalog,
+    /// Why each tool is off, in catalog order; `None` while it is on.
+    pub(crate) disabled: Box<[Option<Arc<Disabled>>]>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(catalog: Catalog) -> Self {
+        Snapshot {
+            generation: 0,
+            disabled: vec![None; catalog.len()].into(),
+            catalog,
+        }
+    }
+}
+
+/// The tools a [`Registry`](crate::Registry) or an
+/// [`Executor`](crate::Executor) serves, as of one generation: what to list
+/// or export to a caller.
+///
+/// Iterating gives the enabled tools inside the view (if any), sorted by
+/// key; [`Tools::with_disabled`] also gives the disabled ones and why.
+/// Serializes as the list of enabled tools' descriptors. A later change to
+/// the registry does not change a `Tools` already taken.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog, Container, Executor, Selector};
+///
+/// /// Add two numbers.
+/// #[tool(key = "math.add", effect = read, authorize = public)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// /// Subtract `b` from `a`.
+/// #[tool(key = "math.sub", effect = read, authorize = public)]
+/// async fn sub(a: i64, b: i64) -> i64 { a - b }
+///
+/// let catalog = Catalog::builder().register::<AddArgs>().register::<SubArgs>().build().unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// executor.registry().disable(&Selector::name("sub"), "wrong sign").unwrap();
+///
+/// let tools = executor.tools();
+/// let names: Vec<_> = tools.iter().map(|tool| tool.name()).collect();
+/// assert_eq!(names, ["add"]);
+/// // What a model is offered is what the executor will run.
+/// let openai = providers::export(&tools, Format::OpenAiChat { strict: true }).unwrap();
+/// assert_eq!(openai.as_array().unwrap().len(), 1);
+/// assert_eq!(tools.disabled("sub").unwrap().reason, "wrong sign");
+/// ```
+#[derive(Clone)]
+pub struct Tools {
+    pub(crate) snapshot: Arc<Snapshot>,
+    pub(crate) view: Option<View>,
+}
+
+impl Tools {
+    /// The registry generation these tools are from.
+    ///
+    /// ```
+    /// use toolwright::{Catalog, Registry};
+    /// let registry = Registry::new(Catalog::builder().build().unwrap());
+    /// assert_eq!(registry.tools().generation(), 0);
+    /// ```
+    pub fn generation(&self) -> u64 {
+        self.snapshot.generation
+    }
+
+    /// The enabled tools in the view, sorted by key.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// for tool in &registry.tools() {
+    ///     assert_eq!(tool.key(), "math.add");
+    /// }
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
+        self.indexed().map(|(_, tool)| tool)
+    }
+
+    /// Every tool in the view, enabled or not, with why it is disabled.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// registry.disable(&Selector::All, "maintenance").unwrap();
+    /// let listing: Vec<_> = registry
+    ///     .tools()
+    ///     .with_disabled()
+    ///     .map(|(tool, disabled)| (tool.name(), disabled.map(|d| d.reason.clone())))
+    ///     .collect();
+    /// assert_eq!(listing, [("add", Some("maintenance".to_owned()))]);
+    /// ```
+    pub fn with_disabled(&self) -> impl Iterator<Item = (&ToolEntry, Option<&Disabled>)> + '_ {
+        self.snapshot
+            .catalog
+            .iter()
+            .zip(&self.snapshot.disabled)
+            .filter(|(tool, _)| self.view.as_ref().is_none_or(|view| view.contains(tool)))
+            .map(|(tool, disabled)| (tool, disabled.as_deref()))
+    }
+
+    /// The enabled tool called `name`, if the view holds it.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// assert!(registry.tools().get("add").is_some());
+    /// registry.disable(&Selector::name("add"), "maintenance").unwrap();
+    /// assert!(registry.tools().get("add").is_none());
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&ToolEntry> {
+        let index = self.index_of(name)?;
+        self.snapshot.disabled[index]
+            .is_none()
+            .then(|| self.snapshot.catalog.entry(index))
+    }
+
+    /// Why the tool called `name` is disabled; `None` if it is enabled or
+    /// not in the view.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Reason, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// registry.disable(&Selector::name("add"), Reason::new("overflows").by("alice")).unwrap();
+    /// let disabled = registry.tools().disabled("add").cloned().unwrap();
+    /// assert_eq!((disabled.reason.as_str(), disabled.by.as_deref()), ("overflows", Some("alice")));
+    /// ```
+    pub fn disabled(&self, name: &str) -> Option<&Disabled> {
+        self.snapshot.disabled[self.index_of(name)?].as_deref()
+    }
+
+    /// How many enabled tools the view holds.
+    ///
+    /// ```
+    /// use toolwright::{Catalog, Registry};
+    /// let registry = Registry::new(Catalog::builder().build().unwrap());
+    /// assert_eq!(registry.tools().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Whether the view holds no enabled tool.
+    ///
+    /// ```
+    /// use toolwright::{Catalog, Registry};
+    /// assert!(Registry::new(Catalog::builder().build().unwrap()).tools().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.iter().next().is_none()
+    }
+
+    /// The enabled tools in the view, with their places in the catalog.
+    pub(crate) fn indexed(&self) -> impl Iterator<Item = (usize, &ToolEntry)> + '_ {
+        let catalog = &self.snapshot.catalog;
+        (0..catalog.len())
+            .filter(|&i| self.snapshot.disabled[i].is_none() && self.in_view(i))
+            .map(|i| (i, catalog.entry(i)))
+    }
+
+    /// The catalog these tools come from.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.snapshot.catalog
+    }
+
+    /// The index of the tool `name` in the snapshot's catalog, if the view
+    /// holds it, enabled or not.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        let index = self.snapshot.catalog.index_of(name)?;
+        self.in_view(index).then_some(index)
+    }
+
+    pub(crate) fn in_view(&self, index: usize) -> bool {
+        let tool = self.snapshot.catalog.entry(index);
+        self.view.as_ref().is_none_or(|view| view.contains(tool))
+    }
+}
+
+impl<'a> IntoIterator for &'a Tools {
+    type Item = &'a ToolEntry;
+    type IntoIter = Box<dyn Iterator<Item = &'a ToolEntry> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tools")
+            .field("generation", &self.generation())
+            .field(
+                "enabled",
+                &self.iter().map(ToolEntry::name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Serialize for Tools {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
