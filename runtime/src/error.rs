@@ -205,6 +205,16 @@ pub enum CallError {
         /// Why, by whom and since when.
         disabled: Arc<Disabled>,
     },
+    /// The permission policy refused the call; nothing ran.
+    #[error("the policy refuses calls to `{key}` ({}): {reason}", .rule.as_deref().unwrap_or("fallback"))]
+    PolicyDenied {
+        /// The tool's key.
+        key: &'static str,
+        /// The rule that refused (`None`: the policy's fallback).
+        rule: Option<String>,
+        /// The rule's reason.
+        reason: String,
+    },
     /// The arguments break the tool's advertised schema; nothing ran.
     #[error("invalid arguments for `{key}`: {violations}")]
     InvalidArguments {
@@ -348,7 +358,9 @@ impl CallError {
                 format!("Invalid arguments: {violations}. Correct them and call the tool again.")
             }
             CallError::Disabled { .. } => "This tool is unavailable.".into(),
-            CallError::Denied { .. } => "You are not allowed to call this tool.".into(),
+            CallError::Denied { .. } | CallError::PolicyDenied { .. } => {
+                "You are not allowed to call this tool.".into()
+            }
             CallError::NotApproved { .. } => "The call was not approved.".into(),
             CallError::ApprovalRequired(request) => format!(
                 "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
@@ -373,6 +385,7 @@ impl CallError {
             CallError::InvalidArguments { key, .. }
             | CallError::ContextMismatch { key, .. }
             | CallError::Disabled { key, .. }
+            | CallError::PolicyDenied { key, .. }
             | CallError::Denied { key }
             | CallError::NotApproved { key }
             | CallError::DependencyMissing { key, .. }

@@ -41,9 +41,11 @@ pub use executor::{Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
 pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
+pub use pipeline::Decision;
 pub use registration::Registration;
 pub use registry::{
-    Change, ChangeKind, Changes, Missed, Reason, Registry, RegistryError, Selector, Tools, View,
+    Change, ChangeKind, Changes, Missed, Policy, Reason, Registry, RegistryError, Rule, Selector,
+    Tools, View,
 };
 pub use scope::{
     Container, ContainerBuilder, FinalizerOutput, Outcome, RequestFactory, Requirement,

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Executor, Inject, Invocation, ResolveError, Scope, tool,
+    CallError, Catalog, Container, Executor, Inject, Invocation, Policy, ResolveError, Rule, Scope,
+    Selector, tool,
 };
 
 async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {
@@ -68,9 +69,10 @@ impl Drop for DroppedEvent {
 }
 
 /// A span as the subscriber saw it: its name and every field recorded.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 struct SeenSpan {
     name: &'static str,
+    metadata: &'static tracing::Metadata<'static>,
     fields: Vec<(String, String)>,
 }
 
@@ -104,6 +106,7 @@ impl tracing::Subscriber for Recorder {
     fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
         let mut seen = SeenSpan {
             name: span.metadata().name(),
+            metadata: span.metadata(),
             fields: Vec::new(),
         };
         span.record(&mut FieldWriter(&mut seen.fields));
@@ -119,6 +122,19 @@ impl tracing::Subscriber for Recorder {
     }
 
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    /// The innermost entered span: what `Span::current()` (which the
+    /// pipeline records the policy's decision on) answers.
+    fn current_span(&self) -> tracing_core::span::Current {
+        let entered = self.entered.lock().unwrap();
+        match entered.last() {
+            Some(&id) => {
+                let metadata = self.spans.lock().unwrap()[id as usize - 1].metadata;
+                tracing_core::span::Current::new(tracing::span::Id::from_u64(id), metadata)
+            }
+            None => tracing_core::span::Current::none(),
+        }
+    }
 
     fn event(&self, _: &tracing::Event<'_>) {
         let entered = self.entered.lock().unwrap().clone();
@@ -234,6 +250,20 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             assert!(lingering.as_mut().poll(&mut cx).is_pending());
             assert!(recorder.events.lock().unwrap().is_empty());
             drop(lingering);
+
+            // The policy's decision and rule, in the spans of later calls.
+            executor.registry().set_policy(
+                Policy::new()
+                    .rule(
+                        Rule::deny("no nines", Selector::name("third"), "nines are out")
+                            .when_arguments(|args| args["n"] == 9),
+                    )
+                    .rule(Rule::allow("halves", Selector::name("halve"))),
+            );
+            let nine = executor.invoke("third", json!({"n": 9}), &()).await;
+            assert!(matches!(nine, Err(CallError::PolicyDenied { .. })), "{nine:?}");
+            executor.invoke("halve", json!({"n": 2}), &()).await.unwrap();
+            executor.invoke("third", json!({"n": 3}), &()).await.unwrap();
         });
     });
     let spans: Vec<SeenSpan> = recorder
@@ -244,7 +274,7 @@ fn each_call_is_a_span_with_tool_and_outcome() {
         .filter(|s| s.name == "toolwright.call")
         .cloned()
         .collect();
-    assert_eq!(spans.len(), 12, "{spans:?}");
+    assert_eq!(spans.len(), 15, "{spans:?}");
     for span in &spans[..3] {
         assert_eq!(field(span, "key"), Some("math.double"));
         assert_eq!(field(span, "name"), Some("double"));
@@ -262,7 +292,14 @@ fn each_call_is_a_span_with_tool_and_outcome() {
     assert_eq!(field(&spans[11], "key"), Some("demo.linger"));
     // The body of the dropped call was dropped inside the call's span
     // (`linger`'s, the last span the subscriber saw).
-    let linger_id = recorder.spans.lock().unwrap().len() as u64;
+    let linger_id = recorder
+        .spans
+        .lock()
+        .unwrap()
+        .iter()
+        .rposition(|s| s.name == "toolwright.call" && field(s, "key") == Some("demo.linger"))
+        .unwrap() as u64
+        + 1;
     assert_eq!(
         *recorder.events.lock().unwrap(),
         [vec![linger_id]],
@@ -287,6 +324,27 @@ fn each_call_is_a_span_with_tool_and_outcome() {
             Some("finalizer_failed"),
             // Dropped before it finished: no outcome.
             None,
+            Some("policy_denied"),
+            Some("ok"),
+            Some("ok"),
+        ]
+    );
+    let policy: Vec<_> = spans
+        .iter()
+        .map(|s| (field(s, "policy"), field(s, "policy_rule")))
+        .collect();
+    assert_eq!(
+        policy[..12],
+        [(None, None); 12],
+        "no policy, nothing recorded"
+    );
+    assert_eq!(
+        policy[12..],
+        [
+            (Some("deny"), Some("no nines")),
+            (Some("allow"), Some("halves")),
+            // No rule matched: the fallback decided.
+            (Some("allow"), None),
         ]
     );
 }

@@ -554,7 +554,7 @@ impl Executor {
     ) -> Result<Value, CallError> {
         let tool = found.tool();
         let registration = tool.registration();
-        let call = (registration.json)(self.env(tool, ErasedContext::new(ctx)), arguments);
+        let call = (registration.json)(self.env(&found, ErasedContext::new(ctx)), arguments);
         pipeline::traced(
             registration.key,
             registration.name,
@@ -614,7 +614,7 @@ impl Executor {
                 });
             }
         };
-        let env = self.env(found.tool(), ErasedContext::new(ctx));
+        let env = self.env(&found, ErasedContext::new(ctx));
         pipeline::traced(A::KEY, A::NAME, A::EFFECT, pipeline::typed(env, args)).await
     }
 
@@ -623,12 +623,14 @@ impl Executor {
         self.view.as_ref().is_none_or(|view| view.contains(tool))
     }
 
-    /// The surroundings of a call of `tool`.
-    fn env<'a>(&'a self, tool: &'a ToolEntry, ctx: ErasedContext<'a>) -> Env<'a> {
+    /// The surroundings of a call of the tool found.
+    fn env<'a>(&'a self, found: &'a Found, ctx: ErasedContext<'a>) -> Env<'a> {
+        let tool = found.tool();
         Env {
             services: &self.inner.services,
             validation: tool.validation(),
             schema: tool.input_schema(),
+            gate: found.snapshot.gate(found.index),
             ctx,
         }
     }

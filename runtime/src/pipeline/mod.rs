@@ -16,6 +16,7 @@
 
 mod arguments;
 mod body;
+mod gate;
 mod steps;
 mod trace;
 
@@ -26,6 +27,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use arguments::Validation;
+pub use gate::Decision;
+pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
 pub(crate) use trace::traced;
 
@@ -43,13 +46,15 @@ pub(crate) struct Services {
     pub(crate) default_timeout: Option<Duration>,
 }
 
-/// One call's surroundings: the shared services, its tool's schema and
-/// validator, and the caller's context.
+/// One call's surroundings: the shared services, its tool's schema,
+/// validator and policy, and the caller's context.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
     pub(crate) services: &'a Services,
     pub(crate) validation: &'a Validation,
     pub(crate) schema: &'a Value,
+    /// How the permission policy meets the tool's calls.
+    pub(crate) gate: Gate<'a>,
     pub(crate) ctx: ErasedContext<'a>,
 }
 

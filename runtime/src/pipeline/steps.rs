@@ -49,8 +49,8 @@ pub(super) async fn run<T: Tool, R>(
 ) -> Result<R, CallError> {
     // Step 2: the arguments, checked against the schema the catalog advertises.
     let args = input.read(&env)?;
-    // Steps 3 and 4, for a tool that has a hook to ask.
-    let args = if T::PUBLIC && !T::EFFECT.requires_approval() {
+    // Steps 3 and 4, for a tool that has a policy or a hook to ask.
+    let args = if T::PUBLIC && !T::EFFECT.requires_approval() && env.gate.is_open() {
         args
     } else {
         ask_hooks(env, args).await?
@@ -74,15 +74,24 @@ pub(super) async fn run<T: Tool, R>(
     finish(T::KEY, output)
 }
 
-/// Steps 3 and 4: the hooks asked about the validated arguments, which come
-/// back for the body.
+/// Steps 3 and 4: the policy, then the tool's hooks, asked about the
+/// validated arguments, which come back for the body.
 async fn ask_hooks<T: Tool>(env: Env<'_>, args: T) -> Result<T, CallError> {
-    let approves = T::EFFECT.requires_approval();
     let invocation = Invocation::new(args, T::KEY, T::NAME, T::EFFECT);
+    let policy_asks = env
+        .gate
+        .check(T::KEY, || invocation.canonical_arguments())?;
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, T::KEY)?;
     }
-    if approves && !approved(T::__approve(env.ctx, &invocation).await, T::KEY)? {
+    let approved = if T::EFFECT.requires_approval() {
+        approved(T::__approve(env.ctx, &invocation).await, T::KEY)?
+    } else {
+        // A tool without an `approve` hook that the policy asks about: no
+        // one here can approve it, so it waits for a person.
+        !policy_asks
+    };
+    if !approved {
         return Err(CallError::ApprovalRequired(Box::new(
             invocation.approval_request(),
         )));

@@ -29,6 +29,8 @@ pub(crate) fn traced<F: Future>(
         name,
         effect = effect.as_str(),
         outcome = tracing::field::Empty,
+        policy = tracing::field::Empty,
+        policy_rule = tracing::field::Empty,
     );
     Traced {
         key,
@@ -68,6 +70,7 @@ fn outcome<R>(result: &Result<R, CallError>) -> &'static str {
         Ok(_) => "ok",
         Err(CallError::InvalidArguments { .. }) => "invalid_arguments",
         Err(CallError::Denied { .. }) => "denied",
+        Err(CallError::PolicyDenied { .. }) => "policy_denied",
         Err(CallError::NotApproved { .. }) => "not_approved",
         Err(CallError::ApprovalRequired(_)) => "approval_required",
         Err(CallError::Panicked { .. }) => "panicked",

@@ -29,8 +29,9 @@ pub struct Change {
     pub generation: u64,
     /// What happened.
     pub kind: ChangeKind,
-    /// The tools whose state changed; empty when there was nothing to change
-    /// (then the generation did not move and no subscriber hears of it).
+    /// The tools whose state changed. Empty for a policy change, and when
+    /// enabling or disabling had nothing to change (then the generation did
+    /// not move and no subscriber hears of it).
     pub keys: Vec<String>,
 }
 
@@ -56,6 +57,9 @@ pub enum ChangeKind {
     Enabled,
     /// Tools were switched off, for this reason.
     Disabled(Disabled),
+    /// The permission policy was replaced; `keys` is empty, as the policy
+    /// may apply to any tool.
+    Policy,
 }
 
 /// A subscription to a registry's changes

@@ -8,17 +8,20 @@
 //! ```
 
 mod changes;
+mod policy;
 mod selector;
 mod tools;
 mod view;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 use tokio::sync::broadcast;
 
 pub use changes::{Change, ChangeKind, Changes, Missed};
+use policy::ToolRuling;
+pub use policy::{Policy, Rule};
 pub use selector::Selector;
 pub(crate) use tools::Snapshot;
 pub use tools::Tools;
@@ -302,6 +305,52 @@ impl Registry {
         self.change(selector, ChangeKind::Enabled, None)
     }
 
+    /// Makes `policy` the permission policy of every call from now on
+    /// (replacing any before it), as the next generation.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, ChangeKind, Policy, Registry, Rule};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
+    /// let change = registry.set_policy(Policy::new().rule(Rule::allow_read_only()));
+    /// assert_eq!((change.generation, change.kind), (1, ChangeKind::Policy));
+    /// assert_eq!(registry.policy().unwrap().rules()[0].name(), "allow read only");
+    /// ```
+    pub fn set_policy(&self, policy: Policy) -> Change {
+        let policy = Arc::new(policy);
+        let _turn = self.turn();
+        let current = self.shared.current.load_full();
+        let generation = current.generation + 1;
+        self.shared.current.store(Arc::new(Snapshot {
+            generation,
+            catalog: current.catalog.clone(),
+            disabled: current.disabled.clone(),
+            rulings: ToolRuling::all(Some(&policy), &current.catalog).into(),
+            policy: Some(policy),
+        }));
+        let change = Change {
+            generation,
+            kind: ChangeKind::Policy,
+            keys: Vec::new(),
+        };
+        _ = self.shared.changes.send(change.clone());
+        change
+    }
+
+    /// The permission policy, if one was set.
+    ///
+    /// ```
+    /// use toolwright::{Catalog, Registry};
+    /// assert!(Registry::new(Catalog::builder().build().unwrap()).policy().is_none());
+    /// ```
+    pub fn policy(&self) -> Option<Arc<Policy>> {
+        self.shared.current.load().policy.clone()
+    }
+
     /// Every change from now on, in order.
     ///
     /// ```
@@ -324,6 +373,15 @@ impl Registry {
         Changes::new(self.shared.changes.subscribe())
     }
 
+    /// The writer's turn. A panic elsewhere while holding it left no
+    /// half-change: snapshots are only ever replaced whole.
+    fn turn(&self) -> MutexGuard<'_, ()> {
+        self.shared
+            .writing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         self.shared.current.load_full()
     }
@@ -336,13 +394,7 @@ impl Registry {
         kind: ChangeKind,
         next: Option<Arc<Disabled>>,
     ) -> Result<Change, RegistryError> {
-        // A panic elsewhere while holding the turn left no half-change:
-        // snapshots are only ever replaced whole.
-        let _turn = self
-            .shared
-            .writing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _turn = self.turn();
         let current = self.shared.current.load_full();
         let picked: Vec<usize> = (0..current.catalog.len())
             .filter(|&i| selector.matches(current.catalog.entry(i)))
@@ -372,6 +424,8 @@ impl Registry {
                 generation,
                 catalog: current.catalog.clone(),
                 disabled,
+                policy: current.policy.clone(),
+                rulings: current.rulings.clone(),
             }));
         }
         let change = Change {

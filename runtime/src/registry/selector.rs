@@ -59,6 +59,8 @@ pub enum Selector {
     AllTags(Vec<String>),
     /// Tools that declare this effect.
     Effect(Effect),
+    /// Tools that declare `open_world` (they reach outside the application).
+    OpenWorld,
     /// Tools every selector picks.
     And(Vec<Selector>),
     /// Tools any selector picks.
@@ -195,6 +197,7 @@ impl Selector {
             Selector::AnyTag(tags) => tags.iter().any(|t| tool.tags().contains(&t.as_str())),
             Selector::AllTags(tags) => tags.iter().all(|t| tool.tags().contains(&t.as_str())),
             Selector::Effect(effect) => tool.effect() == *effect,
+            Selector::OpenWorld => tool.open_world(),
             Selector::And(all) => all.iter().all(|s| s.matches(tool)),
             Selector::Or(any) => any.iter().any(|s| s.matches(tool)),
             Selector::Not(inner) => !inner.matches(tool),
@@ -239,6 +242,7 @@ impl fmt::Display for Selector {
             Selector::AnyTag(tags) => write!(f, "any tag of [{}]", tags.join(", ")),
             Selector::AllTags(tags) => write!(f, "all tags of [{}]", tags.join(", ")),
             Selector::Effect(effect) => write!(f, "effect {effect}"),
+            Selector::OpenWorld => f.write_str("open world"),
             Selector::And(all) => joined(f, all, "and"),
             Selector::Or(any) => joined(f, any, "or"),
             Selector::Not(inner) => write!(f, "not {inner}"),

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::View;
+use super::policy::{Policy, ToolRuling};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
+use crate::pipeline::Gate;
 
 /// One generation of a registry: its tools and which are switched off.
 /// Never changed once published; a change publishes a new one.
@@ -15,6 +17,9 @@ pub(crate) struct Snapshot {
     pub(crate) catalog: Catalog,
     /// Why each tool is off, in catalog order; `None` while it is on.
     pub(crate) disabled: Box<[Option<Arc<Disabled>>]>,
+    pub(crate) policy: Option<Arc<Policy>>,
+    /// How the policy meets each tool, in catalog order.
+    pub(crate) rulings: Arc<[ToolRuling]>,
 }
 
 impl Snapshot {
@@ -22,8 +27,15 @@ impl Snapshot {
         Snapshot {
             generation: 0,
             disabled: vec![None; catalog.len()].into(),
+            rulings: ToolRuling::all(None, &catalog).into(),
+            policy: None,
             catalog,
         }
+    }
+
+    /// How the policy meets calls of the tool at `index`.
+    pub(crate) fn gate(&self, index: usize) -> Gate<'_> {
+        self.rulings[index].gate(self.policy.as_deref())
     }
 }
 
