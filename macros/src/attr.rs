@@ -304,8 +304,10 @@ fn tags(value: &Expr, errors: &mut Errors) -> Vec<LitStr> {
                 "`tags` takes an array of string literals: write `tags = [\"{}\"]`",
                 s.value()
             ),
-            _ => "`tags` takes an array of string literals, such as `tags = [\"pii\", \"network\"]`"
-                .to_owned(),
+            _ => {
+                "`tags` takes an array of string literals, such as `tags = [\"pii\", \"network\"]`"
+                    .to_owned()
+            }
         };
         errors.spanned(value, message);
         return Vec::new();

@@ -214,7 +214,9 @@ fn check_tags(tags: &[LitStr], errors: &mut Errors) -> Option<Vec<String>> {
         let value = tag.value();
         let length = value.chars().count();
         let mistake = if value.is_empty() {
-            Some(format!("{RULE}; this one is empty: write one such as \"pii\", or remove it"))
+            Some(format!(
+                "{RULE}; this one is empty: write one such as \"pii\", or remove it"
+            ))
         } else if !is_valid_tag(&value) {
             let meant = tag_suggestion(&value);
             Some(match meant.filter(|meant| meant.len() <= MAX_TAG_LEN) {
