@@ -2,6 +2,7 @@
 //! parse carried on so that all of them are reported in one build.
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -20,6 +21,7 @@ pub(crate) const KEYS: &[&str] = &[
     "approve",
     "idempotent",
     "open_world",
+    "tags",
     "timeout",
     "args",
     "crate",
@@ -66,6 +68,8 @@ pub(crate) struct ToolAttr {
     pub approve: Option<Path>,
     pub idempotent: Option<LitBool>,
     pub open_world: Option<LitBool>,
+    /// The tags written as string literals; their form is checked in `valid`.
+    pub tags: Option<Vec<LitStr>>,
     pub timeout: Option<(u64, Span)>,
     pub args: Option<syn::Ident>,
     /// `crate = path`: where the generated code finds toolwright.
@@ -152,6 +156,7 @@ impl ToolAttr {
                         attr.set_flag(&key, flag);
                     }
                 }
+                "tags" => attr.tags = Some(tags(value, errors)),
                 "timeout" => attr.timeout = handle(errors, timeout(value)),
                 "args" => {
                     attr.args = handle(
@@ -286,6 +291,44 @@ fn effect(value: &Expr) -> syn::Result<(Effect, Span)> {
         }
     };
     Ok((effect, value.span()))
+}
+
+/// `tags = ["pii", "network"]`: the string literals, each other element
+/// reported on itself so that the rest are still checked.
+fn tags(value: &Expr, errors: &mut Errors) -> Vec<LitStr> {
+    let Expr::Array(array) = value else {
+        let message = match value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => format!(
+                "`tags` takes an array of string literals: write `tags = [\"{}\"]`",
+                s.value()
+            ),
+            _ => {
+                "`tags` takes an array of string literals, such as `tags = [\"pii\", \"network\"]`"
+                    .to_owned()
+            }
+        };
+        errors.spanned(value, message);
+        return Vec::new();
+    };
+    let mut tags = Vec::new();
+    for element in &array.elems {
+        match element {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => tags.push(s.clone()),
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let word = p.path.to_token_stream();
+                errors.spanned(
+                    element,
+                    format!("a tag is a string literal; add quotes: `\"{word}\"`"),
+                );
+            }
+            _ => errors.spanned(element, "a tag is a string literal, such as `\"pii\"`"),
+        }
+    }
+    tags
 }
 
 fn timeout(value: &Expr) -> syn::Result<(u64, Span)> {

@@ -1,6 +1,6 @@
 //! Semantic checks on the attribute and the fn together, resolving defaults.
 
-use syn::{Ident, LitBool, Path};
+use syn::{Ident, LitBool, LitStr, Path};
 
 use crate::ast::{Kind, ToolFn, unraw};
 use crate::attr::{Authorize, Effect, ToolAttr};
@@ -17,6 +17,7 @@ pub(crate) struct Spec {
     pub approve: Option<Path>,
     pub idempotent: bool,
     pub open_world: bool,
+    pub tags: Vec<String>,
     pub timeout_ms: Option<u64>,
     pub args: Ident,
 }
@@ -173,6 +174,8 @@ pub(crate) fn check(
         }
     }
 
+    let tags = check_tags(attr.tags.as_deref().unwrap_or_default(), errors);
+
     check_field_names(tool, errors);
 
     if let Some(title) = &attr.title
@@ -191,6 +194,7 @@ pub(crate) fn check(
         approve: attr.approve,
         idempotent: flag(attr.idempotent).unwrap_or(effect? == Effect::Read),
         open_world: flag(attr.open_world).unwrap_or(false),
+        tags: tags?,
         timeout_ms: attr.timeout.map(|(ms, _)| ms),
         args,
     })
@@ -198,6 +202,43 @@ pub(crate) fn check(
 
 fn flag(value: Option<LitBool>) -> Option<bool> {
     value.map(|b| b.value)
+}
+
+/// The tags in the order written, or `None` when one breaks the tag rule
+/// or repeats another (each reported on its literal).
+fn check_tags(tags: &[LitStr], errors: &mut Errors) -> Option<Vec<String>> {
+    const RULE: &str = "a tag is a lowercase word of at most 32 characters: a letter `a`-`z`, then letters `a`-`z`, digits, `_` or `-`";
+    let mut checked: Vec<String> = Vec::new();
+    let mut valid = true;
+    for tag in tags {
+        let value = tag.value();
+        let length = value.chars().count();
+        let mistake = if value.is_empty() {
+            Some(format!(
+                "{RULE}; this one is empty: write one such as \"pii\", or remove it"
+            ))
+        } else if !is_valid_tag(&value) {
+            let meant = tag_suggestion(&value);
+            Some(match meant.filter(|meant| meant.len() <= MAX_TAG_LEN) {
+                Some(meant) => format!("{RULE}; write \"{meant}\""),
+                None => format!("{RULE}, such as \"pii\""),
+            })
+        } else if length > MAX_TAG_LEN {
+            Some(format!("{RULE}; this one has {length}, shorten it"))
+        } else if checked.contains(&value) {
+            Some(format!("the tag \"{value}\" is given twice; keep one"))
+        } else {
+            None
+        };
+        match mistake {
+            Some(message) => {
+                errors.spanned(tag, message);
+                valid = false;
+            }
+            None => checked.push(value),
+        }
+    }
+    valid.then_some(checked)
 }
 
 /// Two inputs with one field name, or an input renamed to the name of an
@@ -256,6 +297,30 @@ fn is_valid_key(key: &str) -> bool {
             chars.next().is_some_and(|c| c.is_ascii_lowercase())
                 && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         })
+}
+
+/// The longest tag: room for a word or two, short enough for a filter list.
+const MAX_TAG_LEN: usize = 32;
+
+/// `^[a-z][a-z0-9_-]*$`, the length checked apart.
+fn is_valid_tag(tag: &str) -> bool {
+    let mut chars = tag.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// A valid tag close to an invalid one: lowercased, spaces and other
+/// characters as `_`, or `None` when it does not start with a letter.
+fn tag_suggestion(tag: &str) -> Option<String> {
+    let meant: String = tag
+        .trim()
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '_',
+        })
+        .collect();
+    is_valid_tag(&meant).then_some(meant)
 }
 
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
@@ -320,4 +385,44 @@ fn name_suggestion(name: &str) -> String {
     }
     meant.truncate(64);
     meant
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::LitStr;
+
+    use super::check_tags;
+    use crate::errors::Errors;
+
+    /// The tags `check_tags` accepts of `values`, and how many it refused.
+    fn checked(values: &[&str]) -> (Option<Vec<String>>, usize) {
+        let literals: Vec<LitStr> = values
+            .iter()
+            .map(|v| LitStr::new(v, proc_macro2::Span::call_site()))
+            .collect();
+        let mut errors = Errors::default();
+        let tags = check_tags(&literals, &mut errors);
+        let refused = errors
+            .finish()
+            .map_or(0, |e| e.to_string().matches("compile_error").count());
+        (tags, refused)
+    }
+
+    #[test]
+    fn a_tag_is_a_lowercase_word_of_at_most_32_characters() {
+        let longest = "a".repeat(32);
+        let (tags, refused) = checked(&["pii", "crm-v2", "eu_only", "a9", &longest]);
+        assert_eq!(refused, 0);
+        assert_eq!(tags.unwrap(), ["pii", "crm-v2", "eu_only", "a9", &longest]);
+
+        let too_long = "a".repeat(33);
+        for bad in ["", "Pii", "9a", "-a", "_a", "a b", "a.b", "é", &too_long] {
+            assert_eq!(checked(&[bad]), (None, 1), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn every_refused_tag_is_reported() {
+        assert_eq!(checked(&["pii", "PII", "", "pii", "pii"]), (None, 4));
+    }
 }

@@ -55,8 +55,8 @@ struct CatalogInner {
 /// when first asked for, then kept).
 ///
 /// Serializes as its descriptor: key, name, title (when declared),
-/// description, effect, idempotent, open_world, input schema, output schema
-/// (when there is one) and location. The timeout and the executable parts
+/// description, effect, idempotent, open_world, tags (always, possibly
+/// empty), input schema, output schema (when there is one) and location. The timeout and the executable parts
 /// are not serialized.
 ///
 /// ```
@@ -70,6 +70,7 @@ struct CatalogInner {
 ///     key = "orders.cancel",
 ///     title = "Cancel order",
 ///     effect = destructive,
+///     tags = ["orders", "support"],
 ///     authorize = public,
 ///     approve = ask_support
 /// )]
@@ -93,6 +94,7 @@ struct CatalogInner {
 /// assert_eq!(descriptor["title"], "Cancel order");
 /// assert_eq!(descriptor["description"], "Cancel an order that has not shipped.");
 /// assert_eq!(descriptor["effect"], "destructive");
+/// assert_eq!(descriptor["tags"], json!(["orders", "support"]));
 /// assert_eq!(descriptor["input_schema"]["required"], json!(["order_id"]));
 /// assert_eq!(descriptor["output_schema"]["type"], "boolean");
 /// ```
@@ -322,6 +324,38 @@ impl ToolEntry {
         self.registration.open_world
     }
 
+    /// The tags declared with `tags = [...]`, in the order written; empty
+    /// when there are none.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Look up a customer.
+    /// #[tool(key = "customers.get", effect = read, tags = ["pii", "crm"], authorize = public)]
+    /// async fn get_customer(id: u64) -> u64 { id }
+    ///
+    /// /// Look up a product.
+    /// #[tool(key = "products.get", effect = read, authorize = public)]
+    /// async fn get_product(id: u64) -> u64 { id }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<GetCustomerArgs>()
+    ///     .register::<GetProductArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// // Keep tools that touch personal data away from an anonymous assistant.
+    /// let anonymous: Vec<_> = catalog
+    ///     .iter()
+    ///     .filter(|tool| !tool.tags().contains(&"pii"))
+    ///     .map(|tool| tool.name())
+    ///     .collect();
+    /// assert_eq!(anonymous, ["get_product"]);
+    /// assert_eq!(catalog.get("get_customer").unwrap().tags(), ["pii", "crm"]);
+    /// ```
+    pub fn tags(&self) -> &'static [&'static str] {
+        self.registration.tags
+    }
+
     /// The declared timeout (`timeout = "30s"`), if any.
     ///
     /// The executor's default timeout
@@ -441,11 +475,6 @@ impl ToolEntry {
             .as_ref()
     }
 
-    /// Temporary until tags land: no tool has tags yet.
-    pub fn tags(&self) -> &'static [&'static str] {
-        &[]
-    }
-
     pub(crate) fn registration(&self) -> &Registration {
         &self.registration
     }
@@ -470,6 +499,7 @@ impl Serialize for ToolEntry {
             effect: Effect,
             idempotent: bool,
             open_world: bool,
+            tags: &'a [&'a str],
             input_schema: &'a Value,
             #[serde(skip_serializing_if = "Option::is_none")]
             output_schema: Option<&'a Value>,
@@ -483,6 +513,7 @@ impl Serialize for ToolEntry {
             effect: self.effect(),
             idempotent: self.idempotent(),
             open_world: self.open_world(),
+            tags: self.tags(),
             input_schema: self.input_schema(),
             output_schema: self.output_schema(),
             location: self.location(),

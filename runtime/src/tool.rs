@@ -172,6 +172,25 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// assert!(FetchPageArgs::OPEN_WORLD);
     /// ```
     const OPEN_WORLD: bool;
+    /// The tags declared with `tags = [...]`, in the order written; empty
+    /// when there are none. Lowercase words, each at most once, checked at
+    /// compile time.
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Look up a customer.
+    /// #[tool(key = "customers.get", effect = read, tags = ["pii", "crm"], authorize = public)]
+    /// async fn get_customer(id: u64) -> u64 { id }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// assert_eq!(GetCustomerArgs::TAGS, ["pii", "crm"]);
+    /// assert!(AddArgs::TAGS.is_empty());
+    /// ```
+    const TAGS: &'static [&'static str];
     /// The declared timeout, if any.
     ///
     /// ```

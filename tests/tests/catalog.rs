@@ -195,6 +195,7 @@ fn descriptor_serializes_metadata_and_schemas() {
         json!("catalog::shop::products")
     );
     assert!(get.get("title").is_some());
+    assert_eq!(get["tags"], json!([]));
 
     let place = catalog.get("place_order").unwrap();
     assert_eq!(place.effect(), Effect::Write);
@@ -203,6 +204,61 @@ fn descriptor_serializes_metadata_and_schemas() {
     assert_eq!(
         catalog.get("get_product").unwrap().timeout(),
         Some(std::time::Duration::from_secs(2))
+    );
+}
+
+mod tagged {
+    use toolwright::tool;
+
+    /// Look up a customer.
+    #[tool(key = "customers.get", effect = read, authorize = public, tags = ["pii", "crm", "eu-only"])]
+    pub(crate) async fn get_customer(id: u64) -> u64 {
+        id
+    }
+
+    /// Count the customers.
+    #[tool(key = "customers.count", effect = read, authorize = public)]
+    pub(crate) async fn count_customers() -> u64 {
+        0
+    }
+}
+
+#[test]
+fn tags_reach_the_entry_and_the_descriptor_in_the_order_written() {
+    use toolwright::Tool;
+
+    let catalog = Catalog::builder()
+        .register::<tagged::GetCustomerArgs>()
+        .register::<tagged::CountCustomersArgs>()
+        .build()
+        .unwrap();
+
+    let tagged = catalog.get("get_customer").unwrap();
+    assert_eq!(tagged.tags(), ["pii", "crm", "eu-only"]);
+    assert_eq!(tagged.tags(), tagged::GetCustomerArgs::TAGS);
+    let descriptor = serde_json::to_value(tagged).unwrap();
+    assert_eq!(descriptor["tags"], json!(["pii", "crm", "eu-only"]));
+
+    // No tags: an empty list, never a missing field.
+    let untagged = catalog.get("count_customers").unwrap();
+    assert!(untagged.tags().is_empty());
+    let descriptor = serde_json::to_value(untagged).unwrap();
+    assert_eq!(descriptor.get("tags"), Some(&json!([])));
+
+    // The whole catalog serializes each tool's tags too.
+    let listed = serde_json::to_value(&catalog).unwrap();
+    let tags: Vec<_> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| (tool["name"].clone(), tool["tags"].clone()))
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            (json!("count_customers"), json!([])),
+            (json!("get_customer"), json!(["pii", "crm", "eu-only"])),
+        ]
     );
 }
 

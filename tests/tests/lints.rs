@@ -103,7 +103,7 @@ mod tools {
 
     /// Look a label up; every kind of parameter.
     #[allow(clippy::restriction, clippy::pedantic, clippy::nursery)]
-    #[tool(key = "labels.get", effect = read, authorize = public, timeout = "1s")]
+    #[tool(key = "labels.get", effect = read, authorize = public, timeout = "1s", tags = ["labels"])]
     pub(crate) async fn get_label(
         /// The label's number.
         #[schemars(range(min = 1))]

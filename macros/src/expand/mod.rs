@@ -132,6 +132,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
     };
     let idempotent = spanned(spec.idempotent, at);
     let open_world = spanned(spec.open_world, at);
+    let tags = spec.tags.iter().map(|tag| spanned(tag, at));
     let timeout = match spec.timeout_ms {
         Some(ms) => {
             let ms = spanned(ms, at);
@@ -185,6 +186,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
             const EFFECT: #krate::__private::Effect = #effect;
             const IDEMPOTENT: bool = #idempotent;
             const OPEN_WORLD: bool = #open_world;
+            const TAGS: &'static [&'static str] = &[#(#tags),*];
             const TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #timeout;
             const LOCATION: #krate::__private::Location = #location;
             #[doc(hidden)]

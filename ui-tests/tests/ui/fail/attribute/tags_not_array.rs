@@ -1,0 +1,10 @@
+// `tags` takes an array, even for one tag; the fix is spelt out.
+use toolwright::tool;
+
+/// Look up a customer.
+#[tool(key = "customers.get", effect = read, authorize = public, tags = "pii")]
+async fn get_customer(id: u64) -> u64 {
+    id
+}
+
+fn main() {}
