@@ -64,6 +64,7 @@ use crate::catalog::ToolEntry;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
+use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
 
 pub use axum;
 pub use http;
@@ -680,6 +681,8 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             .tool(name)
             .filter(|(_, served)| self.visible(ctx, &served.entry))
         else {
+            // The name is the client's, of any length: quoted up to a prefix.
+            let name = Excerpt::prefix(name, QUOTED_CHARS).to_string();
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 Some(json!({ "tool": name })),
