@@ -47,9 +47,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult, ConstString,
+    ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
+    ListToolsRequestMethod, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -647,6 +648,14 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         config
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(unreadable(&request))
+    }
+
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
@@ -701,6 +710,32 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         };
         Ok(tool_result(served.structured, result).into())
     }
+}
+
+/// The answer to a request that rmcp read as no method it knows.
+///
+/// rmcp reads a request whose params do not fit its method (a `tools/call`
+/// without a `name`, say) as a custom request, which its default handler
+/// answers -32601 "method not found", echoing the method. The methods this
+/// server serves get -32602 "invalid params" instead, as JSON-RPC says, and
+/// any other method its name cut to a prefix.
+fn unreadable(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    let why = match method {
+        CallToolRequestMethod::VALUE => request.params_as::<CallToolRequestParams>().err(),
+        ListToolsRequestMethod::VALUE => request.params_as::<PaginatedRequestParams>().err(),
+        _ => {
+            let method = Excerpt::prefix(method, QUOTED_CHARS).to_string();
+            return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None);
+        }
+    };
+    let message = match (why, &request.params) {
+        (Some(error), _) => format!("invalid params for `{method}`: {error}"),
+        (None, None) => format!("`{method}` needs params"),
+        (None, Some(_)) => format!("invalid params for `{method}`"),
+    };
+    // serde's message may quote the offending value.
+    ErrorData::invalid_params(Excerpt::message(&message).to_string(), None)
 }
 
 /// A tool as MCP lists it.
