@@ -8,7 +8,7 @@
 //! the HTTP request for HTTP), never from the client.
 //!
 //! ```no_run
-//! use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+//! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
 //! use toolwright::{tool, Catalog, Container, Executor};
 //!
 //! /// Add two numbers.
@@ -29,8 +29,8 @@
 //!
 //! // Streamable HTTP: the context comes from each request, or the request gets 401.
 //! let router = server.http_router(
-//!     |parts: &http::request::Parts| match parts.headers.get("authorization") {
-//!         Some(token) if token == "Bearer demo" => Ok(Actor { name: "demo".into() }),
+//!     |parts: &http::request::Parts| match bearer_token(&parts.headers) {
+//!         Some("demo") => Ok(Actor { name: "demo".into() }),
 //!         _ => Err(Rejection::unauthorized()),
 //!     },
 //!     HttpOptions::default(),
@@ -527,6 +527,34 @@ impl Rejection {
         }
         response
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, or `None`
+/// without one. The scheme is matched in any case (`bearer`, `BEARER`):
+/// HTTP authentication schemes are case-insensitive (RFC 9110, 11.1).
+///
+/// For an `authenticate` function of [`McpServer::http_router`]:
+///
+/// ```
+/// use toolwright::mcp::bearer_token;
+/// use toolwright::mcp::http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+///
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(bearer_token(&headers), None);
+/// for value in ["Bearer demo", "bearer demo", "BEARER  demo"] {
+///     headers.insert(AUTHORIZATION, HeaderValue::from_static(value));
+///     assert_eq!(bearer_token(&headers), Some("demo"));
+/// }
+/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic ZGVtbzpkZW1v"));
+/// assert_eq!(bearer_token(&headers), None);
+/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer "));
+/// assert_eq!(bearer_token(&headers), None);
+/// ```
+pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// The server stopped with an error.

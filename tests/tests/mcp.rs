@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ServiceExt, object};
 use serde::Serialize;
 use serde_json::{Value, json};
-use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request};
+use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request, bearer_token};
 use toolwright::{
     Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
     Scope, Verdict, tool,
@@ -443,9 +443,9 @@ async fn cancelling_a_call_runs_its_finalizers_with_cancelled() {
 // ---------------------------------------------------------------- HTTP
 
 fn authenticate(parts: &http::request::Parts) -> Result<Actor, Rejection> {
-    match parts.headers.get(http::header::AUTHORIZATION) {
-        Some(value) if value == "Bearer ada-token" => Ok(Actor::new("ada", true)),
-        Some(value) if value == "Bearer bob-token" => Ok(Actor::new("bob", false)),
+    match bearer_token(&parts.headers) {
+        Some("ada-token") => Ok(Actor::new("ada", true)),
+        Some("bob-token") => Ok(Actor::new("bob", false)),
         _ => Err(Rejection::unauthorized()),
     }
 }
@@ -545,6 +545,19 @@ async fn http_without_valid_credentials_is_401_and_runs_nothing() {
     )
     .await;
     assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn http_matches_the_bearer_scheme_in_any_case() {
+    let (url, _) = serve_http(HttpOptions::default()).await;
+    for value in ["bearer ada-token", "BEARER ada-token", "Bearer  ada-token"] {
+        let response = post(&url, &[("authorization", value)], initialize_body()).await;
+        assert_eq!(response.status(), 200, "{value}");
+    }
+    for value in ["Basic ada-token", "Bearerada-token", "ada-token"] {
+        let response = post(&url, &[("authorization", value)], initialize_body()).await;
+        assert_eq!(response.status(), 401, "{value}");
+    }
 }
 
 #[tokio::test]
