@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::approval::ApprovalRequest;
 use crate::disabled::Disabled;
+use crate::util::excerpt::{Excerpt, Listed, PATH_CHARS, QUOTED_CHARS};
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
 ///
@@ -103,25 +104,40 @@ impl fmt::Display for HookKind {
 /// a parameter's type that the schema does not state (a UUID's syntax, a
 /// `#[serde(try_from)]` newtype's check), reported at that parameter.
 ///
+/// `Display` is bounded: it quotes at most the first 100 characters of the
+/// path and the first 160 and last 80 of the message, with a marker saying
+/// how many characters it left out.
+///
 /// ```
 /// use toolwright::Violation;
 /// let v = Violation { path: "/quantity".into(), message: "0 is less than the minimum of 1".into() };
 /// assert_eq!(v.to_string(), "/quantity: 0 is less than the minimum of 1");
+///
+/// // A key of a map argument, as long as the caller made it.
+/// let key = "k".repeat(1_000_000);
+/// let v = Violation { path: format!("/labels/{key}"), message: "\"x\" is not of type \"integer\"".into() };
+/// assert!(v.to_string().len() < 200);
+/// assert!(v.to_string().ends_with("more characters]: \"x\" is not of type \"integer\""));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// JSON pointer to the offending value (`""` is the whole argument object).
+    /// JSON pointer to the offending value (`""` is the whole argument
+    /// object), in full.
     pub path: String,
-    /// What is wrong there.
+    /// What is wrong there. A schema violation quotes the offending value up
+    /// to a short prefix and names at most 10 unexpected properties (the
+    /// value itself is at `path` in the arguments the caller passed); a
+    /// type's own message (serde's, a `try_from` check's) is as it wrote it.
     pub message: String,
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = Excerpt::message(&self.message);
         if self.path.is_empty() {
-            write!(f, "(root): {}", self.message)
+            write!(f, "(root): {message}")
         } else {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: {message}", Excerpt::prefix(&self.path, PATH_CHARS))
         }
     }
 }
@@ -129,11 +145,12 @@ impl fmt::Display for Violation {
 /// Every violation of one call's arguments, in the order the validator found them.
 ///
 /// Serializes as a list of `{"path", "message"}` objects, which a model can
-/// use to correct every mistake at once.
+/// use to correct every mistake at once. `Display` names the first 10 and
+/// counts the rest (`…; and 7 more`).
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Violation, Violations};
 ///
 /// /// Quote a price for some quantity of a product.
 /// #[tool(key = "orders.quote", effect = read, authorize = public)]
@@ -159,6 +176,12 @@ impl fmt::Display for Violation {
 ///
 /// let feedback = serde_json::to_value(&violations).unwrap();
 /// assert!(feedback.as_array().unwrap().iter().any(|v| v["path"] == "/quantity"));
+///
+/// // Every violation is kept; the text lists the first 10.
+/// let many = Violations(
+///     (0..25).map(|i| Violation { path: format!("/{i}"), message: "bad".into() }).collect(),
+/// );
+/// assert!(many.to_string().ends_with("/9: bad; and 15 more"));
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -167,11 +190,18 @@ pub struct Violations(pub Vec<Violation>);
 
 impl fmt::Display for Violations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::util::Joined(&self.0).fmt(f)
+        Listed::new(self.0.iter(), "; ").fmt(f)
     }
 }
 
 /// Why a call did not produce a result.
+///
+/// Its text is bounded, whatever the caller sent: `Display` (for the
+/// application's logs) and [`CallError::model_message`] (for the model)
+/// quote an unknown tool's name or an offending value up to a short prefix,
+/// and name at most 10 violations, then count the rest. The fields keep the
+/// detail: the name as asked, every violation with its full path and message
+/// (see [`Violation::message`]).
 ///
 /// Tool, hook and provider errors keep their source, so an application can
 /// `downcast_ref` to its own error type:
@@ -191,9 +221,9 @@ impl fmt::Display for Violations {
 #[non_exhaustive]
 pub enum CallError {
     /// No tool of that name is in the executor's catalog.
-    #[error("unknown tool `{name}`")]
+    #[error("unknown tool `{}`", Excerpt::prefix(name, QUOTED_CHARS))]
     UnknownTool {
-        /// The name the caller asked for.
+        /// The name the caller asked for, in full.
         name: String,
     },
     /// The tool is switched off in the registry; nothing ran. The model is
@@ -343,6 +373,10 @@ impl CallError {
     /// (denied, needs approval), and never an internal: no panic message, no
     /// error source, no injected value, no type name.
     ///
+    /// Bounded, so that a hostile or confused caller cannot flood the
+    /// model's context: a name is quoted up to its first 64 characters, and
+    /// at most 10 violations are listed.
+    ///
     /// ```
     /// use toolwright::CallError;
     ///
@@ -350,10 +384,17 @@ impl CallError {
     /// assert_eq!(panicked.model_message(), "The tool failed.");
     /// let denied = CallError::Denied { key: "orders.place" };
     /// assert_eq!(denied.model_message(), "You are not allowed to call this tool.");
+    ///
+    /// let unknown = CallError::UnknownTool { name: "x".repeat(900_000) };
+    /// assert!(unknown.model_message().len() < 200);
+    /// assert!(unknown.model_message().contains("[899936 more characters]"));
     /// ```
     pub fn model_message(&self) -> String {
         match self {
-            CallError::UnknownTool { name } => format!("There is no tool named `{name}`."),
+            CallError::UnknownTool { name } => format!(
+                "There is no tool named `{}`.",
+                Excerpt::prefix(name, QUOTED_CHARS)
+            ),
             CallError::InvalidArguments { violations, .. } => {
                 format!("Invalid arguments: {violations}. Correct them and call the tool again.")
             }

@@ -8,7 +8,7 @@
 //! the HTTP request for HTTP), never from the client.
 //!
 //! ```no_run
-//! use toolwright::mcp::{HttpOptions, McpServer, Rejection};
+//! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
 //! use toolwright::{tool, Catalog, Container, Executor};
 //!
 //! /// Add two numbers.
@@ -29,8 +29,8 @@
 //!
 //! // Streamable HTTP: the context comes from each request, or the request gets 401.
 //! let router = server.http_router(
-//!     |parts: &http::request::Parts| match parts.headers.get("authorization") {
-//!         Some(token) if token == "Bearer demo" => Ok(Actor { name: "demo".into() }),
+//!     |parts: &http::request::Parts| match bearer_token(&parts.headers) {
+//!         Some("demo") => Ok(Actor { name: "demo".into() }),
 //!         _ => Err(Rejection::unauthorized()),
 //!     },
 //!     HttpOptions::default(),
@@ -49,9 +49,10 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult, ConstString,
+    ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
+    ListToolsRequestMethod, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -67,6 +68,7 @@ use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
 use crate::registry::View;
+use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
 
 pub use axum;
 pub use http;
@@ -546,6 +548,34 @@ impl Rejection {
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` header, or `None`
+/// without one. The scheme is matched in any case (`bearer`, `BEARER`):
+/// HTTP authentication schemes are case-insensitive (RFC 9110, 11.1).
+///
+/// For an `authenticate` function of [`McpServer::http_router`]:
+///
+/// ```
+/// use toolwright::mcp::bearer_token;
+/// use toolwright::mcp::http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+///
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(bearer_token(&headers), None);
+/// for value in ["Bearer demo", "bearer demo", "BEARER  demo"] {
+///     headers.insert(AUTHORIZATION, HeaderValue::from_static(value));
+///     assert_eq!(bearer_token(&headers), Some("demo"));
+/// }
+/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic ZGVtbzpkZW1v"));
+/// assert_eq!(bearer_token(&headers), None);
+/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer "));
+/// assert_eq!(bearer_token(&headers), None);
+/// ```
+pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// The server stopped with an error.
 ///
 /// ```
@@ -666,6 +696,14 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         config
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(unreadable(&request))
+    }
+
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
@@ -702,6 +740,8 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let found = match executor.find(name) {
             Ok(found) => found,
             Err(CallError::UnknownTool { .. }) => {
+                // The name is the client's, of any length: quoted up to a prefix.
+                let name = Excerpt::prefix(name, QUOTED_CHARS).to_string();
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool `{name}`"),
                     Some(json!({ "tool": name })),
@@ -724,6 +764,32 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         };
         Ok(tool_result(structured, result).into())
     }
+}
+
+/// The answer to a request that rmcp read as no method it knows.
+///
+/// rmcp reads a request whose params do not fit its method (a `tools/call`
+/// without a `name`, say) as a custom request, which its default handler
+/// answers -32601 "method not found", echoing the method. The methods this
+/// server serves get -32602 "invalid params" instead, as JSON-RPC says, and
+/// any other method its name cut to a prefix.
+fn unreadable(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    let why = match method {
+        CallToolRequestMethod::VALUE => request.params_as::<CallToolRequestParams>().err(),
+        ListToolsRequestMethod::VALUE => request.params_as::<PaginatedRequestParams>().err(),
+        _ => {
+            let method = Excerpt::prefix(method, QUOTED_CHARS).to_string();
+            return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None);
+        }
+    };
+    let message = match (why, &request.params) {
+        (Some(error), _) => format!("invalid params for `{method}`: {error}"),
+        (None, None) => format!("`{method}` needs params"),
+        (None, Some(_)) => format!("invalid params for `{method}`"),
+    };
+    // serde's message may quote the offending value.
+    ErrorData::invalid_params(Excerpt::message(&message).to_string(), None)
 }
 
 /// A tool as MCP lists it.

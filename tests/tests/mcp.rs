@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ServiceExt, object};
 use serde::Serialize;
 use serde_json::{Value, json};
-use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request};
+use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request, bearer_token};
 use toolwright::{
     Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
     Scope, Selector, Verdict, View, tool,
@@ -329,6 +329,71 @@ async fn an_unknown_tool_is_a_json_rpc_error() {
     client.cancel().await.unwrap();
 }
 
+/// The server's answer to `request`, sent as a raw JSON-RPC line after the
+/// initialize handshake.
+async fn answer_to(server: &McpServer<Actor>, request: Value) -> Value {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(Actor::new("ada", true));
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, mut write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(read).lines();
+    let initialize: Value = serde_json::from_str(&initialize_body()).unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    for message in [initialize, initialized, request] {
+        write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the initialize result");
+    let answer = lines.next_line().await.unwrap().expect("an answer");
+    serde_json::from_str(&answer).unwrap()
+}
+
+#[tokio::test]
+async fn malformed_tools_call_params_are_invalid_params() {
+    let (server, closes) = test_server();
+    let cases = [
+        json!({"arguments": {}}),
+        json!({"name": 5}),
+        json!({"name": "add", "arguments": [1, 2]}),
+    ];
+    for params in cases {
+        let request = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params});
+        let answer = answer_to(&server, request).await;
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("invalid params for `tools/call`"),
+            "{message}"
+        );
+    }
+    let missing = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call"});
+    let answer = answer_to(&server, missing).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // Params that are no object at all (`"params": "add"`) never reach the
+    // server: rmcp's transport answers -32600 "Invalid request" itself.
+    assert!(closes.lock().unwrap().is_empty(), "nothing ran");
+
+    // A method the server does not have is still -32601, its name cut short.
+    let method = format!("tools/{}", "x".repeat(900 * 1024));
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {}});
+    let answer = answer_to(&server, unknown).await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    assert!(answer.to_string().len() < 1024);
+}
+
 #[tokio::test]
 async fn a_write_waits_for_approval_then_runs_once() {
     let (server, _) = test_server();
@@ -384,9 +449,9 @@ async fn cancelling_a_call_runs_its_finalizers_with_cancelled() {
 // ---------------------------------------------------------------- HTTP
 
 fn authenticate(parts: &http::request::Parts) -> Result<Actor, Rejection> {
-    match parts.headers.get(http::header::AUTHORIZATION) {
-        Some(value) if value == "Bearer ada-token" => Ok(Actor::new("ada", true)),
-        Some(value) if value == "Bearer bob-token" => Ok(Actor::new("bob", false)),
+    match bearer_token(&parts.headers) {
+        Some("ada-token") => Ok(Actor::new("ada", true)),
+        Some("bob-token") => Ok(Actor::new("bob", false)),
         _ => Err(Rejection::unauthorized()),
     }
 }
@@ -486,6 +551,19 @@ async fn http_without_valid_credentials_is_401_and_runs_nothing() {
     )
     .await;
     assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn http_matches_the_bearer_scheme_in_any_case() {
+    let (url, _) = serve_http(HttpOptions::default()).await;
+    for value in ["bearer ada-token", "BEARER ada-token", "Bearer  ada-token"] {
+        let response = post(&url, &[("authorization", value)], initialize_body()).await;
+        assert_eq!(response.status(), 200, "{value}");
+    }
+    for value in ["Basic ada-token", "Bearerada-token", "ada-token"] {
+        let response = post(&url, &[("authorization", value)], initialize_body()).await;
+        assert_eq!(response.status(), 401, "{value}");
+    }
 }
 
 #[tokio::test]

@@ -368,14 +368,12 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         }
         Command::Http(addr) => {
-            let authenticate = move |parts: &mcp::http::request::Parts| match parts
-                .headers
-                .get(mcp::http::header::AUTHORIZATION)
-            {
-                Some(token) if token == "Bearer ada-token" => Ok(ada.clone()),
-                Some(token) if token == "Bearer bob-token" => Ok(bob.clone()),
-                _ => Err(Rejection::unauthorized()),
-            };
+            let authenticate =
+                move |parts: &mcp::http::request::Parts| match mcp::bearer_token(&parts.headers) {
+                    Some("ada-token") => Ok(ada.clone()),
+                    Some("bob-token") => Ok(bob.clone()),
+                    _ => Err(Rejection::unauthorized()),
+                };
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
             let router = server(executor).http_router(authenticate, HttpOptions::default());

@@ -165,11 +165,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
             } else if let Some(addr) = serve.http {
                 let callers = load_callers(&shop).await?;
                 let authenticate = move |parts: &mcp::http::request::Parts| {
-                    let token = parts
-                        .headers
-                        .get(mcp::http::header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "));
+                    let token = mcp::bearer_token(&parts.headers);
                     callers
                         .iter()
                         .find(|c| Some(c.actor.name.as_str()) == token)

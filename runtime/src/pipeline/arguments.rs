@@ -1,8 +1,11 @@
 //! Step 2: arguments checked against the schema the catalog advertises,
 //! then deserialized; every violation reported with its JSON pointer.
 
+use std::fmt;
 use std::sync::OnceLock;
 
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -10,6 +13,7 @@ use serde_json::Value;
 use super::Env;
 use crate::error::{CallError, Violation, Violations};
 use crate::schema::Enforcement;
+use crate::util::excerpt::{Excerpt, Listed, QUOTED_CHARS};
 
 /// How one tool's arguments are checked against its schema.
 pub(crate) struct Validation {
@@ -149,13 +153,54 @@ fn validate(env: &Env<'_>, key: &'static str, arguments: &Value) -> Result<(), C
         .iter_errors(arguments)
         .map(|error| Violation {
             path: error.instance_path().to_string(),
-            message: error.to_string(),
+            message: describe(&error),
         })
         .collect();
     Err(CallError::InvalidArguments {
         key,
         violations: Violations(violations),
     })
+}
+
+/// What `error` says, quoting the offending value up to a short prefix and
+/// at most [`LISTED_ITEMS`](crate::util::excerpt::LISTED_ITEMS) unexpected
+/// properties: the caller has the value, and no log or model needs 900 KB
+/// of it. (`Violation`'s `Display` bounds what is left, such as a
+/// `propertyNames` error that quotes a key.)
+fn describe(error: &ValidationError<'_>) -> String {
+    match error.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            unexpected_properties("Additional", unexpected)
+        }
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            unexpected_properties("Unevaluated", unexpected)
+        }
+        _ => {
+            // Usually a few characters: a number, a short string.
+            let value = error.instance().to_string();
+            let quoted = Excerpt::prefix(&value, QUOTED_CHARS).to_string();
+            error.masked_with(quoted).to_string()
+        }
+    }
+}
+
+/// jsonschema's message for unexpected properties, naming the first few.
+fn unexpected_properties(which: &str, unexpected: &[String]) -> String {
+    let quoted = unexpected.iter().map(String::as_str).map(Quoted);
+    let verb = if unexpected.len() == 1 { "was" } else { "were" };
+    format!(
+        "{which} properties are not allowed ({} {verb} unexpected)",
+        Listed::new(quoted, ", ")
+    )
+}
+
+/// A property name in single quotes, cut to a short prefix.
+struct Quoted<'a>(&'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "'{}'", Excerpt::prefix(self.0, QUOTED_CHARS))
+    }
 }
 
 fn invalid(key: &'static str, path: &str, message: String) -> CallError {

@@ -57,6 +57,7 @@ use crate::catalog::ToolEntry;
 use crate::error::CallError;
 use crate::executor::Executor;
 use crate::registry::Tools;
+use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
 
 pub(crate) use schema::strip_absent_nulls;
 
@@ -880,7 +881,10 @@ pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
             if !outcome.id.starts_with("gemini-") {
                 function_response.insert("id".into(), Value::String(outcome.id.clone()));
             }
-            function_response.insert("name".into(), Value::String(outcome.name.clone()));
+            // Every catalog name fits; a longer one is an unknown tool's,
+            // not worth echoing whole.
+            let name = Excerpt::prefix(&outcome.name, QUOTED_CHARS).to_string();
+            function_response.insert("name".into(), Value::String(name));
             function_response.insert("response".into(), response);
             json!({ "functionResponse": function_response })
         }

@@ -1,6 +1,7 @@
-//! Small pieces every layer uses: JSON values, hash maps, panic catching
-//! and lists of problems.
+//! Small pieces every layer uses: JSON values, hash maps, panic catching,
+//! lists of problems and bounded quotes of caller input.
 
+pub(crate) mod excerpt;
 pub(crate) mod hash;
 pub(crate) mod json;
 pub(crate) mod panic;
