@@ -2,6 +2,7 @@
 //! described once at start-up.
 
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -11,9 +12,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::effect::Effect;
-use crate::pipeline::Validation;
+use crate::error::CallError;
+use crate::pipeline::{Dynamic, Env, Served, Validation};
 use crate::registration::Registration;
+use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
+use crate::util::BoxFuture;
 use crate::util::hash::{KeyMap, Name};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
@@ -100,8 +104,32 @@ struct CatalogInner {
 /// ```
 #[derive(Clone)]
 pub struct ToolEntry {
-    registration: Registration,
+    inner: Arc<Entry>,
+}
+
+struct Entry {
+    /// Key, name, effect and timeout as the tool is served.
+    served: Served,
+    /// Key and name as declared, before any namespace.
+    declared: (&'static str, &'static str),
+    title: Option<Cow<'static, str>>,
+    description: Cow<'static, str>,
+    idempotent: bool,
+    open_world: bool,
+    tags: Cow<'static, [&'static str]>,
+    location: Location,
+    source: Source,
+    /// Shared with the same tool served under another name.
     schemas: Arc<Schemas>,
+}
+
+/// What runs a tool's calls.
+#[derive(Clone)]
+enum Source {
+    /// A `#[tool]`: its registration's schema builders and JSON call.
+    Registered(Registration),
+    /// A tool built at run time: its hooks and handler.
+    Dynamic(Arc<Dynamic>),
 }
 
 /// A tool's schemas, generated the first time they are asked for: building
@@ -114,11 +142,93 @@ struct Schemas {
     validation: OnceLock<Validation>,
 }
 
+/// What a tool built at run time declares (`DynamicTool`'s builder checks it).
+pub(crate) struct Declared {
+    pub(crate) key: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) effect: Effect,
+    pub(crate) idempotent: bool,
+    pub(crate) open_world: bool,
+    pub(crate) tags: Vec<&'static str>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) location: Location,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+}
+
 impl ToolEntry {
     fn new(registration: Registration) -> Self {
+        let r = registration;
         ToolEntry {
-            registration,
-            schemas: Arc::default(),
+            inner: Arc::new(Entry {
+                served: Served {
+                    key: r.key,
+                    name: r.name,
+                    effect: r.effect,
+                    timeout: r.timeout,
+                },
+                declared: (r.key, r.name),
+                title: r.title.map(Cow::Borrowed),
+                description: Cow::Borrowed(r.description),
+                idempotent: r.idempotent,
+                open_world: r.open_world,
+                tags: Cow::Borrowed(r.tags),
+                location: r.location,
+                source: Source::Registered(r),
+                schemas: Arc::default(),
+            }),
+        }
+    }
+
+    /// A tool built at run time.
+    pub(crate) fn dynamic(declared: Declared, tool: Dynamic) -> Self {
+        let schemas = Schemas::default();
+        _ = schemas.input.set(declared.input_schema);
+        _ = schemas.output.set(declared.output_schema);
+        ToolEntry {
+            inner: Arc::new(Entry {
+                served: Served {
+                    key: declared.key,
+                    name: declared.name,
+                    effect: declared.effect,
+                    timeout: declared.timeout,
+                },
+                declared: (declared.key, declared.name),
+                title: declared.title.map(Cow::Owned),
+                description: Cow::Owned(declared.description),
+                idempotent: declared.idempotent,
+                open_world: declared.open_world,
+                tags: Cow::Owned(declared.tags),
+                location: declared.location,
+                source: Source::Dynamic(Arc::new(tool)),
+                schemas: Arc::new(schemas),
+            }),
+        }
+    }
+
+    /// The same tool served under another key and name (a namespace's): its
+    /// calls, errors and approval digests carry the new ones.
+    pub(crate) fn served_as(&self, key: &'static str, name: &'static str) -> Self {
+        let entry = &*self.inner;
+        ToolEntry {
+            inner: Arc::new(Entry {
+                served: Served {
+                    key,
+                    name,
+                    ..entry.served
+                },
+                declared: entry.declared,
+                title: entry.title.clone(),
+                description: entry.description.clone(),
+                idempotent: entry.idempotent,
+                open_world: entry.open_world,
+                tags: entry.tags.clone(),
+                location: entry.location,
+                source: entry.source.clone(),
+                schemas: entry.schemas.clone(),
+            }),
         }
     }
 
@@ -137,7 +247,7 @@ impl ToolEntry {
     /// assert_eq!(catalog.get_by_key(entry.key()).unwrap().name(), "get_product");
     /// ```
     pub fn key(&self) -> &'static str {
-        self.registration.key
+        self.inner.served.key
     }
 
     /// The caller-facing name: `name = "..."`, or the fn's name.
@@ -162,7 +272,7 @@ impl ToolEntry {
     /// assert_eq!(names, ["get_product", "list_products"]);
     /// ```
     pub fn name(&self) -> &'static str {
-        self.registration.name
+        self.inner.served.name
     }
 
     /// The short human title, if declared.
@@ -191,8 +301,8 @@ impl ToolEntry {
     /// assert_eq!(label("get_product"), "Product details");
     /// assert_eq!(label("list_products"), "list_products");
     /// ```
-    pub fn title(&self) -> Option<&'static str> {
-        self.registration.title
+    pub fn title(&self) -> Option<&str> {
+        self.inner.title.as_deref()
     }
 
     /// The description shown to models: `description = "..."`, or the fn's
@@ -223,8 +333,8 @@ impl ToolEntry {
     /// assert_eq!(described("get_product"), "Look up a product by its identifier.");
     /// assert_eq!(described("list_products"), "List every product.");
     /// ```
-    pub fn description(&self) -> &'static str {
-        self.registration.description
+    pub fn description(&self) -> &str {
+        &self.inner.description
     }
 
     /// The declared effect.
@@ -256,7 +366,7 @@ impl ToolEntry {
     /// assert_eq!(read_only, ["get_product"]);
     /// ```
     pub fn effect(&self) -> Effect {
-        self.registration.effect
+        self.inner.served.effect
     }
 
     /// Whether repeating the call has no further effect: `idempotent = ...`,
@@ -295,7 +405,7 @@ impl ToolEntry {
     /// assert_eq!(retryable, ["get_product", "set_price"]);
     /// ```
     pub fn idempotent(&self) -> bool {
-        self.registration.idempotent
+        self.inner.idempotent
     }
 
     /// Whether the tool reaches outside the application's own systems (the
@@ -321,7 +431,7 @@ impl ToolEntry {
     /// assert!(!catalog.get("get_product").unwrap().open_world());
     /// ```
     pub fn open_world(&self) -> bool {
-        self.registration.open_world
+        self.inner.open_world
     }
 
     /// The tags declared with `tags = [...]`, in the order written; empty
@@ -352,8 +462,8 @@ impl ToolEntry {
     /// assert_eq!(anonymous, ["get_product"]);
     /// assert_eq!(catalog.get("get_customer").unwrap().tags(), ["pii", "crm"]);
     /// ```
-    pub fn tags(&self) -> &'static [&'static str] {
-        self.registration.tags
+    pub fn tags(&self) -> &[&'static str] {
+        &self.inner.tags
     }
 
     /// The declared timeout (`timeout = "30s"`), if any.
@@ -383,7 +493,7 @@ impl ToolEntry {
     /// assert_eq!(catalog.get("get_product").unwrap().timeout(), None);
     /// ```
     pub fn timeout(&self) -> Option<Duration> {
-        self.registration.timeout
+        self.inner.served.timeout
     }
 
     /// Where the tool was declared.
@@ -402,7 +512,7 @@ impl ToolEntry {
     /// println!("`products.get` is declared at {location}");
     /// ```
     pub fn location(&self) -> Location {
-        self.registration.location
+        self.inner.location
     }
 
     /// The JSON Schema (draft 2020-12) of the arguments: exactly what the
@@ -434,9 +544,12 @@ impl ToolEntry {
     /// assert_eq!(schema["additionalProperties"], false);
     /// ```
     pub fn input_schema(&self) -> &Value {
-        self.schemas
-            .input
-            .get_or_init(|| (self.registration.input_schema)())
+        let schemas = &self.inner.schemas;
+        schemas.input.get_or_init(|| match &self.inner.source {
+            Source::Registered(r) => (r.input_schema)(),
+            // Set when the tool was built.
+            Source::Dynamic(_) => Value::Object(serde_json::Map::new()),
+        })
     }
 
     /// The JSON Schema of the result, when the output type has one (implements
@@ -469,21 +582,60 @@ impl ToolEntry {
     /// assert!(catalog.get("product_handle").unwrap().output_schema().is_none());
     /// ```
     pub fn output_schema(&self) -> Option<&Value> {
-        self.schemas
+        let schemas = &self.inner.schemas;
+        schemas
             .output
-            .get_or_init(|| (self.registration.output_schema)())
+            .get_or_init(|| match &self.inner.source {
+                Source::Registered(r) => (r.output_schema)(),
+                Source::Dynamic(_) => None,
+            })
             .as_ref()
-    }
-
-    pub(crate) fn registration(&self) -> &Registration {
-        &self.registration
     }
 
     /// How the tool's arguments are checked against its input schema.
     pub(crate) fn validation(&self) -> &Validation {
-        self.schemas
+        self.inner
+            .schemas
             .validation
             .get_or_init(|| Validation::new(self.input_schema()))
+    }
+
+    /// The key and name the tool was declared with, before any namespace.
+    pub(crate) fn declared(&self) -> (&'static str, &'static str) {
+        self.inner.declared
+    }
+
+    /// The tool as its calls are served.
+    pub(crate) fn served(&self) -> &Served {
+        &self.inner.served
+    }
+
+    /// What the tool injects, for the executor to check against its
+    /// container (a tool built at run time declares nothing).
+    pub(crate) fn requirements(&self, out: &mut Vec<Requirement>) {
+        if let Source::Registered(r) = &self.inner.source {
+            (r.requirements)(out);
+        }
+    }
+
+    /// The type of a `#[tool]`'s arguments, for typed calls.
+    fn type_id(&self) -> Option<TypeId> {
+        match &self.inner.source {
+            Source::Registered(r) => Some((r.type_id)()),
+            Source::Dynamic(_) => None,
+        }
+    }
+
+    /// Starts a JSON call of the tool: steps 2 to 7 of the pipeline.
+    pub(crate) fn call<'a>(
+        &'a self,
+        env: Env<'a>,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, CallError>> {
+        match &self.inner.source {
+            Source::Registered(r) => (r.json)(env, arguments),
+            Source::Dynamic(tool) => crate::pipeline::dynamic_json(env, tool, arguments),
+        }
     }
 }
 
@@ -710,44 +862,49 @@ impl Catalog {
     }
 
     fn from_registrations(mut registrations: Vec<Registration>) -> Result<Catalog, CatalogError> {
-        registrations.sort_by(|a, b| {
-            (a.key, a.name, a.location.file, a.location.line).cmp(&(
-                b.key,
-                b.name,
-                b.location.file,
-                b.location.line,
-            ))
-        });
         // The same registration twice (linked once, registered again) is one tool.
+        registrations.sort_by_key(|r| (r.key, r.location.file, r.location.line));
         registrations.dedup_by(|a, b| a.location == b.location && a.key == b.key);
+        Self::from_entries(registrations.into_iter().map(ToolEntry::new).collect())
+    }
 
+    /// A catalog of `entries`, sorted by key; fails naming both tools of
+    /// every duplicate key or name.
+    pub(crate) fn from_entries(mut entries: Vec<ToolEntry>) -> Result<Catalog, CatalogError> {
+        entries.sort_by(|a, b| {
+            let order = |e: &ToolEntry| (e.key(), e.name(), e.location().file, e.location().line);
+            order(a).cmp(&order(b))
+        });
         let mut conflicts = Vec::new();
         let mut by_key: HashMap<&'static str, Location> = HashMap::new();
         let mut by_name: KeyMap<Name<'static>, usize> = KeyMap::default();
         let mut by_type: KeyMap<TypeId, usize> = KeyMap::default();
-        for (index, r) in registrations.iter().enumerate() {
-            if let Some(first) = by_key.insert(r.key, r.location) {
+        for (index, entry) in entries.iter().enumerate() {
+            let (key, name, location) = (entry.key(), entry.name(), entry.location());
+            if let Some(first) = by_key.insert(key, location) {
                 conflicts.push(Conflict::Key {
-                    key: r.key,
+                    key,
                     first,
-                    second: r.location,
+                    second: location,
                 });
             }
-            if let Some(&first) = by_name.get(&Name(r.name)) {
+            if let Some(&first) = by_name.get(&Name(name)) {
                 conflicts.push(Conflict::Name {
-                    name: r.name,
-                    first: registrations[first].location,
-                    second: r.location,
+                    name,
+                    first: entries[first].location(),
+                    second: location,
                 });
             } else {
-                by_name.insert(Name(r.name), index);
+                by_name.insert(Name(name), index);
             }
-            by_type.insert((r.type_id)(), index);
+            if let Some(type_id) = entry.type_id() {
+                // A type served under several names: typed calls run the first.
+                by_type.entry(type_id).or_insert(index);
+            }
         }
         if !conflicts.is_empty() {
             return Err(CatalogError { conflicts });
         }
-        let entries = registrations.into_iter().map(ToolEntry::new).collect();
         Ok(Catalog {
             inner: Arc::new(CatalogInner {
                 entries,
@@ -790,11 +947,7 @@ impl Catalog {
     /// assert!(catalog.get_by_key("sum").is_none());
     /// ```
     pub fn get_by_key(&self, key: &str) -> Option<&ToolEntry> {
-        self.inner
-            .entries
-            .binary_search_by(|e| e.key().cmp(key))
-            .ok()
-            .map(|i| &self.inner.entries[i])
+        self.index_of_key(key).map(|i| &self.inner.entries[i])
     }
 
     /// Every tool, sorted by key; `for tool in &catalog` does the same.
@@ -871,6 +1024,14 @@ impl Catalog {
 
     pub(crate) fn entry(&self, index: usize) -> &ToolEntry {
         &self.inner.entries[index]
+    }
+
+    /// The index of the tool whose key is `key`.
+    pub(crate) fn index_of_key(&self, key: &str) -> Option<usize> {
+        self.inner
+            .entries
+            .binary_search_by(|e| e.key().cmp(key))
+            .ok()
     }
 
     /// Whether both handles are the same catalog (not merely equal ones).

@@ -439,4 +439,27 @@ impl CallError {
             | CallError::Finalizer { key, .. } => Some(key),
         }
     }
+
+    /// The same error, naming the tool by `served`, the key it is served
+    /// under (a namespace's), rather than the key it was declared with.
+    pub(crate) fn served_as(mut self, served: &'static str) -> Self {
+        match &mut self {
+            CallError::UnknownTool { .. } | CallError::ApprovalRequired(_) => {}
+            CallError::InvalidArguments { key, .. }
+            | CallError::ContextMismatch { key, .. }
+            | CallError::Disabled { key, .. }
+            | CallError::PolicyDenied { key, .. }
+            | CallError::Denied { key }
+            | CallError::NotApproved { key }
+            | CallError::DependencyMissing { key, .. }
+            | CallError::Dependency { key, .. }
+            | CallError::Hook { key, .. }
+            | CallError::Tool { key, .. }
+            | CallError::Panicked { key, .. }
+            | CallError::Timeout { key, .. }
+            | CallError::Output { key, .. }
+            | CallError::Finalizer { key, .. } => *key = served,
+        }
+        self
+    }
 }

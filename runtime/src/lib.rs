@@ -13,6 +13,7 @@ mod args;
 mod catalog;
 mod context;
 mod disabled;
+mod dynamic;
 mod effect;
 mod error;
 mod executor;
@@ -35,17 +36,18 @@ pub use approval::{ApprovalRequest, Digest, ParseDigestError};
 pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
 pub use context::Context;
 pub use disabled::Disabled;
+pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
 pub use effect::Effect;
 pub use error::{BoxError, CallError, HookKind, Violation, Violations};
 pub use executor::{Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
 pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
-pub use pipeline::Decision;
+pub use pipeline::{Arguments, Decision, DynamicCall};
 pub use registration::Registration;
 pub use registry::{
-    Change, ChangeKind, Changes, Missed, Policy, Reason, Registry, RegistryError, Rule, Selector,
-    Tools, View,
+    Change, ChangeKind, Changes, Missed, Policy, Reason, Registry, RegistryError, RegistryState,
+    Restored, Rule, Selector, ToolState, Tools, View,
 };
 pub use scope::{
     Container, ContainerBuilder, FinalizerOutput, Outcome, RequestFactory, Requirement,

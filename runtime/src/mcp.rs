@@ -796,12 +796,12 @@ fn unreadable(request: &CustomRequest) -> ErrorData {
 fn describe(entry: &ToolEntry) -> Tool {
     let mut tool = Tool::new(
         entry.name(),
-        entry.description(),
+        entry.description().to_owned(),
         Arc::new(as_object(entry.input_schema())),
     )
     .with_annotations(annotations(entry));
     if let Some(title) = entry.title() {
-        tool = tool.with_title(title);
+        tool = tool.with_title(title.to_owned());
     }
     if let Some(schema) = output_schema(entry) {
         tool = tool.with_raw_output_schema(Arc::new(schema));

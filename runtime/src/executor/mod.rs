@@ -277,7 +277,7 @@ impl ExecutorBuilder {
         let mut requirements = Vec::new();
         for (entry, _) in self.registry.tools().with_disabled() {
             requirements.clear();
-            (entry.registration().requirements)(&mut requirements);
+            entry.requirements(&mut requirements);
             requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
             for requirement in &requirements {
                 if !self.container.provides_id(requirement.type_id) {
@@ -553,15 +553,9 @@ impl Executor {
         ctx: &C,
     ) -> Result<Value, CallError> {
         let tool = found.tool();
-        let registration = tool.registration();
-        let call = (registration.json)(self.env(&found, ErasedContext::new(ctx)), arguments);
-        pipeline::traced(
-            registration.key,
-            registration.name,
-            registration.effect,
-            call,
-        )
-        .await
+        let served = tool.served();
+        let call = tool.call(self.env(&found, ErasedContext::new(ctx)), arguments);
+        pipeline::traced(served.key, served.name, served.effect, call).await
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline
@@ -615,7 +609,14 @@ impl Executor {
             }
         };
         let env = self.env(&found, ErasedContext::new(ctx));
-        pipeline::traced(A::KEY, A::NAME, A::EFFECT, pipeline::typed(env, args)).await
+        let served = found.tool().served();
+        pipeline::traced(
+            served.key,
+            served.name,
+            served.effect,
+            pipeline::typed(env, args),
+        )
+        .await
     }
 
     /// Whether this handle's view holds `tool`.
@@ -628,6 +629,7 @@ impl Executor {
         let tool = found.tool();
         Env {
             services: &self.inner.services,
+            served: tool.served(),
             validation: tool.validation(),
             schema: tool.input_schema(),
             gate: found.snapshot.gate(found.index),

@@ -129,7 +129,11 @@ fn check(
 }
 
 /// Every violation of the tool's schema, or none.
-fn validate(env: &Env<'_>, key: &'static str, arguments: &Value) -> Result<(), CallError> {
+pub(super) fn validate(
+    env: &Env<'_>,
+    key: &'static str,
+    arguments: &Value,
+) -> Result<(), CallError> {
     let validator = env.validation.validator.get_or_init(|| {
         jsonschema::draft202012::new(env.schema).map_err(|error| {
             // Not expected: a schema compiled late always compiles (see

@@ -16,6 +16,7 @@
 
 mod arguments;
 mod body;
+mod dynamic;
 mod gate;
 mod steps;
 mod trace;
@@ -27,12 +28,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use arguments::Validation;
+pub use dynamic::{Arguments, DynamicCall};
+pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
 pub(crate) use trace::traced;
 
 use crate::context::ErasedContext;
+use crate::effect::Effect;
 use crate::error::CallError;
 use crate::scope::Container;
 use crate::tool::Tool;
@@ -46,11 +50,23 @@ pub(crate) struct Services {
     pub(crate) default_timeout: Option<Duration>,
 }
 
-/// One call's surroundings: the shared services, its tool's schema,
-/// validator and policy, and the caller's context.
+/// A tool as it is served: the key and name its calls, errors and approval
+/// digests carry (a namespace's, when it is mounted under one), its effect
+/// and its own timeout.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Served {
+    pub(crate) key: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) effect: Effect,
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// One call's surroundings: the shared services, its tool as served, its
+/// schema, validator and policy, and the caller's context.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
     pub(crate) services: &'a Services,
+    pub(crate) served: &'a Served,
     pub(crate) validation: &'a Validation,
     pub(crate) schema: &'a Value,
     /// How the permission policy meets the tool's calls.
@@ -60,6 +76,9 @@ pub(crate) struct Env<'a> {
 
 /// How a registration starts a JSON call of its tool: [`json`] for its type.
 pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
+
+/// A JSON call of a tool built at run time.
+pub(crate) use dynamic::json as dynamic_json;
 
 /// A JSON call of `T`: steps 2 to 7, and its output serialized. The
 /// call's one allocation.

@@ -5,7 +5,7 @@ use std::pin::pin;
 
 use serde_json::Value;
 
-use super::{Env, arguments, body};
+use super::{Env, Served, arguments, body};
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
@@ -24,7 +24,7 @@ pub(super) struct Json(pub(super) Value);
 
 impl<T: Tool> Input<T> for Json {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        arguments::read(env, T::KEY, &self.0)
+        arguments::read(env, env.served.key, &self.0)
     }
 }
 
@@ -33,7 +33,7 @@ pub(super) struct Typed<T>(pub(super) T);
 
 impl<T: Tool> Input<T> for Typed<T> {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        arguments::check_typed(env, T::KEY, &self.0)?;
+        arguments::check_typed(env, env.served.key, &self.0)?;
         Ok(self.0)
     }
 }
@@ -42,50 +42,67 @@ impl<T: Tool> Input<T> for Typed<T> {
 pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 
 /// Steps 2 to 7 for a call of `T`, then `finish` on its output.
+///
+/// The call's key, name, effect and timeout are the tool's as served
+/// (`env.served`): a tool mounted under a namespace answers with its
+/// namespaced key. `T`'s constants only choose what to compile.
 pub(super) async fn run<T: Tool, R>(
     env: Env<'_>,
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
-    // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = input.read(&env)?;
-    // Steps 3 and 4, for a tool that has a policy or a hook to ask.
-    let args = if T::PUBLIC && !T::EFFECT.requires_approval() && env.gate.is_open() {
-        args
-    } else {
-        ask_hooks(env, args).await?
+    let key = env.served.key;
+    let steps = async {
+        // Step 2: the arguments, checked against the schema the catalog advertises.
+        let args = input.read(&env)?;
+        // Steps 3 and 4, for a tool that has a policy or a hook to ask.
+        let args = if T::PUBLIC && !T::EFFECT.requires_approval() && env.gate.is_open() {
+            args
+        } else {
+            ask_hooks(env, args).await?
+        };
+        // Steps 5 to 7.
+        let timeout = env.served.timeout.or(env.services.default_timeout);
+        let output = if T::INJECTS {
+            let guard = ScopeGuard::open(&env.services.container);
+            // The body (which may hold injected values) is dropped at the end of
+            // this statement, before the finalizers run.
+            let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
+            let (result, outcome) = body::run(key, timeout, body).await;
+            // Boxed: closing is most of this future's size, and only calls that
+            // opened a scope (which allocate for it anyway) should carry it.
+            Box::pin(guard.close(key, outcome, result)).await
+        } else {
+            body::run(key, timeout, pin!(T::__run(args, env.ctx, None)))
+                .await
+                .0
+        }?;
+        finish(key, output)
     };
-    // Steps 5 to 7.
-    let timeout = T::TIMEOUT.or(env.services.default_timeout);
-    let output = if T::INJECTS {
-        let guard = ScopeGuard::open(&env.services.container);
-        // The body (which may hold injected values) is dropped at the end of
-        // this statement, before the finalizers run.
-        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-        let (result, outcome) = body::run(T::KEY, timeout, body).await;
-        // Boxed: closing is most of this future's size, and only calls that
-        // opened a scope (which allocate for it anyway) should carry it.
-        Box::pin(guard.close(T::KEY, outcome, result)).await
-    } else {
-        body::run(T::KEY, timeout, pin!(T::__run(args, env.ctx, None)))
-            .await
-            .0
-    }?;
-    finish(T::KEY, output)
+    // Generated code names its errors with `T::KEY`; under a namespace the
+    // call answers with the key it is served under.
+    steps.await.map_err(|error| {
+        if key == T::KEY {
+            error
+        } else {
+            error.served_as(key)
+        }
+    })
 }
 
 /// Steps 3 and 4: the policy, then the tool's hooks, asked about the
 /// validated arguments, which come back for the body.
 async fn ask_hooks<T: Tool>(env: Env<'_>, args: T) -> Result<T, CallError> {
-    let invocation = Invocation::new(args, T::KEY, T::NAME, T::EFFECT);
-    let policy_asks = env
-        .gate
-        .check(T::KEY, || invocation.canonical_arguments())?;
+    let Served {
+        key, name, effect, ..
+    } = *env.served;
+    let invocation = Invocation::new(args, key, name, effect);
+    let policy_asks = env.gate.check(key, || invocation.canonical_arguments())?;
     if !T::PUBLIC {
-        authorized(T::__authorize(env.ctx, &invocation).await, T::KEY)?;
+        authorized(T::__authorize(env.ctx, &invocation).await, key)?;
     }
-    let approved = if T::EFFECT.requires_approval() {
-        approved(T::__approve(env.ctx, &invocation).await, T::KEY)?
+    let approved = if effect.requires_approval() {
+        approved(T::__approve(env.ctx, &invocation).await, key)?
     } else {
         // A tool without an `approve` hook that the policy asks about: no
         // one here can approve it, so it waits for a person.

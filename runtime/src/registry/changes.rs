@@ -60,6 +60,16 @@ pub enum ChangeKind {
     /// The permission policy was replaced; `keys` is empty, as the policy
     /// may apply to any tool.
     Policy,
+    /// Tools were added (registered, mounted or merged), enabled unless they
+    /// came disabled from another registry.
+    Registered,
+    /// Tools were removed.
+    Unregistered,
+    /// Tools are served under new keys and names (a namespace flattened);
+    /// `keys` are the new keys.
+    Renamed,
+    /// Tools took the state a [`RegistryState`](crate::RegistryState) gave them.
+    Restored,
 }
 
 /// A subscription to a registry's changes

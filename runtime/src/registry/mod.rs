@@ -8,8 +8,11 @@
 //! ```
 
 mod changes;
+mod edit;
+mod namespace;
 mod policy;
 mod selector;
+mod state;
 mod tools;
 mod view;
 
@@ -23,11 +26,12 @@ pub use changes::{Change, ChangeKind, Changes, Missed};
 use policy::ToolRuling;
 pub use policy::{Policy, Rule};
 pub use selector::Selector;
+pub use state::{RegistryState, Restored, ToolState};
 pub(crate) use tools::Snapshot;
 pub use tools::Tools;
 pub use view::View;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, CatalogError};
 use crate::disabled::Disabled;
 
 /// The tools being served now: a catalog's tools, each switched on or off
@@ -162,6 +166,17 @@ pub enum RegistryError {
     NoMatch {
         /// The selector, as given.
         selector: Selector,
+    },
+    /// The tools would share a key or a name; each conflict names both.
+    #[error(transparent)]
+    Conflict(CatalogError),
+    /// A namespace must be dot-separated lowercase segments, as keys are.
+    #[error(
+        "the namespace `{namespace}` is not dot-separated lowercase segments (letters, digits and `_`, each starting with a letter)"
+    )]
+    InvalidNamespace {
+        /// The namespace given.
+        namespace: String,
     },
 }
 

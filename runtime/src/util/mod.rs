@@ -3,7 +3,9 @@
 
 pub(crate) mod excerpt;
 pub(crate) mod hash;
+pub(crate) mod intern;
 pub(crate) mod json;
+pub(crate) mod names;
 pub(crate) mod panic;
 
 use std::fmt;
