@@ -1035,6 +1035,7 @@ impl Catalog {
     }
 
     /// Whether both handles are the same catalog (not merely equal ones).
+    #[cfg(feature = "mcp")]
     pub(crate) fn same_as(&self, other: &Catalog) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::catalog::{Catalog, ToolEntry};
+#[cfg(feature = "mcp")]
+use crate::catalog::Catalog;
+use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::pipeline::{self, Env, Services};
@@ -86,10 +88,12 @@ impl Found {
     }
 
     /// The catalog the tool was found in, and its place there.
+    #[cfg(feature = "mcp")]
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.snapshot.catalog
     }
 
+    #[cfg(feature = "mcp")]
     pub(crate) fn index(&self) -> usize {
         self.index
     }

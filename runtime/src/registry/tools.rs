@@ -205,6 +205,7 @@ impl Tools {
     }
 
     /// The catalog these tools come from.
+    #[cfg(feature = "mcp")]
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.snapshot.catalog
     }
