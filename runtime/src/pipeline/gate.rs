@@ -74,8 +74,9 @@ pub(crate) enum Gate<'a> {
 }
 
 impl Gate<'_> {
-    pub(crate) fn is_open(self) -> bool {
-        matches!(self, Gate::Open)
+    /// Whether the ruling needs the call's arguments.
+    pub(crate) fn on_arguments(self) -> bool {
+        matches!(self, Gate::OnArguments(_))
     }
 
     /// The ruling on a call of tool `key`: refused, needing approval
@@ -91,9 +92,11 @@ impl Gate<'_> {
             Gate::OnArguments(rules) => rules.rule(arguments()),
         };
         let span = tracing::Span::current();
-        span.record("policy", ruling.decision.label());
-        if let Some(rule) = ruling.rule {
-            span.record("policy_rule", rule);
+        if !span.is_disabled() {
+            span.record("policy", ruling.decision.label());
+            if let Some(rule) = ruling.rule {
+                span.record("policy_rule", rule);
+            }
         }
         match ruling.decision {
             Decision::Allow => Ok(false),

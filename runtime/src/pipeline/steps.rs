@@ -55,11 +55,15 @@ pub(super) async fn run<T: Tool, R>(
     let steps = async {
         // Step 2: the arguments, checked against the schema the catalog advertises.
         let args = input.read(&env)?;
-        // Steps 3 and 4, for a tool that has a policy or a hook to ask.
-        let args = if T::PUBLIC && !T::EFFECT.requires_approval() && env.gate.is_open() {
-            args
+        // Steps 3 and 4. A tool with no hook to ask meets a policy that
+        // needs no arguments here, without taking them apart.
+        let args = if T::PUBLIC && !T::EFFECT.requires_approval() && !env.gate.on_arguments() {
+            match env.gate.check(key, || &Value::Null)? {
+                false => args,
+                true => ask_hooks(env, args, Some(true)).await?,
+            }
         } else {
-            ask_hooks(env, args).await?
+            ask_hooks(env, args, None).await?
         };
         // Steps 5 to 7.
         let timeout = env.served.timeout.or(env.services.default_timeout);
@@ -90,14 +94,18 @@ pub(super) async fn run<T: Tool, R>(
     })
 }
 
-/// Steps 3 and 4: the policy, then the tool's hooks, asked about the
-/// validated arguments, which come back for the body.
-async fn ask_hooks<T: Tool>(env: Env<'_>, args: T) -> Result<T, CallError> {
+/// Steps 3 and 4: the policy (unless `asked` says what it answered), then
+/// the tool's hooks, asked about the validated arguments, which come back
+/// for the body.
+async fn ask_hooks<T: Tool>(env: Env<'_>, args: T, asked: Option<bool>) -> Result<T, CallError> {
     let Served {
         key, name, effect, ..
     } = *env.served;
     let invocation = Invocation::new(args, key, name, effect);
-    let policy_asks = env.gate.check(key, || invocation.canonical_arguments())?;
+    let policy_asks = match asked {
+        Some(asks) => asks,
+        None => env.gate.check(key, || invocation.canonical_arguments())?,
+    };
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, key)?;
     }

@@ -45,6 +45,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
 
 use serde::ser::{Error as _, Serialize, SerializeSeq, Serializer};
@@ -396,6 +397,39 @@ pub fn export_json<'a>(
     match definitions.failed.into_inner() {
         Some(error) => Err(error),
         None => Ok(written.expect("an export is plain JSON")),
+    }
+}
+
+impl Tools {
+    /// [`export_json`] of these tools for `format`, built once per registry
+    /// generation and view, then shared: exporting an unchanged view again
+    /// (every turn of a conversation) costs a lookup. After any change to
+    /// the registry the next export builds it anew.
+    ///
+    /// ```
+    /// use toolwright::providers::Format;
+    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector};
+    ///
+    /// /// Read a note.
+    /// #[tool(key = "notes.read", effect = read, authorize = public)]
+    /// async fn read_note(id: u64) -> String { String::new() }
+    ///
+    /// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let guest = executor.view(Selector::effect(Effect::Read));
+    ///
+    /// let format = Format::Anthropic;
+    /// let first = guest.tools().export(format).unwrap();
+    /// let again = guest.tools().export(format).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&first, &again), "the same text, not rebuilt");
+    /// assert!(first.get().contains(r#""name":"read_note""#));
+    /// ```
+    pub fn export(&self, format: Format) -> Result<Arc<RawValue>, ExportError> {
+        let what = Format::ALL.iter().position(|f| *f == format).unwrap_or(0) as u64;
+        let text = self.memoized(what, |tools| {
+            export_json(tools, format).map(Arc::<RawValue>::from)
+        })?;
+        Ok(Arc::clone(&text))
     }
 }
 

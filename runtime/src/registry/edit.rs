@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::namespace::{flattened, mounted};
 use super::policy::ToolRuling;
-use super::{Change, ChangeKind, Registry, RegistryError, Selector, Snapshot, View};
+use super::{Change, ChangeKind, Memo, Registry, RegistryError, Selector, Snapshot, View};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
 use crate::dynamic::DynamicTool;
@@ -44,6 +44,37 @@ impl Registry {
     /// ```
     pub fn register(&self, tool: DynamicTool) -> Result<Change, RegistryError> {
         self.add(vec![tool.into_entry()], States::new())
+    }
+
+    /// Adds every tool of `tools` as one change (one generation, one
+    /// rebuild of the registry's index, where `register` in a loop would
+    /// rebuild it for each), or none of them.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{Catalog, DynamicTool, Effect, Registry};
+    ///
+    /// // Tools described by configuration, one per entry.
+    /// let config = [("ops.restart", "restart"), ("ops.status", "status")];
+    /// let tools = config.iter().map(|(key, name)| {
+    ///     DynamicTool::builder(*key, *name)
+    ///         .description("An operations command.")
+    ///         .effect(Effect::Read)
+    ///         .input_schema(json!({"type": "object"}))
+    ///         .handler(|_| Box::pin(async { Ok(json!("done")) }))
+    ///         .build()
+    ///         .unwrap()
+    /// });
+    /// let registry = Registry::new(Catalog::builder().build().unwrap());
+    /// let change = registry.register_all(tools).unwrap();
+    /// assert_eq!((change.generation, change.keys.len()), (1, 2));
+    /// ```
+    pub fn register_all(
+        &self,
+        tools: impl IntoIterator<Item = DynamicTool>,
+    ) -> Result<Change, RegistryError> {
+        let added = tools.into_iter().map(DynamicTool::into_entry).collect();
+        self.add(added, States::new())
     }
 
     /// Removes every tool `selector` picks, as the next generation. Calls
@@ -342,6 +373,7 @@ fn snapshot_of(
             .collect(),
         rulings: ToolRuling::all(policy.as_ref(), &catalog).into(),
         policy,
+        memo: Memo::default(),
         catalog,
     }
 }

@@ -27,8 +27,8 @@ use policy::ToolRuling;
 pub use policy::{Policy, Rule};
 pub use selector::Selector;
 pub use state::{RegistryState, Restored, ToolState};
-pub(crate) use tools::Snapshot;
 pub use tools::Tools;
+pub(crate) use tools::{Memo, Snapshot};
 pub use view::View;
 
 use crate::catalog::{Catalog, CatalogError};
@@ -346,6 +346,7 @@ impl Registry {
             disabled: current.disabled.clone(),
             rulings: ToolRuling::all(Some(&policy), &current.catalog).into(),
             policy: Some(policy),
+            memo: Memo::default(),
         }));
         let change = Change {
             generation,
@@ -441,6 +442,7 @@ impl Registry {
                 disabled,
                 policy: current.policy.clone(),
                 rulings: current.rulings.clone(),
+                memo: Memo::default(),
             }));
         }
         let change = Change {

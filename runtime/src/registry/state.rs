@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, ChangeKind, Registry, Snapshot};
+use super::{Change, ChangeKind, Memo, Registry, Snapshot};
 use crate::disabled::Disabled;
 
 /// The mutable state of a registry: each tool (by key, namespaces
@@ -137,6 +137,7 @@ impl Registry {
                 disabled,
                 policy: current.policy.clone(),
                 rulings: current.rulings.clone(),
+                memo: Memo::default(),
             }));
         }
         let change = Change {

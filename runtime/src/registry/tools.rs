@@ -1,6 +1,9 @@
 //! What a registry serves at one generation, and a caller's share of it.
 
-use std::sync::Arc;
+use std::any::Any;
+#[cfg(feature = "providers")]
+use std::sync::PoisonError;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -20,6 +23,42 @@ pub(crate) struct Snapshot {
     pub(crate) policy: Option<Arc<Policy>>,
     /// How the policy meets each tool, in catalog order.
     pub(crate) rulings: Arc<[ToolRuling]>,
+    /// What was worked out from this generation (views' exports).
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
+    pub(crate) memo: Memo,
+}
+
+/// Values worked out from one generation, kept while it is current: a new
+/// generation starts with none. Bounded: past [`MEMO_ENTRIES`], the oldest
+/// goes. (Only provider exports use it yet.)
+#[derive(Default)]
+#[cfg_attr(not(feature = "providers"), allow(dead_code))]
+pub(crate) struct Memo {
+    entries: Mutex<Vec<(MemoKey, Arc<dyn Any + Send + Sync>)>>,
+}
+
+/// A view (0: none) and what was worked out for it.
+type MemoKey = (u64, u64);
+
+/// How many values one generation keeps: views times formats in use.
+#[cfg(feature = "providers")]
+const MEMO_ENTRIES: usize = 64;
+
+#[cfg(feature = "providers")]
+impl Memo {
+    fn get<T: Any + Send + Sync>(&self, key: MemoKey) -> Option<Arc<T>> {
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let (_, value) = entries.iter().find(|(k, _)| *k == key)?;
+        value.clone().downcast().ok()
+    }
+
+    fn put(&self, key: MemoKey, value: Arc<dyn Any + Send + Sync>) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() == MEMO_ENTRIES {
+            entries.remove(0);
+        }
+        entries.push((key, value));
+    }
 }
 
 impl Snapshot {
@@ -29,6 +68,7 @@ impl Snapshot {
             disabled: vec![None; catalog.len()].into(),
             rulings: ToolRuling::all(None, &catalog).into(),
             policy: None,
+            memo: Memo::default(),
             catalog,
         }
     }
@@ -194,6 +234,24 @@ impl Tools {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
+    }
+
+    /// `build(self)`, worked out once per generation and view for each
+    /// `what` (a caller's own number for what it builds), then shared.
+    #[cfg(feature = "providers")]
+    pub(crate) fn memoized<T: Any + Send + Sync, E>(
+        &self,
+        what: u64,
+        build: impl FnOnce(&Tools) -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        let key = (self.view.as_ref().map_or(0, View::id), what);
+        if let Some(value) = self.snapshot.memo.get(key) {
+            return Ok(value);
+        }
+        // Built outside the lock: two callers may both build it once.
+        let value = Arc::new(build(self)?);
+        self.snapshot.memo.put(key, value.clone());
+        Ok(value)
     }
 
     /// The enabled tools in the view, with their places in the catalog.

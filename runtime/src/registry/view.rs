@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Selector;
 use crate::catalog::ToolEntry;
@@ -39,6 +40,9 @@ use crate::catalog::ToolEntry;
 #[derive(Clone)]
 pub struct View {
     filter: Arc<Filter>,
+    /// Told apart from every other view, for what is worked out per view.
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
+    id: u64,
 }
 
 enum Filter {
@@ -56,9 +60,7 @@ impl View {
     /// # let _ = support;
     /// ```
     pub fn new(selector: Selector) -> Self {
-        View {
-            filter: Arc::new(Filter::Selector(selector)),
-        }
+        View::of(Filter::Selector(selector))
     }
 
     /// The tools `predicate` accepts: for rules a selector cannot say.
@@ -70,9 +72,7 @@ impl View {
     /// # let _ = closed;
     /// ```
     pub fn filter(predicate: impl Fn(&ToolEntry) -> bool + Send + Sync + 'static) -> Self {
-        View {
-            filter: Arc::new(Filter::Predicate(Box::new(predicate))),
-        }
+        View::of(Filter::Predicate(Box::new(predicate)))
     }
 
     /// The tools both views contain.
@@ -84,9 +84,21 @@ impl View {
     /// # let _ = read_orders;
     /// ```
     pub fn and(&self, other: View) -> Self {
+        View::of(Filter::Both(self.clone(), other))
+    }
+
+    fn of(filter: Filter) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         View {
-            filter: Arc::new(Filter::Both(self.clone(), other)),
+            filter: Arc::new(filter),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// This view's number, the same for its clones.
+    #[cfg(feature = "providers")]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether `tool` is in the view.
