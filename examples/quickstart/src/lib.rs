@@ -7,7 +7,8 @@
 //! It declares read, write and destructive tools, injects an APP service
 //! and a REQUEST-scoped unit of work whose finalizer commits or rolls back,
 //! then prints the catalog and runs calls that are allowed, denied, waiting
-//! for approval and approved.
+//! for approval and approved. Each actor has a view: administrators see
+//! every tool, others are not shown the `admin`-tagged one and cannot call it.
 //!
 //! Run it with `cargo run -p quickstart`. With `--format NAME` (`openai`,
 //! `openai-strict`, `openai-responses`, `openai-responses-strict`,
@@ -29,7 +30,7 @@ use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
 use toolwright::providers;
 use toolwright::{
     CallError, Catalog, Container, Context, Digest, Executor, Inject, Invocation, ResolveError,
-    Scope, Verdict, tool,
+    Scope, Selector, Verdict, View, tool,
 };
 
 // ---------------------------------------------------------------- the domain
@@ -104,6 +105,19 @@ struct Actor {
     name: &'static str,
     admin: bool,
     approvals: Arc<Approvals>,
+    /// The tools this actor is shown and may call at all.
+    view: View,
+}
+
+/// What an actor sees: administrators every tool, others all but the
+/// `admin`-tagged ones. A view hides and refuses; each tool's hooks still
+/// decide what a visible tool lets its caller do.
+fn view_for(admin: bool) -> View {
+    if admin {
+        View::new(Selector::All)
+    } else {
+        View::new(!Selector::tag("admin"))
+    }
 }
 
 /// Digests a person has approved; each approval is used once.
@@ -182,6 +196,23 @@ async fn add_task(
     };
     work.stage(Change::Add(task.clone()));
     task
+}
+
+/// Remove every task: an administrator's tool, which other actors are not
+/// even shown (their view leaves out the `admin` tag).
+#[tool(
+    key = "tasks.clear",
+    effect = destructive,
+    tags = ["admin"],
+    authorize = admins,
+    approve = approved_by_a_person
+)]
+async fn clear_tasks(store: Inject<dyn TaskStore>, work: Inject<UnitOfWork>) -> usize {
+    let tasks = store.list();
+    for task in &tasks {
+        work.stage(Change::Delete(task.id));
+    }
+    tasks.len()
 }
 
 /// Delete a task for good.
@@ -273,7 +304,12 @@ fn print_catalog(catalog: &Catalog) {
 
 async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Option<Digest> {
     println!("\n> {} calls {name} {args}", who.name);
-    match executor.invoke(name, args, who).await {
+    // The actor's view: what they are not shown, they cannot call.
+    match executor
+        .view(who.view.clone())
+        .invoke(name, args, who)
+        .await
+    {
         Ok(result) => println!("  ok: {result}"),
         Err(CallError::ApprovalRequired(request)) => {
             println!(
@@ -346,11 +382,13 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
         name: "ada",
         admin: true,
         approvals: approvals.clone(),
+        view: view_for(true),
     };
     let bob = Actor {
         name: "bob",
         admin: false,
         approvals: approvals.clone(),
+        view: view_for(false),
     };
     match command {
         Command::Tools(format) => {
@@ -363,6 +401,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 name: "local",
                 admin: false,
                 approvals,
+                view: view_for(false),
             };
             server(executor).serve_stdio(local).await?;
             Ok(())
@@ -388,9 +427,11 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn server(executor: Executor) -> McpServer<Actor> {
-    McpServer::new(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION")).with_instructions(
-        "A shared task list. Writes need a person's approval; deleting needs an administrator.",
-    )
+    McpServer::new(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION"))
+        .with_instructions(
+            "A shared task list. Writes need a person's approval; deleting needs an administrator.",
+        )
+        .with_views(|actor: &Actor| actor.view.clone())
 }
 
 async fn demo(
@@ -420,6 +461,18 @@ async fn demo(
     show(executor, bob, "add_task", json!({"title": ""})).await;
     show(executor, bob, "list_tasks", json!({"store": "mine"})).await;
     show(executor, bob, "delete_task", json!({"id": 1})).await;
+
+    println!("\n== Each actor is shown only their tools, and can call no other");
+    for actor in [ada, bob] {
+        let names: Vec<_> = executor
+            .view(actor.view.clone())
+            .tools()
+            .iter()
+            .map(|tool| tool.name())
+            .collect();
+        println!("  {} sees {}", actor.name, names.join(", "));
+    }
+    show(executor, bob, "clear_tasks", json!({})).await;
 
     println!("\n== A destructive call that fails rolls its unit of work back");
     if let Some(digest) = show(executor, ada, "delete_task", json!({"id": 99})).await {
