@@ -5,7 +5,9 @@
 //! goes through [`Executor::invoke`], so authorization, approval, the
 //! per-call scope and timeouts are exactly those of a direct call. The
 //! caller's context comes from the application (fixed for stdio, derived from
-//! the HTTP request for HTTP), never from the client.
+//! the HTTP request for HTTP), never from the client. When the registry
+//! changes, each session whose tools changed hears
+//! `notifications/tools/list_changed` (see [`McpServer`]).
 //!
 //! ```no_run
 //! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
@@ -48,13 +50,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use rmcp::model::Extensions;
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult, ConstString,
     ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
     ListToolsRequestMethod, ListToolsResult, MetaObject, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -69,6 +72,9 @@ use crate::error::CallError;
 use crate::executor::Executor;
 use crate::registry::View;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
+
+mod sessions;
+use sessions::Sessions;
 
 pub use axum;
 pub use http;
@@ -151,6 +157,18 @@ type Views<C> = Arc<dyn Fn(&C) -> View + Send + Sync>;
 /// request: a tool disabled there is no longer listed, and a call to it is
 /// answered as unavailable.
 ///
+/// It declares the `tools.listChanged` capability and tells each session
+/// (stdio, a [`handler`](Self::handler) on any stream, Streamable HTTP with
+/// sessions) `notifications/tools/list_changed` when the tools its caller
+/// sees change: a change that leaves a session's list as it was sends it
+/// nothing, and changes a few milliseconds apart are announced once. A
+/// session is followed from the client's `notifications/initialized` until
+/// its transport closes. One task per server does this, started by the
+/// first session and ended when the server and its sessions are gone;
+/// `tools/call` pays nothing for it. Stateless HTTP
+/// ([`HttpOptions::stateless`]) has no sessions to tell: it declares no
+/// `listChanged` and sends none.
+///
 /// ```
 /// use toolwright::mcp::McpServer;
 /// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector, View};
@@ -194,6 +212,8 @@ struct Shared<C> {
     /// were built from; rebuilt only when the registry serves another one.
     described: ArcSwapOption<Described>,
     views: Option<Views<C>>,
+    /// The sessions told when the tools they see change.
+    sessions: Sessions<C>,
 }
 
 /// Every tool of one catalog as MCP serves it, in catalog order.
@@ -209,6 +229,14 @@ struct Served {
 }
 
 impl<C> Shared<C> {
+    /// The executor narrowed to the caller's view, if the server has views.
+    fn executor_for(&self, ctx: &C) -> Cow<'_, Executor> {
+        match &self.views {
+            Some(view_of) => Cow::Owned(self.executor.view(view_of(ctx))),
+            None => Cow::Borrowed(&self.executor),
+        }
+    }
+
     /// The MCP descriptions of the tools of `catalog`.
     fn described(&self, catalog: &Catalog) -> Arc<Described> {
         if let Some(described) = self.described.load_full()
@@ -266,6 +294,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 instructions: None,
                 described: ArcSwapOption::empty(),
                 views: None,
+                sessions: Sessions::new(),
             }),
         }
     }
@@ -289,6 +318,22 @@ impl<C: Any + Send + Sync> McpServer<C> {
         self
     }
 
+    /// How many sessions hear of tool list changes now: initialized, and
+    /// not yet closed.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "demo", "0.1.0");
+    /// // No client has connected yet.
+    /// assert_eq!(server.sessions(), 0);
+    /// ```
+    pub fn sessions(&self) -> usize {
+        self.shared.sessions.count()
+    }
+
     fn shared_mut(&mut self) -> &mut Shared<C> {
         Arc::get_mut(&mut self.shared).expect("configure the server before cloning it")
     }
@@ -299,6 +344,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
         McpHandler {
             shared: self.shared.clone(),
             context: Some(Arc::new(ctx)),
+            sessions: true,
         }
     }
 
@@ -344,6 +390,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
         let handler = McpHandler {
             shared: self.shared.clone(),
             context: None,
+            sessions: !options.stateless,
         };
         let factory = move || Ok(handler.clone());
         let endpoint = if options.stateless {
@@ -440,7 +487,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Larger request bodies get 413 (default 1 MiB).
     pub max_body_bytes: usize,
-    /// No sessions: every request stands alone (default: sessions).
+    /// No sessions: every request stands alone (default: sessions). Without
+    /// sessions the server cannot tell clients that the tool list changed.
     pub stateless: bool,
     /// In stateless mode, answer with `application/json` instead of an SSE
     /// stream (default: off).
@@ -642,6 +690,9 @@ pub struct McpHandler<C> {
     shared: Arc<Shared<C>>,
     /// Fixed (stdio and other streams), or `None` to read it from the HTTP request.
     context: Option<Arc<C>>,
+    /// Whether its sessions outlive a request, and so can hear of changes
+    /// (not in stateless HTTP).
+    sessions: bool,
 }
 
 impl<C> Clone for McpHandler<C> {
@@ -649,6 +700,7 @@ impl<C> Clone for McpHandler<C> {
         McpHandler {
             shared: self.shared.clone(),
             context: self.context.clone(),
+            sessions: self.sessions,
         }
     }
 }
@@ -665,35 +717,55 @@ impl<C> fmt::Debug for McpHandler<C> {
 impl<C: Any + Send + Sync> McpHandler<C> {
     /// The caller's context, borrowed for the request.
     fn caller<'a>(&'a self, request: &'a RequestContext<RoleServer>) -> Result<&'a C, ErrorData> {
-        if let Some(ctx) = &self.context {
-            return Ok(ctx);
-        }
-        request
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<CallerContext<C>>())
-            .map(|c| &*c.0)
+        self.caller_in(&request.extensions)
+            .map(|ctx| &**ctx)
             // Unreachable behind `http_router`, which authenticates first.
             .ok_or_else(|| ErrorData::invalid_request("no caller context for this request", None))
     }
 
+    /// The fixed context, or the one authentication put in the HTTP
+    /// request that `extensions` came with.
+    fn caller_in<'a>(&'a self, extensions: &'a Extensions) -> Option<&'a Arc<C>> {
+        if let Some(ctx) = &self.context {
+            return Some(ctx);
+        }
+        extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<CallerContext<C>>())
+            .map(|c| &c.0)
+    }
+
     /// The executor narrowed to the caller's view, if the server has views.
     fn executor_for(&self, ctx: &C) -> Cow<'_, Executor> {
-        match &self.shared.views {
-            Some(view_of) => Cow::Owned(self.shared.executor.view(view_of(ctx))),
-            None => Cow::Borrowed(&self.shared.executor),
-        }
+        self.shared.executor_for(ctx)
     }
 }
 
 impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.shared.implementation.clone());
+        let capabilities = ServerCapabilities::builder().enable_tools();
+        let capabilities = if self.sessions {
+            capabilities.enable_tool_list_changed().build()
+        } else {
+            capabilities.build()
+        };
+        let mut config =
+            ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         if let Some(instructions) = &self.shared.instructions {
             config = config.with_instructions(instructions.clone());
         }
         config
+    }
+
+    /// From now on the session hears `notifications/tools/list_changed`
+    /// when the tools its caller sees change.
+    async fn on_initialized(&self, notification: NotificationContext<RoleServer>) {
+        if !self.sessions {
+            return;
+        }
+        if let Some(caller) = self.caller_in(&notification.extensions) {
+            Sessions::track(&self.shared, notification.peer, caller.clone());
+        }
     }
 
     async fn on_custom_request(

@@ -1,6 +1,8 @@
 //! The official MCP SDKs drive the quickstart's MCP server over stdio and
 //! over Streamable HTTP: list, a read call with structured output, a denied
-//! call, invalid arguments, and a write that needs approval.
+//! call, invalid arguments, and a write that needs approval. The Python SDK
+//! also hears `notifications/tools/list_changed` from an in-process server
+//! and lists again.
 //!
 //! - Python: `mcp` from PyPI, pinned in `tests/python/requirements.txt`,
 //!   installed into a virtualenv under the target directory.
@@ -13,10 +15,16 @@
 //! Each SDK is installed on the first run (its registry must be reachable
 //! then) and reused while its pins are unchanged.
 
+use std::io::BufRead;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use toolwright::mcp::{HttpOptions, McpServer};
+use toolwright::{Catalog, Container, Executor, Selector, tool};
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -24,10 +32,15 @@ fn manifest_dir() -> PathBuf {
 
 /// A virtualenv with the pinned SDK.
 fn python_with_sdk() -> PathBuf {
+    try_python_with_sdk().unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// A virtualenv with the pinned SDK, or why it could not be set up.
+fn try_python_with_sdk() -> Result<PathBuf, String> {
     let requirements = manifest_dir().join("python/requirements.txt");
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp");
     installed_once(&venv, &requirements, || {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
         run(Command::new(venv.join("bin/python"))
             .args([
                 "-m",
@@ -37,9 +50,23 @@ fn python_with_sdk() -> PathBuf {
                 "--disable-pip-version-check",
                 "-r",
             ])
-            .arg(&requirements));
-    });
-    venv.join("bin/python")
+            .arg(&requirements))
+    })?;
+    Ok(venv.join("bin/python"))
+}
+
+/// The pinned Python SDK, or `None` after a one-line message when it
+/// cannot be set up here (no `python3`, no PyPI). On CI (`CI=true`) that
+/// fails the test instead.
+fn python_or_skip(test: &str) -> Option<PathBuf> {
+    match try_python_with_sdk() {
+        Ok(python) => Some(python),
+        Err(why) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
 }
 
 /// The pinned TypeScript SDK, installed beside a copy of the client script
@@ -54,40 +81,50 @@ fn node_client() -> PathBuf {
     installed_once(&dir, &source.join("package-lock.json"), || {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--silent"])
-            .current_dir(&dir));
-    });
+            .current_dir(&dir))
+    })
+    .unwrap_or_else(|why| panic!("{why}"));
     dir.join("quickstart_client.mjs")
 }
 
 /// Runs `install` into `dir` unless it last ran there for the same `pins`
 /// (a requirements or lock file), which a stamp in `dir` records.
-fn installed_once(dir: &Path, pins: &Path, install: impl FnOnce()) {
+fn installed_once(
+    dir: &Path,
+    pins: &Path,
+    install: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
     let pinned = std::fs::read_to_string(pins).unwrap();
     let stamp = dir.join("installed.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
-        install();
+        install()?;
         std::fs::write(&stamp, pinned).unwrap();
+    }
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {status}"))
     }
 }
 
-fn run(command: &mut Command) {
-    let status = command
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    assert!(status.success(), "{command:?} failed: {status}");
-}
+/// Kills the process when the test ends, passed or not.
+struct Process(Child);
 
-/// Kills the server when the test ends, passed or not.
-struct Server(Child);
-
-impl Drop for Server {
+impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
-fn start_http_server(binary: &str) -> (Server, String) {
+fn start_http_server(binary: &str) -> (Process, String) {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -99,7 +136,7 @@ fn start_http_server(binary: &str) -> (Server, String) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Server(child);
+    let server = Process(child);
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(&addr).is_err() {
         assert!(
@@ -137,4 +174,109 @@ fn the_python_sdk_drives_the_quickstart_over_stdio_and_http() {
 #[test]
 fn the_typescript_sdk_drives_the_quickstart_over_stdio_and_http() {
     drive_quickstart(Command::new("node").arg(node_client()));
+}
+
+/// Read a note.
+#[tool(key = "notes.read", effect = read, authorize = public)]
+async fn read_note(id: u64) -> String {
+    format!("note {id}")
+}
+
+/// Look up the weather.
+#[tool(key = "weather.get", effect = read, authorize = public)]
+async fn weather(city: String) -> String {
+    format!("sunny in {city}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_hears_that_the_tool_list_changed_and_lists_again() {
+    let test = "the_python_sdk_hears_that_the_tool_list_changed_and_lists_again";
+    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let catalog = Catalog::builder()
+        .register::<ReadNoteArgs>()
+        .register::<WeatherArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let registry = executor.registry().clone();
+    let server = McpServer::<()>::new(executor, "list-changed", "0.1.0");
+
+    // The notification travels on the client's standalone GET stream: the
+    // test changes the registry once that stream is open.
+    let (opened, mut stream_open) = tokio::sync::watch::channel(false);
+    let router = server
+        .http_router(|_| Ok(()), HttpOptions::default())
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let opened = opened.clone();
+            async move {
+                let get = request.method() == http::Method::GET;
+                let response = next.run(request).await;
+                if get && response.status().is_success() {
+                    opened.send_replace(true);
+                }
+                response
+            }
+        }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let mut child = Command::new(python)
+        .arg(manifest_dir().join("python/list_changed_client.py"))
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (line, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for read in stdout.lines().map_while(Result::ok) {
+            let _ = line.send(read);
+        }
+    });
+    let mut client = Process(child);
+
+    let mut output = Vec::new();
+    while !output.iter().any(|l: &String| l.starts_with("listed: ")) {
+        match lines.recv().await {
+            Some(read) => output.push(read),
+            None => panic!(
+                "the client ended early: {output:?}\n{}",
+                stderr(&mut client)
+            ),
+        }
+    }
+    stream_open.wait_for(|open| *open).await.unwrap();
+    registry
+        .disable(&Selector::name("weather"), "upstream down")
+        .unwrap();
+    while let Some(read) = lines.recv().await {
+        output.push(read);
+    }
+    let status = client.0.wait().unwrap();
+    assert!(status.success(), "{output:?}\n{}", stderr(&mut client));
+    assert_eq!(
+        output,
+        [
+            "capability listChanged: True",
+            "listed: read_note,weather",
+            "notified",
+            "relisted: read_note",
+            "notifications: 1",
+        ]
+    );
+}
+
+fn stderr(process: &mut Process) -> String {
+    let mut text = String::new();
+    if let Some(mut stderr) = process.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+    }
+    text
 }

@@ -139,4 +139,12 @@ impl Changes {
             Err(broadcast::error::RecvError::Closed) => None,
         }
     }
+
+    /// Skips every change already waiting, for a reader that re-reads the
+    /// registry's state instead of following each change.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn skip_waiting(&mut self) {
+        use broadcast::error::TryRecvError;
+        while let Ok(_) | Err(TryRecvError::Lagged(_)) = self.receiver.try_recv() {}
+    }
 }

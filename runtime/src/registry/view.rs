@@ -120,6 +120,13 @@ impl View {
             Filter::Both(first, second) => first.contains(tool) && second.contains(tool),
         }
     }
+
+    /// The same for this view and its clones, different for every other
+    /// view alive at the same time: for caching what a view contains.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn identity(&self) -> usize {
+        Arc::as_ptr(&self.filter).addr()
+    }
 }
 
 impl From<Selector> for View {

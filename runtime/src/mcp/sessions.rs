@@ -1,0 +1,230 @@
+//! The sessions an MCP server keeps up to date: each hears
+//! `notifications/tools/list_changed` when the tools it sees change.
+//!
+//! A session is tracked from the client's `notifications/initialized`, with
+//! its caller's context, and forgotten once its transport has closed or a
+//! notification to it failed. One task per server (the watcher) follows the
+//! registry's changes: it lets a burst settle, compares what each session
+//! sees with what it saw, and tells only the sessions whose tools changed.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::Duration;
+
+use rmcp::{Peer, RoleServer};
+use tokio::sync::oneshot;
+
+use super::Shared;
+use crate::executor::Executor;
+use crate::registry::{Changes, View};
+
+/// How long the watcher waits after a change for the rest of its burst:
+/// changes this close together are announced once.
+const SETTLE: Duration = Duration::from_millis(5);
+
+/// A session that has not taken a notification within this long is
+/// forgotten: its client stopped reading.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Closed sessions are swept when a new one finds the table this much
+/// longer than after the last sweep (or at least this long).
+const SWEEP_FLOOR: usize = 16;
+
+/// The names of the tools a session sees, in catalog order.
+type Names = Arc<[Box<str>]>;
+
+/// The sessions of one server, and its watcher.
+pub(super) struct Sessions<C> {
+    table: Mutex<Table<C>>,
+    /// Set when the first session is tracked. Dropped with the server,
+    /// which ends the watcher.
+    watcher: OnceLock<oneshot::Sender<()>>,
+}
+
+struct Table<C> {
+    sessions: Vec<Session<C>>,
+    next_id: u64,
+    /// How many sessions there were after the last sweep.
+    swept: usize,
+}
+
+struct Session<C> {
+    id: u64,
+    peer: Peer<RoleServer>,
+    caller: Arc<C>,
+    /// What it saw at initialization, or was last told of.
+    seen: Names,
+}
+
+impl<C> Table<C> {
+    /// Forgets the sessions whose transport has closed.
+    fn sweep(&mut self) {
+        self.sessions
+            .retain(|session| !session.peer.is_transport_closed());
+        self.swept = self.sessions.len();
+    }
+}
+
+impl<C: Any + Send + Sync> Sessions<C> {
+    pub(super) fn new() -> Self {
+        Sessions {
+            table: Mutex::new(Table {
+                sessions: Vec::new(),
+                next_id: 0,
+                swept: 0,
+            }),
+            watcher: OnceLock::new(),
+        }
+    }
+
+    /// A panic elsewhere while holding the lock left the table whole: each
+    /// change to it is one `push` or `retain`.
+    fn lock(&self) -> MutexGuard<'_, Table<C>> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many sessions would hear of a change now.
+    pub(super) fn count(&self) -> usize {
+        let mut table = self.lock();
+        table.sweep();
+        table.sessions.len()
+    }
+
+    /// Tells `peer` from now on when the tools `caller` sees change.
+    /// Starts the server's watcher if it has none yet (inside a runtime:
+    /// rmcp calls this from a session's task).
+    pub(super) fn track(shared: &Arc<Shared<C>>, peer: Peer<RoleServer>, caller: Arc<C>) {
+        let sessions = &shared.sessions;
+        // Subscribed before `seen` is read: no change falls in between.
+        sessions.watcher.get_or_init(|| {
+            let (stop, stopped) = oneshot::channel();
+            let changes = shared.executor.registry().subscribe();
+            tokio::spawn(watch(Arc::downgrade(shared), changes, stopped));
+            stop
+        });
+        let mut table = sessions.lock();
+        // Read under the lock: a change either finds this session in the
+        // table or was made before `seen` was read.
+        let seen = names(&shared.executor_for(&caller));
+        if table.sessions.len() >= (2 * table.swept).max(SWEEP_FLOOR) {
+            table.sweep();
+        }
+        let id = table.next_id;
+        table.next_id += 1;
+        table.sessions.push(Session {
+            id,
+            peer,
+            caller,
+            seen,
+        });
+    }
+}
+
+/// The watcher: until the server is gone, announces each burst of registry
+/// changes to the sessions it concerns. A change the subscription missed
+/// (`Missed`) is a change like any other: every session is checked again.
+async fn watch<C: Any + Send + Sync>(
+    server: Weak<Shared<C>>,
+    mut changes: Changes,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            _ = &mut stopped => return,
+            change = changes.next() => if change.is_none() { return },
+        }
+        tokio::select! {
+            _ = &mut stopped => return,
+            () = tokio::time::sleep(SETTLE) => changes.skip_waiting(),
+        }
+        let Some(shared) = server.upgrade() else {
+            return;
+        };
+        announce(&shared).await;
+    }
+}
+
+/// Tells every session whose tools changed since it last saw them, and
+/// forgets those that cannot be told.
+async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
+    let due: Vec<(u64, Peer<RoleServer>)> = {
+        let mut table = shared.sessions.lock();
+        table.sweep();
+        let mut views = Visible::new(shared);
+        table
+            .sessions
+            .iter_mut()
+            .filter_map(|session| {
+                let now = views.names(&session.caller);
+                (now != session.seen).then(|| {
+                    session.seen = now;
+                    (session.id, session.peer.clone())
+                })
+            })
+            .collect()
+    };
+    if due.is_empty() {
+        return;
+    }
+    let sent = futures_util::future::join_all(
+        due.iter()
+            .map(|(_, peer)| tokio::time::timeout(SEND_TIMEOUT, peer.notify_tool_list_changed())),
+    )
+    .await;
+    let mut failed: Vec<u64> = due
+        .iter()
+        .zip(sent)
+        .filter(|(_, sent)| !matches!(sent, Ok(Ok(()))))
+        .map(|((id, _), _)| *id)
+        .collect();
+    if !failed.is_empty() {
+        failed.sort_unstable();
+        shared
+            .sessions
+            .lock()
+            .sessions
+            .retain(|session| failed.binary_search(&session.id).is_err());
+    }
+}
+
+/// The names of the tools `executor` serves now.
+fn names(executor: &Executor) -> Names {
+    executor
+        .tools()
+        .iter()
+        .map(|tool| tool.name().into())
+        .collect()
+}
+
+/// What each view sees, read once per announcement however many sessions
+/// share it.
+struct Visible<'a, C> {
+    shared: &'a Shared<C>,
+    /// By view identity (`None`: the server has no views); each view is
+    /// kept so that its identity is not reused while the map lives.
+    seen: HashMap<Option<usize>, (Option<View>, Names)>,
+}
+
+impl<'a, C: Any + Send + Sync> Visible<'a, C> {
+    fn new(shared: &'a Shared<C>) -> Self {
+        Visible {
+            shared,
+            seen: HashMap::new(),
+        }
+    }
+
+    fn names(&mut self, caller: &C) -> Names {
+        let view = self.shared.views.as_ref().map(|view_of| view_of(caller));
+        let key = view.as_ref().map(View::identity);
+        if let Some((_, names)) = self.seen.get(&key) {
+            return names.clone();
+        }
+        let names = match &view {
+            Some(view) => names(&self.shared.executor.view(view.clone())),
+            None => names(&self.shared.executor),
+        };
+        self.seen.insert(key, (view, names.clone()));
+        names
+    }
+}
