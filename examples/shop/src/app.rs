@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Sqlite, Transaction};
 use tokio::sync::Mutex;
-use toolwright::{Catalog, Container, Digest, Executor, Invocation, ResolveError, Scope, Verdict};
+use toolwright::{
+    Catalog, Container, Digest, Executor, Invocation, Policy, ResolveError, Rule, Scope, Selector,
+    Verdict, View,
+};
 
 use crate::orders::{OrderService, SqlOrders};
 use crate::pricing::{PriceService, SqlPrices};
@@ -316,11 +319,22 @@ pub fn container(pool: SqlitePool, begun: Arc<AtomicUsize>) -> Container {
 pub struct Shop {
     /// The pool.
     pub pool: SqlitePool,
-    /// Runs every call.
+    /// Runs every call; [`Shop::executor_for`] narrows it to an actor's view.
     pub executor: Executor,
     /// Where approvals are recorded.
     pub ledger: Arc<ApprovalLedger>,
+    /// What managers see (everything) and what other actors see (no
+    /// `managers`-tagged tool), built once.
+    views: (View, View),
     begun: Arc<AtomicUsize>,
+}
+
+/// The shop's permission policy, on top of every tool's own hooks:
+/// anything destructive waits for a person; reads go on to their hooks.
+pub fn policy() -> Policy {
+    Policy::new()
+        .rule(Rule::ask_destructive())
+        .rule(Rule::allow_read_only())
 }
 
 impl Shop {
@@ -336,12 +350,34 @@ impl Shop {
     ) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
         let begun = Arc::new(AtomicUsize::new(0));
         let executor = Executor::new(catalog, container(pool.clone(), begun.clone()))?;
+        executor.registry().set_policy(policy());
         Ok(Shop {
             ledger: Arc::new(ApprovalLedger::new(pool.clone())),
             pool,
             executor,
+            views: (
+                View::new(Selector::All),
+                View::new(!Selector::tag("managers")),
+            ),
             begun,
         })
+    }
+
+    /// The view `actor` is served: managers every tool, other actors all but
+    /// the `managers`-tagged ones, which they are neither shown nor able to
+    /// call.
+    pub fn view_for(&self, actor: &Actor) -> View {
+        if actor.manager {
+            self.views.0.clone()
+        } else {
+            self.views.1.clone()
+        }
+    }
+
+    /// The executor as `actor` may use it: lists, exports and calls only
+    /// what their view holds.
+    pub fn executor_for(&self, actor: &Actor) -> Executor {
+        self.executor.view(self.view_for(actor))
     }
 
     /// How many call transactions have begun: a call that touches the

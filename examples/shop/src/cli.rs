@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
 use toolwright::providers::{self, Format};
-use toolwright::{CallError, Catalog, Digest, Tools};
+use toolwright::{CallError, Catalog, Digest, Reason, Selector, Tools};
 
 use crate::app::{Caller, Shop, open_database};
 
@@ -134,7 +134,8 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
             let caller = shop.caller(&who.actor).await?;
             let arguments: Value = serde_json::from_str(&arguments)
                 .map_err(|e| format!("the arguments are not JSON: {e}"))?;
-            let result = shop.executor.invoke(&name, arguments, &caller).await;
+            let executor = shop.executor_for(&caller.actor);
+            let result = executor.invoke(&name, arguments, &caller).await;
             let ok = result.is_ok();
             print_result(&result);
             Ok(if ok {
@@ -155,10 +156,12 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
         }
         Some(Command::Serve(serve)) => {
             let shop = open(&cli.database).await?;
+            let views = shop.clone();
             let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
                 .with_instructions(
                     "A shop's products, prices and orders. Writes wait for a person's approval: tell the user the digest.",
-                );
+                )
+                .with_views(move |caller: &Caller| views.view_for(&caller.actor));
             if serve.stdio {
                 let caller = shop.caller(&serve.who.actor).await?;
                 server.serve_stdio(caller).await?;
@@ -274,7 +277,8 @@ async fn step(
 ) -> Result<Option<Digest>, AnyError> {
     let caller = shop.caller(who).await?;
     println!("\n> {who} calls {name} {arguments}   ({why})");
-    let result = shop.executor.invoke(name, arguments, &caller).await;
+    let executor = shop.executor_for(&caller.actor);
+    let result = executor.invoke(name, arguments, &caller).await;
     let digest = match &result {
         Err(CallError::ApprovalRequired(request)) => Some(request.digest),
         _ => None,
@@ -397,19 +401,64 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
     )
     .await?;
 
-    println!("\n== Only managers change prices");
+    println!("\n== Only managers are shown, and may call, the price tool");
+    for who in ["alice", "bob"] {
+        let caller = shop.caller(who).await?;
+        let tools = shop.executor_for(&caller.actor).tools();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+        println!("  {who} sees {}", names.join(", "));
+    }
     let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
     step(
         shop,
         "alice",
         "set_price",
         price.clone(),
-        "alice is not a manager",
+        "not in alice's view",
     )
     .await?;
     let digest = step(shop, "bob", "set_price", price.clone(), "bob is").await?;
     approve(shop, digest, "bob").await?;
     step(shop, "bob", "set_price", price, "approved").await?;
+
+    println!("\n== An operator switches a tool off, with a reason; no redeploy");
+    let registry = shop.executor.registry();
+    let reason = Reason::new("the payment provider is down").by("ops");
+    registry.disable(&Selector::name("place_order"), reason)?;
+    let order = json!({"tenant_id": 1, "product_id": 1, "quantity": 1});
+    step(
+        shop,
+        "alice",
+        "place_order",
+        order,
+        "the model is told it is unavailable",
+    )
+    .await?;
+    let why = registry.tools().disabled("place_order").cloned();
+    if let Some(why) = why {
+        println!(
+            "  (the application sees why: {:?}, by {:?})",
+            why.reason, why.by
+        );
+    }
+    registry.enable(&Selector::name("place_order"))?;
+
+    println!("\n== The policy asks a person before anything destructive");
+    let cancel = json!({"tenant_id": 1, "order_id": 1});
+    if let (Some(policy), Some(tool)) = (registry.policy(), registry.tools().get("cancel_order")) {
+        let (decision, rule) = policy.decide(tool, &cancel);
+        println!("  (the policy: {decision}, by the rule {rule:?})");
+    }
+    let digest = step(
+        shop,
+        "alice",
+        "cancel_order",
+        cancel.clone(),
+        "waits for a person",
+    )
+    .await?;
+    approve(shop, digest, "bob").await?;
+    step(shop, "alice", "cancel_order", cancel, "approved").await?;
 
     println!("\n== What the database holds now");
     let products: Vec<(i64, i64, String, i64, i64)> =
@@ -452,6 +501,8 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
             })
             .collect::<Vec<_>>(),
     );
-    println!("\nOne order committed; the out-of-stock order rolled back; one price changed.");
+    println!(
+        "\nOne order placed, then cancelled (its stock is back); the out-of-stock order rolled back; one price changed."
+    );
     Ok(())
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use shop::app::{MODULES, Tx};
 use shop::{Caller, Shop, open_database};
-use toolwright::{CallError, Catalog, Digest, Inject, Invocation, tool};
+use toolwright::{
+    CallError, Catalog, Decision, Digest, Inject, Invocation, Reason, Selector, tool,
+};
 
 async fn yes<A>(_: &Caller, _: &Invocation<'_, A>) -> bool {
     true
@@ -252,6 +254,62 @@ async fn only_a_manager_may_change_a_price() {
         count(&shop, "SELECT price_cents FROM products WHERE id = 3").await,
         2750
     );
+}
+
+#[tokio::test]
+async fn the_price_tool_is_outside_a_non_managers_view_on_every_path() {
+    let shop = shop().await;
+    let alice = shop.caller("alice").await.unwrap();
+    let executor = shop.executor_for(&alice.actor);
+    assert!(executor.tools().get("set_price").is_none());
+    let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
+    let refused = executor.invoke("set_price", price, &alice).await;
+    assert!(
+        matches!(refused, Err(CallError::UnknownTool { .. })),
+        "{refused:?}"
+    );
+    let bob = shop.caller("bob").await.unwrap();
+    assert!(
+        shop.executor_for(&bob.actor)
+            .tools()
+            .get("set_price")
+            .is_some()
+    );
+    assert_eq!(shop.transactions_begun(), 0, "nothing ran");
+}
+
+#[tokio::test]
+async fn a_disabled_tool_is_unavailable_until_enabled_again() {
+    let shop = shop().await;
+    let registry = shop.executor.registry();
+    let reason = Reason::new("the payment provider is down").by("ops");
+    registry
+        .disable(&Selector::name("place_order"), reason)
+        .unwrap();
+    let refused = call(&shop, "alice", "place_order", anvils(1))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.model_message(), "This tool is unavailable.");
+    assert_eq!(
+        refused.to_string(),
+        "tool `orders.place` is disabled: the payment provider is down"
+    );
+    assert_eq!(shop.transactions_begun(), 0);
+    registry.enable(&Selector::name("place_order")).unwrap();
+    let pending = call(&shop, "alice", "place_order", anvils(1)).await;
+    assert!(matches!(pending, Err(CallError::ApprovalRequired(_))));
+}
+
+#[tokio::test]
+async fn the_policy_asks_a_person_before_anything_destructive() {
+    let shop = shop().await;
+    let policy = shop.executor.registry().policy().unwrap();
+    let tools = shop.executor.tools();
+    let args = json!({"tenant_id": 1, "order_id": 1});
+    let (decision, rule) = policy.decide(tools.get("cancel_order").unwrap(), &args);
+    assert_eq!((decision, rule), (&Decision::Ask, Some("ask destructive")));
+    let pending = call(&shop, "alice", "cancel_order", args).await;
+    assert!(matches!(pending, Err(CallError::ApprovalRequired(_))));
 }
 
 #[tokio::test]

@@ -39,7 +39,13 @@ pub struct PriceChange {
 }
 
 /// Change the price of a product. Needs a manager of the tenant and a person's approval.
-#[tool(key = "pricing.set", effect = write, authorize = tenant_manager, approve = approved)]
+#[tool(
+    key = "pricing.set",
+    effect = write,
+    tags = ["managers"],
+    authorize = tenant_manager,
+    approve = approved
+)]
 pub async fn set_price(
     /// The tenant that owns the product.
     tenant_id: i64,
