@@ -2,10 +2,11 @@
 //! approve, open the scope, run the body, close the scope with how it ended.
 
 use std::pin::pin;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Env, arguments, body};
+use super::{Env, admission, arguments, body};
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
@@ -55,23 +56,32 @@ pub(super) async fn run<T: Tool, R>(
     } else {
         ask_hooks(env, args).await?
     };
-    // Steps 5 to 7.
     let timeout = T::TIMEOUT.or(env.services.default_timeout);
+    // Step 5a: the call's turn, held until its scope is closed. Boxed: only
+    // calls that wait should carry the wait's space.
+    let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
+        Some(Box::pin(admission::take_turn(&env, T::KEY, T::CONCURRENCY, timeout)).await?)
+    } else {
+        None
+    };
+    let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
+    // Steps 5 to 7.
     let output = if T::INJECTS {
         let guard = ScopeGuard::open(&env.services.container);
         // The body (which may hold injected values) is dropped at the end of
         // this statement, before the finalizers run.
         let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-        let (result, outcome) = body::run(T::KEY, timeout, body).await;
+        let (result, outcome) = body::run(T::KEY, timeout, waited, body).await;
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
         Box::pin(guard.close(T::KEY, outcome, result)).await
     } else {
-        body::run(T::KEY, timeout, pin!(T::__run(args, env.ctx, None)))
+        body::run(T::KEY, timeout, waited, pin!(T::__run(args, env.ctx, None)))
             .await
             .0
-    }?;
-    finish(T::KEY, output)
+    };
+    drop(turn);
+    finish(T::KEY, output?)
 }
 
 /// Steps 3 and 4: the policy, then the tool's hooks, asked about the
