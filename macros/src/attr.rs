@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Meta, Path, Token};
+use syn::{Expr, ExprLit, ExprUnary, Lit, LitBool, LitStr, Meta, Path, Token, UnOp};
 
 use crate::errors::{Errors, did_you_mean};
 
@@ -23,6 +23,9 @@ pub(crate) const KEYS: &[&str] = &[
     "open_world",
     "tags",
     "timeout",
+    "concurrency",
+    "exclusive",
+    "max_result",
     "args",
     "crate",
 ];
@@ -71,6 +74,12 @@ pub(crate) struct ToolAttr {
     /// The tags written as string literals; their form is checked in `valid`.
     pub tags: Option<Vec<LitStr>>,
     pub timeout: Option<(u64, Span)>,
+    /// `concurrency = N`, N at least 1.
+    pub concurrency: Option<(u32, Span)>,
+    /// `exclusive` or `exclusive = true|false`.
+    pub exclusive: Option<LitBool>,
+    /// `max_result = N` characters, N at least 1.
+    pub max_result: Option<u32>,
     pub args: Option<syn::Ident>,
     /// `crate = path`: where the generated code finds toolwright.
     pub krate: Option<Path>,
@@ -125,7 +134,7 @@ impl ToolAttr {
             }
             let value = match &meta {
                 Meta::NameValue(nv) => &nv.value,
-                Meta::Path(_) if key == "idempotent" || key == "open_world" => {
+                Meta::Path(_) if is_flag(&key) => {
                     let flag = LitBool::new(true, ident.span());
                     attr.set_flag(&key, flag);
                     continue;
@@ -151,13 +160,15 @@ impl ToolAttr {
                     })
                 }
                 "approve" => attr.approve = handle(errors, path_value(value, &key)),
-                "idempotent" | "open_world" => {
+                "idempotent" | "open_world" | "exclusive" => {
                     if let Some(flag) = handle(errors, boolean(value, &key)) {
                         attr.set_flag(&key, flag);
                     }
                 }
                 "tags" => attr.tags = Some(tags(value, errors)),
                 "timeout" => attr.timeout = handle(errors, timeout(value)),
+                "concurrency" => attr.concurrency = handle(errors, concurrency(value)),
+                "max_result" => attr.max_result = handle(errors, max_result(value)).map(|(n, _)| n),
                 "args" => {
                     attr.args = handle(
                         errors,
@@ -194,12 +205,17 @@ impl ToolAttr {
     }
 
     fn set_flag(&mut self, key: &str, flag: LitBool) {
-        if key == "idempotent" {
-            self.idempotent = Some(flag);
-        } else {
-            self.open_world = Some(flag);
+        match key {
+            "idempotent" => self.idempotent = Some(flag),
+            "open_world" => self.open_world = Some(flag),
+            _ => self.exclusive = Some(flag),
         }
     }
+}
+
+/// The keys that may be written alone, meaning `= true`.
+fn is_flag(key: &str) -> bool {
+    matches!(key, "idempotent" | "open_world" | "exclusive")
 }
 
 fn handle<T>(errors: &mut Errors, result: syn::Result<T>) -> Option<T> {
@@ -342,6 +358,60 @@ fn timeout(value: &Expr) -> syn::Result<(u64, Span)> {
                 "`timeout` is a positive whole number with a unit: \"500ms\", \"30s\", \"5m\" or \"1h\"",
             )
         })
+}
+
+/// `concurrency = 4`: how many calls of the tool may run at once.
+fn concurrency(value: &Expr) -> syn::Result<(u32, Span)> {
+    positive(
+        value,
+        "`concurrency` is how many calls of the tool may run at once: a whole number of at least 1, such as `concurrency = 4`",
+        "`concurrency = 0` would never run the tool; write at least 1, or `exclusive` to run it alone",
+    )
+}
+
+/// `max_result = 20_000`: how many characters of a result a model is shown.
+fn max_result(value: &Expr) -> syn::Result<(u32, Span)> {
+    positive(
+        value,
+        "`max_result` is how many characters of the result a model is shown: a whole number of at least 1, such as `max_result = 20_000`",
+        "`max_result = 0` would show a model nothing of the result; write at least 1",
+    )
+}
+
+/// A whole number from 1 to `u32::MAX`, written as an integer literal;
+/// `usage` says what the key takes, `zero` why 0 is refused.
+fn positive(value: &Expr, usage: &str, zero: &str) -> syn::Result<(u32, Span)> {
+    let negative =
+        || syn::Error::new_spanned(value, format!("{usage}; a negative number is not one"));
+    let number = match value {
+        // An attribute's `-2` can reach here as one literal.
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) if int.base10_digits().starts_with('-') => return Err(negative()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) if int.suffix().is_empty() => int,
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_), ..
+        }) => return Err(negative()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(_), ..
+        }) => {
+            return Err(syn::Error::new_spanned(
+                value,
+                format!("{usage}; write the number without quotes or a unit"),
+            ));
+        }
+        _ => return Err(syn::Error::new_spanned(value, usage)),
+    };
+    match number.base10_parse::<u32>() {
+        Ok(0) => Err(syn::Error::new_spanned(number, zero)),
+        Ok(n) => Ok((n, number.span())),
+        Err(_) => Err(syn::Error::new_spanned(
+            number,
+            format!("{usage}; this one is larger than {}", u32::MAX),
+        )),
+    }
 }
 
 /// `"500ms"`, `"30s"`, `"5m"`, `"1h"` in milliseconds.

@@ -19,7 +19,17 @@ pub(crate) struct Spec {
     pub open_world: bool,
     pub tags: Vec<String>,
     pub timeout_ms: Option<u64>,
+    pub concurrency: Concurrency,
+    pub max_result: Option<u32>,
     pub args: Ident,
+}
+
+/// How many calls of the tool may run at once.
+#[derive(Clone, Copy)]
+pub(crate) enum Concurrency {
+    Unlimited,
+    Limit(u32),
+    Exclusive,
 }
 
 /// The name of the generated struct: `args = ...`, or `<CamelName>Args`.
@@ -176,6 +186,21 @@ pub(crate) fn check(
 
     let tags = check_tags(attr.tags.as_deref().unwrap_or_default(), errors);
 
+    let exclusive = attr.exclusive.as_ref().filter(|flag| flag.value);
+    let concurrency = match (attr.concurrency, exclusive) {
+        (Some(_), Some(flag)) => {
+            errors.spanned(
+                flag,
+                "a tool is either `exclusive` (it runs alone) or limited by `concurrency`, not both; remove one",
+            );
+            None
+        }
+        (Some((n, _)), None) => Some(Concurrency::Limit(n)),
+        (None, Some(_)) => Some(Concurrency::Exclusive),
+        // A `concurrency` whose value was refused has its own error.
+        (None, None) => Some(Concurrency::Unlimited),
+    };
+
     check_field_names(tool, errors);
 
     if let Some(title) = &attr.title
@@ -196,6 +221,8 @@ pub(crate) fn check(
         open_world: flag(attr.open_world).unwrap_or(false),
         tags: tags?,
         timeout_ms: attr.timeout.map(|(ms, _)| ms),
+        concurrency: concurrency?,
+        max_result: attr.max_result,
         args,
     })
 }

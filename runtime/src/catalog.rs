@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
+use crate::concurrency::Concurrency;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::pipeline::{Dynamic, Env, Served, Validation};
@@ -60,7 +62,8 @@ struct CatalogInner {
 ///
 /// Serializes as its descriptor: key, name, title (when declared),
 /// description, effect, idempotent, open_world, tags (always, possibly
-/// empty), input schema, output schema (when there is one) and location. The timeout and the executable parts
+/// empty), input schema, output schema (when there is one) and location.
+/// The timeout, the concurrency, the result bound and the executable parts
 /// are not serialized.
 ///
 /// ```
@@ -134,12 +137,14 @@ enum Source {
 
 /// A tool's schemas, generated the first time they are asked for: building
 /// a catalog then costs little, and a schema nobody reads (the output schema
-/// of a provider export, say) is never built. Clones of an entry share them.
+/// of a provider export, say) is never built. Clones of an entry share them,
+/// and the permits of a tool with `concurrency = N`.
 #[derive(Default)]
 struct Schemas {
     input: OnceLock<Value>,
     output: OnceLock<Option<Value>>,
     validation: OnceLock<Validation>,
+    limiter: Option<Semaphore>,
 }
 
 /// What a tool built at run time declares (`DynamicTool`'s builder checks it).
@@ -161,6 +166,13 @@ pub(crate) struct Declared {
 impl ToolEntry {
     fn new(registration: Registration) -> Self {
         let r = registration;
+        let limiter = match r.concurrency {
+            Concurrency::Limit(n) => Some(Semaphore::new(
+                usize::try_from(n.get())
+                    .map_or(Semaphore::MAX_PERMITS, |n| n.min(Semaphore::MAX_PERMITS)),
+            )),
+            _ => None,
+        };
         ToolEntry {
             inner: Arc::new(Entry {
                 served: Served {
@@ -177,7 +189,10 @@ impl ToolEntry {
                 tags: Cow::Borrowed(r.tags),
                 location: r.location,
                 source: Source::Registered(r),
-                schemas: Arc::default(),
+                schemas: Arc::new(Schemas {
+                    limiter,
+                    ..Schemas::default()
+                }),
             }),
         }
     }
@@ -496,6 +511,51 @@ impl ToolEntry {
         self.inner.served.timeout
     }
 
+    /// How many calls of the tool may run at once (`concurrency = N`,
+    /// `exclusive`); see [`Concurrency`].
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Concurrency};
+    ///
+    /// /// Rebuild the search index, with nothing else running.
+    /// #[tool(key = "search.reindex", effect = read, exclusive, authorize = public)]
+    /// async fn reindex() -> bool { true }
+    ///
+    /// let catalog = Catalog::builder().register::<ReindexArgs>().build().unwrap();
+    /// assert_eq!(catalog.get("reindex").unwrap().concurrency(), Concurrency::Exclusive);
+    /// ```
+    pub fn concurrency(&self) -> Concurrency {
+        match &self.inner.source {
+            Source::Registered(r) => r.concurrency,
+            // Not declared by tools built at run time (yet).
+            Source::Dynamic(_) => Concurrency::Unlimited,
+        }
+    }
+
+    /// The declared bound on the text of a result shown to a model
+    /// (`max_result = N` characters), if any.
+    ///
+    /// The executor's default
+    /// ([`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result))
+    /// covers the tools that declare none; it is not reported here.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Fetch a web page as text.
+    /// #[tool(key = "web.fetch", effect = read, max_result = 20_000, authorize = public)]
+    /// async fn fetch_page(url: String) -> String { url }
+    ///
+    /// let catalog = Catalog::builder().register::<FetchPageArgs>().build().unwrap();
+    /// assert_eq!(catalog.get("fetch_page").unwrap().max_result(), Some(20_000));
+    /// ```
+    pub fn max_result(&self) -> Option<usize> {
+        match &self.inner.source {
+            Source::Registered(r) => r.max_result,
+            Source::Dynamic(_) => None,
+        }
+    }
+
     /// Where the tool was declared.
     ///
     /// ```
@@ -590,6 +650,12 @@ impl ToolEntry {
                 Source::Dynamic(_) => None,
             })
             .as_ref()
+    }
+
+    /// The permits of a tool with `concurrency = N`, shared by every clone
+    /// of this entry (and the same tool under another namespace).
+    pub(crate) fn limiter(&self) -> Option<&Semaphore> {
+        self.inner.schemas.limiter.as_ref()
     }
 
     /// How the tool's arguments are checked against its input schema.

@@ -2,7 +2,7 @@
 #![deny(missing_docs)]
 
 // The modules form layers; each imports only from layers below it:
-// util < effect < approval < error < context < invocation < hook < scope
+// util < effect, concurrency < approval < error < context < invocation < hook < scope
 // < inject < args, schema < tool < pipeline < registration < catalog
 // < executor < providers, mcp < __private.
 #[doc(hidden)]
@@ -11,6 +11,7 @@ pub mod __private;
 mod approval;
 mod args;
 mod catalog;
+mod concurrency;
 mod context;
 mod disabled;
 mod dynamic;
@@ -34,12 +35,13 @@ mod util;
 
 pub use approval::{ApprovalRequest, Digest, ParseDigestError};
 pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
+pub use concurrency::Concurrency;
 pub use context::Context;
 pub use disabled::Disabled;
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
 pub use effect::Effect;
 pub use error::{BoxError, CallError, HookKind, Violation, Violations};
-pub use executor::{Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
+pub use executor::{DEFAULT_MAX_RESULT, Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
 pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;

@@ -9,6 +9,15 @@
 //! changes, each session whose tools changed hears
 //! `notifications/tools/list_changed` (see [`McpServer`]).
 //!
+//! A result's text content is cut past the tool's `max_result` characters
+//! (or the executor's [`max_result`](crate::ExecutorBuilder::max_result)),
+//! with a marker that says how many more there were. `structuredContent`,
+//! sent only for a tool with an output schema, always carries the whole
+//! value: MCP requires it to match that schema, which a cut value would not.
+//! A client that shows structured content to a model shows it whole, so a
+//! tool whose results may be large should bound them itself or declare no
+//! output schema.
+//!
 //! ```no_run
 //! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
 //! use toolwright::{tool, Catalog, Container, Executor};
@@ -71,7 +80,7 @@ use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
 use crate::registry::View;
-use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
+use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 mod sessions;
 use sessions::Sessions;
@@ -820,9 +829,13 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 ));
             }
             // Disabled: the model is told the tool is unavailable.
-            Err(refused) => return Ok(tool_result(Structured::None, Err(refused)).into()),
+            Err(refused) => {
+                let max_result = executor.max_result(None);
+                return Ok(tool_result(Structured::None, max_result, Err(refused)).into());
+            }
         };
         let structured = self.shared.described(found.catalog()).tools[found.index()].structured;
+        let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
@@ -834,7 +847,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
-        Ok(tool_result(structured, result).into())
+        Ok(tool_result(structured, max_result, result).into())
     }
 }
 
@@ -936,15 +949,19 @@ fn wraps_result(entry: &ToolEntry) -> bool {
         .is_some_and(|schema| schema.get("type").and_then(Value::as_str) != Some("object"))
 }
 
-fn tool_result(structured: Structured, result: Result<Value, CallError>) -> CallToolResult {
+/// The answer to a `tools/call`: the result's text, cut past `max_result`
+/// characters (see [`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)),
+/// and for a tool with an output schema the whole value as
+/// `structuredContent`: MCP requires it to match that schema, which a cut
+/// value would not.
+fn tool_result(
+    structured: Structured,
+    max_result: usize,
+    result: Result<Value, CallError>,
+) -> CallToolResult {
     match result {
         Ok(value) => {
-            // `serde_json::to_string` writes bytes straight into the text;
-            // `Display` (same output) goes through a formatter adapter.
-            let text = match &value {
-                Value::String(text) => text.clone(),
-                other => serde_json::to_string(other).expect("a JSON value always serializes"),
-            };
+            let (text, _) = result_text(&value, max_result);
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = match structured {
                 Structured::None => None,

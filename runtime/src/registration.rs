@@ -4,6 +4,7 @@ use std::any::TypeId;
 use std::fmt;
 use std::time::Duration;
 
+use crate::concurrency::Concurrency;
 use crate::effect::Effect;
 use crate::pipeline::JsonCall;
 use crate::scope::Requirement;
@@ -48,6 +49,8 @@ pub struct Registration {
     pub(crate) open_world: bool,
     pub(crate) tags: &'static [&'static str],
     pub(crate) timeout: Option<Duration>,
+    pub(crate) concurrency: Concurrency,
+    pub(crate) max_result: Option<usize>,
     pub(crate) location: Location,
     pub(crate) type_id: fn() -> TypeId,
     pub(crate) input_schema: fn() -> serde_json::Value,
@@ -81,6 +84,8 @@ impl Registration {
             open_world: T::OPEN_WORLD,
             tags: T::TAGS,
             timeout: T::TIMEOUT,
+            concurrency: T::CONCURRENCY,
+            max_result: T::MAX_RESULT,
             location: T::LOCATION,
             type_id: TypeId::of::<T>,
             input_schema: T::__input_schema,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -204,6 +205,35 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// assert_eq!(FetchPageArgs::TIMEOUT, Some(Duration::from_millis(500)));
     /// ```
     const TIMEOUT: Option<Duration>;
+    /// How many calls of the tool may run at once: `concurrency = N`,
+    /// `exclusive`, or [`Concurrency::Unlimited`] when it declares neither.
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use toolwright::{tool, Concurrency, Tool};
+    ///
+    /// /// Convert a video, which takes most of a core.
+    /// #[tool(key = "media.convert", effect = read, concurrency = 2, authorize = public)]
+    /// async fn convert(url: String) -> String { url }
+    ///
+    /// assert_eq!(ConvertArgs::CONCURRENCY, Concurrency::Limit(NonZeroU32::new(2).unwrap()));
+    /// ```
+    const CONCURRENCY: Concurrency;
+    /// At most how many characters of a result a model is shown
+    /// (`max_result = N`); `None` when the tool leaves it to the executor
+    /// ([`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)).
+    /// The application always gets the whole result.
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Fetch a web page as text.
+    /// #[tool(key = "web.fetch", effect = read, max_result = 20_000, authorize = public)]
+    /// async fn fetch_page(url: String) -> String { url }
+    ///
+    /// assert_eq!(FetchPageArgs::MAX_RESULT, Some(20_000));
+    /// ```
+    const MAX_RESULT: Option<usize>;
     /// Where the tool was declared.
     ///
     /// ```

@@ -74,6 +74,25 @@ async fn whoami(actor: Context<Actor>) -> String {
     actor.name.to_owned()
 }
 
+#[derive(Serialize, schemars::JsonSchema)]
+struct Page {
+    text: String,
+}
+
+/// Read a page of the manual; a model is shown its first 16 characters.
+#[tool(key = "docs.page", effect = read, max_result = 16, authorize = anyone)]
+async fn read_page() -> Page {
+    Page {
+        text: "word ".repeat(20),
+    }
+}
+
+/// Read the manual's notes; a model is shown their first 16 characters.
+#[tool(key = "docs.notes", effect = read, max_result = 16, authorize = anyone)]
+async fn read_notes() -> String {
+    "note ".repeat(20)
+}
+
 /// Add two numbers.
 #[tool(key = "math.add", effect = read, authorize = anyone)]
 async fn add(a: i64, b: i64) -> i64 {
@@ -274,6 +293,33 @@ async fn calls_return_structured_content_and_text() {
     let sum = call(&client, "add", json!({"a": 2, "b": 3})).await;
     assert_eq!(sum.structured_content, Some(json!({"result": 5})));
     assert_eq!(text(&sum), "5");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_long_result_is_cut_in_the_text_and_whole_in_structured_content() {
+    let (server, _) = test_server();
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let page = call(&client, "read_page", json!({})).await;
+    assert_eq!(page.is_error, Some(false));
+    let whole = json!({"text": "word ".repeat(20)});
+    let json = whole.to_string();
+    assert_eq!(
+        text(&page),
+        format!("{}…[{} more characters]", &json[..16], json.len() - 16)
+    );
+    // MCP wants structured content that matches the output schema.
+    assert_eq!(page.structured_content, Some(whole));
+
+    let notes = call(&client, "read_notes", json!({})).await;
+    assert_eq!(
+        text(&notes),
+        format!("{}…[84 more characters]", "note ".repeat(3) + "n")
+    );
+    assert_eq!(
+        notes.structured_content,
+        Some(json!({"result": "note ".repeat(20)}))
+    );
     client.cancel().await.unwrap();
 }
 

@@ -305,11 +305,7 @@ fn synthesized_gemini_ids_are_stable() {
     with_id["candidates"][0]["content"]["parts"][0]["functionCall"]["id"] = json!("fc-7");
     let calls = providers::parse_calls(&with_id, Format::Gemini).unwrap();
     assert_eq!(calls[0].id, "fc-7");
-    let outcome = CallOutcome {
-        id: calls[0].id.clone(),
-        name: calls[0].name.clone(),
-        result: Ok(json!(1)),
-    };
+    let outcome = CallOutcome::new(calls[0].id.clone(), calls[0].name.clone(), Ok(json!(1)));
     assert_eq!(
         providers::result_message(&outcome, Format::Gemini)["functionResponse"]["id"],
         "fc-7"
@@ -342,11 +338,7 @@ fn result_messages_are_the_documented_ones() {
             Format::Anthropic => documented["content"].clone(),
             _ => documented["functionResponse"]["response"]["result"].clone(),
         };
-        let outcome = CallOutcome {
-            id: calls[0].id.clone(),
-            name: name.to_owned(),
-            result: Ok(result),
-        };
+        let outcome = CallOutcome::new(calls[0].id.clone(), name, Ok(result));
         assert_eq!(
             &providers::result_message(&outcome, format),
             documented,
@@ -357,13 +349,13 @@ fn result_messages_are_the_documented_ones() {
 
 #[test]
 fn error_results_are_marked_for_each_provider() {
-    let outcome = CallOutcome {
-        id: "toolu_1".into(),
-        name: "get_weather".into(),
-        result: Err(toolwright::CallError::Denied {
+    let outcome = CallOutcome::new(
+        "toolu_1",
+        "get_weather",
+        Err(toolwright::CallError::Denied {
             key: "weather.temperature",
         }),
-    };
+    );
     let anthropic = providers::result_message(&outcome, Format::Anthropic);
     assert_eq!(anthropic["is_error"], json!(true));
     assert_eq!(

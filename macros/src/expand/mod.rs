@@ -18,7 +18,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Kind, Output, ToolFn};
 use crate::attr::Effect;
-use crate::valid::Spec;
+use crate::valid::{Concurrency, Spec};
 use args::default_fns;
 use call::{hook_fn, run_body};
 use debug::debug_impl;
@@ -140,6 +140,21 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
         }
         None => quote_spanned!(at=> ::core::option::Option::None),
     };
+    let concurrency = match spec.concurrency {
+        Concurrency::Unlimited => quote_spanned!(at=> #krate::Concurrency::Unlimited),
+        Concurrency::Exclusive => quote_spanned!(at=> #krate::Concurrency::Exclusive),
+        Concurrency::Limit(n) => {
+            let n = spanned(n, at);
+            quote_spanned!(at=> #krate::__private::concurrency_limit(#n))
+        }
+    };
+    let max_result = match spec.max_result {
+        Some(chars) => {
+            let chars = spanned(chars as usize, at);
+            quote_spanned!(at=> ::core::option::Option::Some(#chars))
+        }
+        None => quote_spanned!(at=> ::core::option::Option::None),
+    };
     let injects = spanned(
         tool.params.iter().any(|p| matches!(p.kind, Kind::Inject)),
         at,
@@ -188,6 +203,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
             const OPEN_WORLD: bool = #open_world;
             const TAGS: &'static [&'static str] = &[#(#tags),*];
             const TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #timeout;
+            const CONCURRENCY: #krate::Concurrency = #concurrency;
+            const MAX_RESULT: ::core::option::Option<usize> = #max_result;
             const LOCATION: #krate::__private::Location = #location;
             #[doc(hidden)]
             const INJECTS: bool = #injects;

@@ -12,9 +12,10 @@ use serde_json::Value;
 #[cfg(feature = "mcp")]
 use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
+use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::pipeline::{self, Env, Services};
+use crate::pipeline::{self, Env, ExclusiveGate, Services};
 use crate::registry::{Registry, Snapshot, Tools, View};
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
@@ -222,7 +223,17 @@ pub struct ExecutorBuilder {
     registry: Registry,
     container: Container,
     default_timeout: Option<Duration>,
+    max_result: usize,
 }
+
+/// At most how many characters of a result a model is shown, for tools
+/// that declare no `max_result` and executors built without
+/// [`ExecutorBuilder::max_result`]: about 12,000 tokens of English or JSON.
+///
+/// ```
+/// assert_eq!(toolwright::DEFAULT_MAX_RESULT, 50_000);
+/// ```
+pub const DEFAULT_MAX_RESULT: usize = 50_000;
 
 impl ExecutorBuilder {
     /// The timeout of tools that declare none (default: none).
@@ -256,6 +267,44 @@ impl ExecutorBuilder {
         self
     }
 
+    /// At most how many characters of a result a model is shown, for tools
+    /// that declare no `max_result` (default: [`DEFAULT_MAX_RESULT`]).
+    ///
+    /// Past it, the text a model reads (provider result messages, MCP text
+    /// content, [`CallOutcome::model_text`](crate::providers::CallOutcome::model_text))
+    /// is the result's first `chars` characters, then a marker that says
+    /// how many more there were: `…[12345 more characters]`. The
+    /// application still gets the whole value ([`Executor::invoke`],
+    /// [`CallOutcome::result`](crate::providers::CallOutcome::result)).
+    /// `usize::MAX` shows every result whole.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::ToolCall;
+    /// use toolwright::{tool, Catalog, Container, Executor};
+    ///
+    /// /// Read a log file.
+    /// #[tool(key = "logs.read", effect = read, authorize = public)]
+    /// async fn read_log() -> String { "x".repeat(1_000) }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<ReadLogArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .max_result(100)
+    ///     .build()
+    ///     .unwrap();
+    /// let outcomes = executor.run_calls(vec![ToolCall::new("c1", "read_log", json!({}))], &()).await;
+    /// assert_eq!(outcomes[0].model_text(), format!("{}…[900 more characters]", "x".repeat(100)));
+    /// // The application still has all of it.
+    /// assert_eq!(outcomes[0].result.as_ref().unwrap().as_str().unwrap().len(), 1_000);
+    /// # }
+    /// ```
+    pub fn max_result(mut self, chars: usize) -> Self {
+        self.max_result = chars;
+        self
+    }
+
     /// Checks every tool's injected types against the container and compiles
     /// every input schema once; reports every problem found.
     ///
@@ -279,7 +328,9 @@ impl ExecutorBuilder {
     pub fn build(self) -> Result<Executor, ExecutorError> {
         let mut problems = Vec::new();
         let mut requirements = Vec::new();
+        let mut exclusive = false;
         for (entry, _) in self.registry.tools().with_disabled() {
+            exclusive |= entry.concurrency() == Concurrency::Exclusive;
             requirements.clear();
             entry.requirements(&mut requirements);
             requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
@@ -309,6 +360,10 @@ impl ExecutorBuilder {
                 services: Services {
                     container: self.container,
                     default_timeout: self.default_timeout,
+                    // Only an executor with an exclusive tool makes its
+                    // other calls take a pass.
+                    gate: exclusive.then(ExclusiveGate::new),
+                    max_result: self.max_result,
                 },
             }),
             view: None,
@@ -379,6 +434,7 @@ impl Executor {
             registry: tools.into(),
             container,
             default_timeout: None,
+            max_result: DEFAULT_MAX_RESULT,
         }
     }
 
@@ -623,6 +679,14 @@ impl Executor {
         .await
     }
 
+    /// At most how many characters of a result of `tool` (or of a call
+    /// that found none) a model is shown.
+    #[cfg(any(feature = "providers", feature = "mcp"))]
+    pub(crate) fn max_result(&self, tool: Option<&ToolEntry>) -> usize {
+        tool.and_then(ToolEntry::max_result)
+            .unwrap_or(self.inner.services.max_result)
+    }
+
     /// Whether this handle's view holds `tool`.
     fn sees(&self, tool: &ToolEntry) -> bool {
         self.view.as_ref().is_none_or(|view| view.contains(tool))
@@ -637,6 +701,7 @@ impl Executor {
             validation: tool.validation(),
             schema: tool.input_schema(),
             gate: found.snapshot.gate(found.index),
+            limiter: tool.limiter(),
             ctx,
         }
     }
@@ -660,6 +725,7 @@ impl fmt::Debug for Executor {
             .field("view", &self.view)
             .field("container", &self.inner.services.container)
             .field("default_timeout", &self.inner.services.default_timeout)
+            .field("max_result", &self.inner.services.max_result)
             .finish()
     }
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{Env, arguments, steps};
+use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::{BoxError, CallError, HookKind};
@@ -252,6 +253,9 @@ impl Tool for Arguments {
     const OPEN_WORLD: bool = false;
     const TAGS: &'static [&'static str] = &[];
     const TIMEOUT: Option<std::time::Duration> = None;
+    /// Tools built at run time declare no limit (yet).
+    const CONCURRENCY: Concurrency = Concurrency::Unlimited;
+    const MAX_RESULT: Option<usize> = None;
     const LOCATION: Location = Location {
         file: file!(),
         line: line!(),

@@ -3,6 +3,7 @@
 //! ```text
 //! json::<T>  ─┐                    step 2: read JSON / check typed arguments (arguments.rs)
 //! typed::<T> ─┴─ steps::run::<T> ─ steps 3-4: authorize, approve
+//!                                  step 5a: wait for the call's turn (admission.rs)
 //!                                  steps 5-7: scope, body under its timeout with panics
 //!                                             caught (body.rs), close with the outcome
 //!                                  then: serialize (json) or the output as it is (typed)
@@ -14,6 +15,7 @@
 //! ([`JsonCall`]): the one seam between a name looked up at run time and
 //! the tool's own types.
 
+mod admission;
 mod arguments;
 mod body;
 mod dynamic;
@@ -26,7 +28,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
+pub(crate) use admission::Gate as ExclusiveGate;
 pub(crate) use arguments::Validation;
 pub use dynamic::{Arguments, DynamicCall};
 pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
@@ -42,12 +46,16 @@ use crate::scope::Container;
 use crate::tool::Tool;
 use crate::util::BoxFuture;
 
-/// What every call shares: the container its scopes draw from, and the
-/// timeout of tools that declare none.
+/// What every call shares: the container its scopes draw from, the
+/// timeout of tools that declare none, the gate of an executor that serves
+/// an `exclusive` tool, and the bound on the result text front ends show a
+/// model for tools that declare none.
 #[derive(Debug)]
 pub(crate) struct Services {
     pub(crate) container: Container,
     pub(crate) default_timeout: Option<Duration>,
+    pub(crate) gate: Option<ExclusiveGate>,
+    pub(crate) max_result: usize,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval
@@ -71,6 +79,8 @@ pub(crate) struct Env<'a> {
     pub(crate) schema: &'a Value,
     /// How the permission policy meets the tool's calls.
     pub(crate) gate: Gate<'a>,
+    /// The permits of a tool with `concurrency = N`.
+    pub(crate) limiter: Option<&'a Semaphore>,
     pub(crate) ctx: ErasedContext<'a>,
 }
 

@@ -2,10 +2,11 @@
 //! approve, open the scope, run the body, close the scope with how it ended.
 
 use std::pin::pin;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Env, Served, arguments, body};
+use super::{Env, Served, admission, arguments, body};
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
@@ -65,23 +66,32 @@ pub(super) async fn run<T: Tool, R>(
         } else {
             ask_hooks(env, args, None).await?
         };
-        // Steps 5 to 7.
         let timeout = env.served.timeout.or(env.services.default_timeout);
+        // Step 5a: the call's turn, held until its scope is closed. Boxed:
+        // only calls that wait should carry the wait's space.
+        let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
+            Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
+        } else {
+            None
+        };
+        let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
+        // Steps 5 to 7.
         let output = if T::INJECTS {
             let guard = ScopeGuard::open(&env.services.container);
             // The body (which may hold injected values) is dropped at the end of
             // this statement, before the finalizers run.
             let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-            let (result, outcome) = body::run(key, timeout, body).await;
+            let (result, outcome) = body::run(key, timeout, waited, body).await;
             // Boxed: closing is most of this future's size, and only calls that
             // opened a scope (which allocate for it anyway) should carry it.
             Box::pin(guard.close(key, outcome, result)).await
         } else {
-            body::run(key, timeout, pin!(T::__run(args, env.ctx, None)))
+            body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
                 .await
                 .0
-        }?;
-        finish(key, output)
+        };
+        drop(turn);
+        finish(key, output?)
     };
     // Generated code names its errors with `T::KEY`; under a namespace the
     // call answers with the key it is served under.

@@ -24,6 +24,14 @@ pub use core::time::Duration;
 
 use serde_json::Value;
 
+/// `concurrency = n` (the attribute refuses 0, which would read as no limit).
+pub const fn concurrency_limit(n: u32) -> crate::Concurrency {
+    match core::num::NonZeroU32::new(n) {
+        Some(n) => crate::Concurrency::Limit(n),
+        None => crate::Concurrency::Unlimited,
+    }
+}
+
 /// The canonical input schema of a tool whose argument struct's
 /// `JsonSchema::json_schema` is `json_schema`.
 pub fn input_schema(json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema) -> Value {

@@ -55,10 +55,11 @@ use serde_json::{Map, Value, json};
 use node::{Node, Object};
 
 use crate::catalog::ToolEntry;
+use crate::effect::Effect;
 use crate::error::CallError;
-use crate::executor::Executor;
+use crate::executor::{Executor, Found};
 use crate::registry::Tools;
-use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
+use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 pub(crate) use schema::strip_absent_nulls;
 
@@ -769,15 +770,11 @@ fn json_string_arguments(arguments: Option<&Value>) -> Result<Value, MalformedAr
 /// use toolwright::CallError;
 /// use toolwright::providers::CallOutcome;
 ///
-/// let ok = CallOutcome { id: "c1".into(), name: "ping".into(), result: Ok(json!(true)) };
+/// let ok = CallOutcome::new("c1", "ping", Ok(json!(true)));
 /// assert!(!ok.is_error());
 /// assert_eq!(ok.model_text(), "true");
 ///
-/// let denied = CallOutcome {
-///     id: "c2".into(),
-///     name: "ping".into(),
-///     result: Err(CallError::Denied { key: "net.ping" }),
-/// };
+/// let denied = CallOutcome::new("c2", "ping", Err(CallError::Denied { key: "net.ping" }));
 /// assert!(denied.is_error());
 /// assert_eq!(denied.model_text(), "You are not allowed to call this tool.");
 /// ```
@@ -787,45 +784,104 @@ pub struct CallOutcome {
     pub id: String,
     /// The tool's name.
     pub name: String,
-    /// The result, with the full error for the application.
+    /// The result, whole, with the full error for the application.
     pub result: Result<Value, CallError>,
+    /// At most how many characters of the result the model is shown.
+    max_result: usize,
 }
 
 impl CallOutcome {
+    /// The outcome of call `id` of tool `name`, its result shown to a model
+    /// up to [`DEFAULT_MAX_RESULT`](crate::DEFAULT_MAX_RESULT) characters.
+    /// [`Executor::run_calls`] gives each outcome its tool's bound instead.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::CallOutcome;
+    ///
+    /// // The result of a call the application answered itself.
+    /// let outcome = CallOutcome::new("call_9", "weather", Ok(json!("sunny")));
+    /// assert_eq!((outcome.id.as_str(), outcome.model_text().as_str()), ("call_9", "sunny"));
+    /// ```
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        result: Result<Value, CallError>,
+    ) -> Self {
+        CallOutcome {
+            id: id.into(),
+            name: name.into(),
+            result,
+            max_result: crate::DEFAULT_MAX_RESULT,
+        }
+    }
+
+    /// The same outcome, its result shown to a model up to `chars`
+    /// characters.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::CallOutcome;
+    ///
+    /// let outcome = CallOutcome::new("c", "n", Ok(json!("abcdef"))).with_max_result(2);
+    /// assert_eq!(outcome.model_text(), "ab…[4 more characters]");
+    /// assert_eq!(outcome.max_result(), 2);
+    /// ```
+    pub fn with_max_result(mut self, chars: usize) -> Self {
+        self.max_result = chars;
+        self
+    }
+
+    /// At most how many characters of the result the model is shown.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::CallOutcome;
+    ///
+    /// let outcome = CallOutcome::new("c", "n", Ok(json!(1)));
+    /// assert_eq!(outcome.max_result(), toolwright::DEFAULT_MAX_RESULT);
+    /// ```
+    pub fn max_result(&self) -> usize {
+        self.max_result
+    }
+
     /// Whether the call failed.
     ///
     /// ```
     /// use toolwright::CallError;
     /// use toolwright::providers::CallOutcome;
     ///
-    /// let outcome = CallOutcome {
-    ///     id: "c1".into(),
-    ///     name: "ping".into(),
-    ///     result: Err(CallError::UnknownTool { name: "ping".into() }),
-    /// };
+    /// let outcome =
+    ///     CallOutcome::new("c1", "ping", Err(CallError::UnknownTool { name: "ping".into() }));
     /// assert!(outcome.is_error());
     /// ```
     pub fn is_error(&self) -> bool {
         self.result.is_err()
     }
 
-    /// What the model may read: the result as JSON text, or a safe message
-    /// (see [`model_message`]).
+    /// What the model may read: the result as JSON text (a string as it
+    /// is), or a safe message (see [`model_message`]). A result longer than
+    /// [`max_result`](Self::max_result) characters is cut there, followed by
+    /// a marker that says how many more there were; [`result`](Self::result)
+    /// keeps it whole.
     ///
     /// ```
     /// use serde_json::json;
     /// use toolwright::providers::CallOutcome;
     ///
     /// // Strings go as they are; other values as JSON.
-    /// let text = CallOutcome { id: "c".into(), name: "n".into(), result: Ok(json!("15 degrees")) };
+    /// let text = CallOutcome::new("c", "n", Ok(json!("15 degrees")));
     /// assert_eq!(text.model_text(), "15 degrees");
-    /// let object = CallOutcome { id: "c".into(), name: "n".into(), result: Ok(json!({"t": 15})) };
+    /// let object = CallOutcome::new("c", "n", Ok(json!({"t": 15})));
     /// assert_eq!(object.model_text(), r#"{"t":15}"#);
+    ///
+    /// let long = CallOutcome::new("c", "n", Ok(json!([1, 2, 3, 4]))).with_max_result(4);
+    /// assert_eq!(long.model_text(), "[1,2…[5 more characters]");
+    /// assert_eq!(long.result.unwrap(), json!([1, 2, 3, 4]));
     /// ```
     pub fn model_text(&self) -> String {
         match &self.result {
-            Ok(Value::String(text)) => text.clone(),
-            Ok(value) => value.to_string(),
+            Ok(value) => result_text(value, self.max_result).0,
             Err(error) => model_message(error),
         }
     }
@@ -858,8 +914,8 @@ pub fn model_message(error: &CallError) -> String {
 /// use toolwright::providers::{self, CallOutcome, Format};
 ///
 /// let outcomes = [
-///     CallOutcome { id: "toolu_1".into(), name: "ping".into(), result: Ok(json!(true)) },
-///     CallOutcome { id: "toolu_2".into(), name: "ping".into(), result: Ok(json!(false)) },
+///     CallOutcome::new("toolu_1", "ping", Ok(json!(true))),
+///     CallOutcome::new("toolu_2", "ping", Ok(json!(false))),
 /// ];
 /// let blocks = providers::result_messages(&outcomes, Format::Anthropic);
 /// // Anthropic: all blocks in one user message.
@@ -870,20 +926,27 @@ pub fn result_messages(outcomes: &[CallOutcome], format: Format) -> Vec<Value> {
     outcomes.iter().map(|o| result_message(o, format)).collect()
 }
 
-/// The message that returns one outcome to the model.
+/// The message that returns one outcome to the model: its
+/// [`model_text`](CallOutcome::model_text), cut past the outcome's
+/// [`max_result`](CallOutcome::max_result). Gemini takes the result as a
+/// JSON value: it gets the value itself, or the cut text when the value's
+/// text is too long.
 ///
 /// ```
 /// use serde_json::json;
 /// use toolwright::providers::{self, CallOutcome, Format};
 ///
-/// let outcome = CallOutcome { id: "call_1".into(), name: "ping".into(), result: Ok(json!(true)) };
+/// let outcome = CallOutcome::new("call_1", "ping", Ok(json!(true)));
 /// assert_eq!(
 ///     providers::result_message(&outcome, Format::OpenAiResponses { strict: true }),
 ///     json!({"type": "function_call_output", "call_id": "call_1", "output": "true"})
 /// );
 /// ```
 pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
-    let text = outcome.model_text();
+    let (text, cut) = match &outcome.result {
+        Ok(value) => result_text(value, outcome.max_result),
+        Err(error) => (model_message(error), false),
+    };
     match format {
         Format::OpenAiChat { .. } => json!({
             "role": "tool",
@@ -907,8 +970,10 @@ pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
             block
         }
         Format::Gemini | Format::GeminiJsonSchema => {
+            // The value as it is, unless it had to be cut: then the text.
             let response = match &outcome.result {
-                Ok(value) => json!({ "result": value }),
+                Ok(value) if !cut => json!({ "result": value }),
+                Ok(_) => json!({ "result": text }),
                 Err(_) => json!({ "error": text }),
             };
             let mut function_response = Map::new();
@@ -925,13 +990,81 @@ pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
     }
 }
 
-/// How many calls of one batch run at once, unless told otherwise.
+/// How many `read` calls of one batch run at once, unless told otherwise.
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
 impl Executor {
-    /// Runs the calls of one model turn through the pipeline, at most
+    /// Runs the calls of one model turn through the pipeline, reads at most
     /// [`DEFAULT_CONCURRENCY`] at a time, and returns their outcomes in the
-    /// calls' order. One call failing (even panicking) never cancels another.
+    /// calls' order. One call failing (even panicking) never cancels
+    /// another, nor keeps a later one from running.
+    ///
+    /// # Order
+    ///
+    /// Every name is looked up when the returned future is first polled;
+    /// the calls then run in the order the model gave them, in steps:
+    ///
+    /// - a call of a `write` or `destructive` tool runs alone: it starts
+    ///   only after every earlier call of the batch has finished, and no
+    ///   later call starts before it has finished. Writes therefore happen
+    ///   one at a time, in the model's order, and a call the model put after
+    ///   a write sees what the write did;
+    /// - consecutive calls of `read` tools run concurrently, at most
+    ///   [`DEFAULT_CONCURRENCY`] (or
+    ///   [`run_calls_with_limit`](Self::run_calls_with_limit)'s `limit`) at
+    ///   once, started in order. A call refused at lookup
+    ///   (unknown, disabled, outside the view) runs nothing and counts as
+    ///   a read.
+    ///
+    /// The order holds within one batch. Calls of other batches and other
+    /// callers are not ordered with it; a tool's `concurrency` and
+    /// `exclusive` limits hold across all of them.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::json;
+    /// use toolwright::providers::ToolCall;
+    /// use toolwright::{tool, Catalog, Container, Context, Executor, Invocation};
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Session { log: Arc<Mutex<Vec<String>>> }
+    ///
+    /// /// Read the balance.
+    /// #[tool(key = "bank.balance", effect = read, authorize = public)]
+    /// async fn balance(session: Context<Session>) -> u64 {
+    ///     session.log.lock().unwrap().push("balance".into());
+    ///     100
+    /// }
+    ///
+    /// /// Move money.
+    /// #[tool(key = "bank.transfer", effect = write, authorize = public, approve = yes)]
+    /// async fn transfer(cents: u64, session: Context<Session>) -> bool {
+    ///     session.log.lock().unwrap().push(format!("transfer {cents}"));
+    ///     true
+    /// }
+    ///
+    /// async fn yes(_: &Session, _: &Invocation<'_, TransferArgs>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder()
+    ///     .register::<BalanceArgs>()
+    ///     .register::<TransferArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let session = Session::default();
+    /// let calls = vec![
+    ///     ToolCall::new("c1", "transfer", json!({"cents": 5})),
+    ///     ToolCall::new("c2", "transfer", json!({"cents": 7})),
+    ///     ToolCall::new("c3", "balance", json!({})),
+    /// ];
+    /// let outcomes = executor.run_calls(calls, &session).await;
+    /// assert!(outcomes.iter().all(|outcome| !outcome.is_error()));
+    /// // The writes in the model's order, each finished before the next call.
+    /// assert_eq!(*session.log.lock().unwrap(), ["transfer 5", "transfer 7", "balance"]);
+    /// # }
+    /// ```
     pub async fn run_calls<C: std::any::Any + Send + Sync>(
         &self,
         calls: Vec<ToolCall>,
@@ -941,26 +1074,69 @@ impl Executor {
             .await
     }
 
-    /// [`Executor::run_calls`] with another concurrency limit (at least 1).
+    /// [`Executor::run_calls`] with another bound on the `read` calls
+    /// running at once (at least 1; 1 runs every call alone, in order).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::providers::ToolCall;
+    /// use toolwright::{tool, Catalog, Container, Executor};
+    ///
+    /// /// Look up a city's weather.
+    /// #[tool(key = "weather.get", effect = read, authorize = public)]
+    /// async fn weather(city: String) -> String { format!("sunny in {city}") }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<WeatherArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let calls = ["Oslo", "Lima", "Pune"]
+    ///     .iter()
+    ///     .enumerate()
+    ///     .map(|(i, city)| ToolCall::new(format!("c{i}"), "weather", json!({ "city": city })))
+    ///     .collect();
+    /// let outcomes = executor.run_calls_with_limit(calls, &(), 2).await;
+    /// assert_eq!(outcomes[2].model_text(), "sunny in Pune");
+    /// # }
+    /// ```
     pub async fn run_calls_with_limit<C: std::any::Any + Send + Sync>(
         &self,
         calls: Vec<ToolCall>,
         ctx: &C,
         limit: usize,
     ) -> Vec<CallOutcome> {
-        let futures: Vec<_> = calls
+        let limit = limit.max(1);
+        let total = calls.len();
+        let mut planned = calls
             .into_iter()
-            .map(|call| Box::pin(self.run_call(call, ctx)))
-            .collect();
-        bounded_join(futures, limit.max(1)).await
+            .map(|call| {
+                let found = self.find(&call.name);
+                (call, found)
+            })
+            .peekable();
+        let mut outcomes = Vec::with_capacity(total);
+        while let Some((call, found)) = planned.next() {
+            if writes(&found) {
+                outcomes.push(self.run_call(call, found, ctx).await);
+                continue;
+            }
+            let mut reads = vec![Box::pin(self.run_call(call, found, ctx))];
+            while let Some((call, found)) = planned.next_if(|(_, found)| !writes(found)) {
+                reads.push(Box::pin(self.run_call(call, found, ctx)));
+            }
+            outcomes.extend(bounded_join(reads, limit).await);
+        }
+        outcomes
     }
 
     async fn run_call<C: std::any::Any + Send + Sync>(
         &self,
         call: ToolCall,
+        found: Result<Found, CallError>,
         ctx: &C,
     ) -> CallOutcome {
-        let result = match (self.find(&call.name), call.arguments) {
+        let max_result = self.max_result(found.as_ref().ok().map(Found::tool));
+        let result = match (found, call.arguments) {
             (Err(refused), _) => Err(refused),
             (Ok(found), Ok(mut arguments)) => {
                 if call.format.is_some_and(Format::is_openai) {
@@ -976,12 +1152,16 @@ impl Executor {
                 }]),
             }),
         };
-        CallOutcome {
-            id: call.id,
-            name: call.name,
-            result,
-        }
+        CallOutcome::new(call.id, call.name, result).with_max_result(max_result)
     }
+}
+
+/// Whether a call found `found` must run alone in its batch: a call of a
+/// tool that changes something.
+fn writes(found: &Result<Found, CallError>) -> bool {
+    found
+        .as_ref()
+        .is_ok_and(|found| found.tool().effect() != Effect::Read)
 }
 
 /// Polls `futures` with at most `limit` in flight; outputs in input order.

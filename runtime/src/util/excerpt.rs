@@ -1,11 +1,16 @@
 //! Caller input quoted in bounded text: a name or value cut to a short
-//! prefix, a list cut to its first items.
+//! prefix, a list cut to its first items; and a tool's result as the
+//! bounded text a model is shown.
 //!
 //! Error text quotes what the caller sent so that a model can correct it; a
 //! caller that sends 900 KB must not get 900 KB back (it floods the model's
-//! context, and every log line that prints the error).
+//! context, and every log line that prints the error). A tool that returns
+//! 900 KB floods it the same way.
 
 use std::fmt;
+
+#[cfg(any(feature = "providers", feature = "mcp"))]
+use serde_json::Value;
 
 /// How many characters of a name or value a message quotes.
 pub(crate) const QUOTED_CHARS: usize = 64;
@@ -53,6 +58,37 @@ impl<'a> Excerpt<'a> {
     pub(crate) fn message(text: &'a str) -> Self {
         Excerpt::ends(text, MESSAGE_HEAD_CHARS, MESSAGE_TAIL_CHARS)
     }
+
+    /// Whether the excerpt leaves anything out.
+    #[cfg(any(feature = "providers", feature = "mcp"))]
+    pub(crate) fn cuts(&self) -> bool {
+        let kept = self.head.saturating_add(self.tail);
+        self.text.len() > kept && self.text.chars().count() > kept
+    }
+}
+
+/// The text a model is shown of a tool's result, and whether it was cut: a
+/// string as it is, any other value as JSON, and past `max_chars`
+/// characters its first `max_chars` and a marker that says how many more
+/// there were.
+#[cfg(any(feature = "providers", feature = "mcp"))]
+pub(crate) fn result_text(value: &Value, max_chars: usize) -> (String, bool) {
+    let text = match value {
+        Value::String(text) => text,
+        // `serde_json::to_string` writes bytes straight into the text;
+        // `Display` (same output) goes through a formatter adapter.
+        other => {
+            let json = serde_json::to_string(other).expect("a JSON value always serializes");
+            let excerpt = Excerpt::prefix(&json, max_chars);
+            return if excerpt.cuts() {
+                (excerpt.to_string(), true)
+            } else {
+                (json, false)
+            };
+        }
+    };
+    let excerpt = Excerpt::prefix(text, max_chars);
+    (excerpt.to_string(), excerpt.cuts())
 }
 
 impl fmt::Display for Excerpt<'_> {
@@ -125,7 +161,23 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::{Excerpt, LISTED_ITEMS, Listed};
+    use serde_json::json;
+
+    use super::{Excerpt, LISTED_ITEMS, Listed, result_text};
+
+    #[test]
+    fn a_result_past_its_bound_is_cut_with_a_count_of_what_is_left_out() {
+        assert_eq!(result_text(&json!("short"), 5), ("short".to_owned(), false));
+        assert_eq!(result_text(&json!([1, 2]), 5), ("[1,2]".to_owned(), false));
+        assert_eq!(
+            result_text(&json!("ééé日本"), 3),
+            ("ééé…[2 more characters]".to_owned(), true)
+        );
+        assert_eq!(
+            result_text(&json!({"a": "bcdef"}), 4),
+            (r#"{"a"…[9 more characters]"#.to_owned(), true)
+        );
+    }
 
     #[test]
     fn short_text_is_quoted_whole() {
