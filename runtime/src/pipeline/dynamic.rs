@@ -86,7 +86,7 @@ impl Serialize for Arguments {
 }
 
 /// Never called: a dynamic tool's arguments are read against its own schema
-/// ([`DynamicJson`]), not deserialized into a type.
+/// (`DynamicJson`), not deserialized into a type.
 impl<'de> Deserialize<'de> for Arguments {
     fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
         Err(serde::de::Error::custom(
@@ -239,7 +239,7 @@ impl fmt::Debug for DynamicCall<'_> {
 
 /// The steps compiled once for every tool built at run time. What varies
 /// per tool (key, name, effect, timeout) is read from the call's
-/// [`Env`]; the hooks and the handler from the arguments' tool.
+/// `Env`; the hooks and the handler from the arguments' tool.
 impl Tool for Arguments {
     /// Never shown: a call answers with the key its tool is served under.
     const KEY: &'static str = "toolwright.dynamic";
