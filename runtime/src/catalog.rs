@@ -53,6 +53,9 @@ pub struct Catalog {
 
 struct CatalogInner {
     entries: Vec<ToolEntry>,
+    /// Whether a tool is `exclusive`: then every call takes a pass of the
+    /// executor's gate.
+    has_exclusive: bool,
     by_name: KeyMap<Name<'static>, usize>,
     by_type: KeyMap<TypeId, usize>,
 }
@@ -971,8 +974,12 @@ impl Catalog {
         if !conflicts.is_empty() {
             return Err(CatalogError { conflicts });
         }
+        let has_exclusive = entries
+            .iter()
+            .any(|entry| entry.concurrency() == Concurrency::Exclusive);
         Ok(Catalog {
             inner: Arc::new(CatalogInner {
+                has_exclusive,
                 entries,
                 by_name,
                 by_type,
@@ -1098,6 +1105,11 @@ impl Catalog {
             .entries
             .binary_search_by(|e| e.key().cmp(key))
             .ok()
+    }
+
+    /// Whether a tool of the catalog is `exclusive`.
+    pub(crate) fn has_exclusive(&self) -> bool {
+        self.inner.has_exclusive
     }
 
     /// Whether both handles are the same catalog (not merely equal ones).

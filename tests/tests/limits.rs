@@ -278,6 +278,30 @@ async fn an_exclusive_call_never_overlaps_another_call_of_its_executor() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exclusive_tool_mounted_after_the_executor_was_built_is_exclusive_too() {
+    let lookups = Catalog::builder().register::<LookupArgs>().build().unwrap();
+    let executor = executor_of(lookups);
+    let rebuilds = Catalog::builder()
+        .register::<RebuildArgs>()
+        .build()
+        .unwrap();
+    executor.registry().mount("late", rebuilds).unwrap();
+    let probe = Probe::default();
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..60 {
+        let (executor, probe) = (executor.clone(), probe.clone());
+        let name = if i % 10 == 5 {
+            "late_rebuild"
+        } else {
+            "lookup"
+        };
+        calls.spawn(async move { executor.invoke(name, json!({}), &probe).await.is_ok() });
+    }
+    assert!(calls.join_all().await.into_iter().all(|ok| ok));
+    assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
+}
+
 /// Read a value, logging when it starts and ends.
 #[tool(key = "kv.get", effect = read, authorize = anyone)]
 async fn get(key: String, probe: Context<Probe>) -> String {

@@ -12,7 +12,6 @@ use serde_json::Value;
 #[cfg(feature = "mcp")]
 use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
-use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::pipeline::{self, Env, ExclusiveGate, Services};
@@ -328,9 +327,7 @@ impl ExecutorBuilder {
     pub fn build(self) -> Result<Executor, ExecutorError> {
         let mut problems = Vec::new();
         let mut requirements = Vec::new();
-        let mut exclusive = false;
         for (entry, _) in self.registry.tools().with_disabled() {
-            exclusive |= entry.concurrency() == Concurrency::Exclusive;
             requirements.clear();
             entry.requirements(&mut requirements);
             requirements.dedup_by_key(|r: &mut Requirement| r.type_id);
@@ -360,9 +357,7 @@ impl ExecutorBuilder {
                 services: Services {
                     container: self.container,
                     default_timeout: self.default_timeout,
-                    // Only an executor with an exclusive tool makes its
-                    // other calls take a pass.
-                    gate: exclusive.then(ExclusiveGate::new),
+                    gate: ExclusiveGate::new(),
                     max_result: self.max_result,
                 },
             }),
@@ -701,6 +696,13 @@ impl Executor {
             validation: tool.validation(),
             schema: tool.input_schema(),
             gate: found.snapshot.gate(found.index),
+            // Only while an exclusive tool is served do the other calls
+            // take a pass.
+            exclusive: found
+                .snapshot
+                .catalog
+                .has_exclusive()
+                .then_some(&self.inner.services.gate),
             limiter: tool.limiter(),
             ctx,
         }

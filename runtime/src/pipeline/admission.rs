@@ -41,7 +41,7 @@ pub(super) struct Turn<'a> {
 /// the constant is known per tool, so a tool without a limit pays one load
 /// of the executor's gate.
 pub(super) fn needs_turn(env: &Env<'_>, concurrency: Concurrency) -> bool {
-    !matches!(concurrency, Concurrency::Unlimited) || env.services.gate.is_some()
+    !matches!(concurrency, Concurrency::Unlimited) || env.exclusive.is_some()
 }
 
 /// Waits for the call's turn, at most `timeout` (the tool's). The tool's
@@ -59,7 +59,7 @@ pub(super) async fn take_turn<'a>(
             Some(limiter) => Some(acquire(limiter.acquire()).await),
             None => None,
         };
-        let pass = match &env.services.gate {
+        let pass = match env.exclusive {
             Some(Gate(gate)) if concurrency == Concurrency::Exclusive => {
                 Some(acquire(gate.acquire_many(PASSES)).await)
             }

@@ -47,14 +47,14 @@ use crate::tool::Tool;
 use crate::util::BoxFuture;
 
 /// What every call shares: the container its scopes draw from, the
-/// timeout of tools that declare none, the gate of an executor that serves
-/// an `exclusive` tool, and the bound on the result text front ends show a
-/// model for tools that declare none.
+/// timeout of tools that declare none, the executor's gate for `exclusive`
+/// tools, and the bound on the result text front ends show a model for
+/// tools that declare none.
 #[derive(Debug)]
 pub(crate) struct Services {
     pub(crate) container: Container,
     pub(crate) default_timeout: Option<Duration>,
-    pub(crate) gate: Option<ExclusiveGate>,
+    pub(crate) gate: ExclusiveGate,
     pub(crate) max_result: usize,
 }
 
@@ -81,6 +81,9 @@ pub(crate) struct Env<'a> {
     pub(crate) gate: Gate<'a>,
     /// The permits of a tool with `concurrency = N`.
     pub(crate) limiter: Option<&'a Semaphore>,
+    /// The executor's gate, while the tools it serves include an
+    /// `exclusive` one (every call then takes a pass).
+    pub(crate) exclusive: Option<&'a ExclusiveGate>,
     pub(crate) ctx: ErasedContext<'a>,
 }
 
