@@ -14,10 +14,11 @@ use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::pipeline::{self, Env, ExclusiveGate, Services};
+use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced};
 use crate::registry::{Registry, Snapshot, Tools, View};
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
+use crate::util::BoxFuture;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -584,7 +585,10 @@ impl Executor {
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
         // Looked up now, so that the future needs neither `name` nor a copy.
         let found = self.find(name);
-        async move { self.invoke_found(found?, arguments, ctx).await }
+        async move {
+            let found = found?;
+            self.start(&found, arguments, ctx).await
+        }
     }
 
     /// The tool `name`, if this handle may call it now: unknown when it does
@@ -607,10 +611,20 @@ impl Executor {
         arguments: Value,
         ctx: &C,
     ) -> Result<Value, CallError> {
+        self.start(&found, arguments, ctx).await
+    }
+
+    /// The traced JSON call of the tool found: what `invoke` awaits.
+    fn start<'a, C: Any + Send + Sync>(
+        &'a self,
+        found: &'a Found,
+        arguments: Value,
+        ctx: &'a C,
+    ) -> Traced<BoxFuture<'a, Result<Value, CallError>>> {
         let tool = found.tool();
         let served = tool.served();
-        let call = tool.call(self.env(&found, ErasedContext::new(ctx)), arguments);
-        pipeline::traced(served.key, served.name, served.effect, call).await
+        let call = tool.call(self.env(found, ErasedContext::new(ctx)), arguments);
+        pipeline::traced(served.key, served.name, served.effect, call)
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline

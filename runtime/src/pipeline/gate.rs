@@ -74,11 +74,6 @@ pub(crate) enum Gate<'a> {
 }
 
 impl Gate<'_> {
-    /// Whether the ruling needs the call's arguments.
-    pub(crate) fn on_arguments(self) -> bool {
-        matches!(self, Gate::OnArguments(_))
-    }
-
     /// The ruling on a call of tool `key`: refused, needing approval
     /// (`true`) or free to go on. Recorded in the call's span.
     pub(crate) fn check<'v>(

@@ -37,7 +37,7 @@ pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
-pub(crate) use trace::traced;
+pub(crate) use trace::{Traced, traced};
 
 use crate::context::ErasedContext;
 use crate::effect::Effect;

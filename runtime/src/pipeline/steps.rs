@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Env, Served, admission, arguments, body};
+use super::{Env, Gate, Served, admission, arguments, body};
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
@@ -46,68 +46,60 @@ pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 ///
 /// The call's key, name, effect and timeout are the tool's as served
 /// (`env.served`): a tool mounted under a namespace answers with its
-/// namespaced key. `T`'s constants only choose what to compile.
+/// namespaced key (`traced` renames what generated code names by
+/// `T::KEY`). `T`'s constants only choose what to compile.
 pub(super) async fn run<T: Tool, R>(
     env: Env<'_>,
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
     let key = env.served.key;
-    let steps = async {
-        // Step 2: the arguments, checked against the schema the catalog advertises.
-        let args = input.read(&env)?;
-        // Steps 3 and 4. A tool with no hook to ask meets a policy that
-        // needs no arguments here, without taking them apart.
-        let args = if T::PUBLIC && !T::EFFECT.requires_approval() && !env.gate.on_arguments() {
-            match env.gate.check(key, || &Value::Null)? {
-                false => args,
-                true => ask_hooks(env, args, Some(true)).await?,
-            }
-        } else {
-            ask_hooks(env, args, None).await?
-        };
-        let timeout = env.served.timeout.or(env.services.default_timeout);
-        // Step 5a: the call's turn, held until its scope is closed. Boxed:
-        // only calls that wait should carry the wait's space.
-        let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
-            Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
-        } else {
-            None
-        };
-        let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
-        // Steps 5 to 7.
-        let output = if T::INJECTS {
-            let guard = ScopeGuard::open(&env.services.container);
-            // The body (which may hold injected values) is dropped at the end of
-            // this statement, before the finalizers run.
-            let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-            let (result, outcome) = body::run(key, timeout, waited, body).await;
-            // Boxed: closing is most of this future's size, and only calls that
-            // opened a scope (which allocate for it anyway) should carry it.
-            Box::pin(guard.close(key, outcome, result)).await
-        } else {
-            body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
-                .await
-                .0
-        };
-        drop(turn);
-        finish(key, output?)
+    // Step 2: the arguments, checked against the schema the catalog advertises.
+    let args = input.read(&env)?;
+    // Steps 3 and 4. A tool with no hook to ask meets a policy that
+    // needs no arguments here, without taking them apart.
+    let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
+    let args = match env.gate {
+        Gate::Open if hookless => args,
+        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null)? {
+            false => args,
+            // Boxed: rare, and it would make every such call's future larger.
+            true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
+        },
+        _ => ask_hooks(&env, args, None).await?,
     };
-    // Generated code names its errors with `T::KEY`; under a namespace the
-    // call answers with the key it is served under.
-    steps.await.map_err(|error| {
-        if key == T::KEY {
-            error
-        } else {
-            error.served_as(key)
-        }
-    })
+    let timeout = env.served.timeout.or(env.services.default_timeout);
+    // Step 5a: the call's turn, held until its scope is closed. Boxed:
+    // only calls that wait should carry the wait's space.
+    let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
+        Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
+    } else {
+        None
+    };
+    let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
+    // Steps 5 to 7.
+    let output = if T::INJECTS {
+        let guard = ScopeGuard::open(&env.services.container);
+        // The body (which may hold injected values) is dropped at the end of
+        // this statement, before the finalizers run.
+        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
+        let (result, outcome) = body::run(key, timeout, waited, body).await;
+        // Boxed: closing is most of this future's size, and only calls that
+        // opened a scope (which allocate for it anyway) should carry it.
+        Box::pin(guard.close(key, outcome, result)).await
+    } else {
+        body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
+            .await
+            .0
+    };
+    drop(turn);
+    finish(key, output?)
 }
 
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
 /// the tool's hooks, asked about the validated arguments, which come back
 /// for the body.
-async fn ask_hooks<T: Tool>(env: Env<'_>, args: T, asked: Option<bool>) -> Result<T, CallError> {
+async fn ask_hooks<T: Tool>(env: &Env<'_>, args: T, asked: Option<bool>) -> Result<T, CallError> {
     let Served {
         key, name, effect, ..
     } = *env.served;

@@ -53,7 +53,11 @@ impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let result = match ready!(this.call.as_mut().poll(cx)) {
-            Ok(result) => result,
+            Ok(Ok(output)) => Ok(output),
+            // Generated code names its errors by the key the tool was
+            // declared with; a call answers with the key it is served
+            // under (a namespace's).
+            Ok(Err(error)) => Err(error.served_as(this.key)),
             Err(message) => Err(CallError::Panicked {
                 key: this.key,
                 message,
