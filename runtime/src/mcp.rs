@@ -246,6 +246,17 @@ impl<C> Shared<C> {
         }
     }
 
+    /// How a result of the tool at `index` of `catalog` is shaped. Read
+    /// without taking a reference to the descriptions: it is on every call.
+    fn structured(&self, catalog: &Catalog, index: usize) -> Structured {
+        match &*self.described.load() {
+            Some(described) if described.catalog.same_as(catalog) => {
+                described.tools[index].structured
+            }
+            _ => self.described(catalog).tools[index].structured,
+        }
+    }
+
     /// The MCP descriptions of the tools of `catalog`.
     fn described(&self, catalog: &Catalog) -> Arc<Described> {
         if let Some(described) = self.described.load_full()
@@ -834,7 +845,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 return Ok(tool_result(Structured::None, max_result, Err(refused)).into());
             }
         };
-        let structured = self.shared.described(found.catalog()).tools[found.index()].structured;
+        let structured = self.shared.structured(found.catalog(), found.index());
         let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
         // Dropping the call on cancellation hands its finalizers to the

@@ -15,7 +15,7 @@ use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced};
-use crate::registry::{Registry, Snapshot, Tools, View};
+use crate::registry::{Current, Registry, Tools, View};
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
 use crate::util::BoxFuture;
@@ -79,7 +79,7 @@ struct ExecutorInner {
 /// A tool looked up for a call: the snapshot that holds it (kept for the
 /// call, whatever the registry does meanwhile), and where in it.
 pub(crate) struct Found {
-    snapshot: Arc<Snapshot>,
+    snapshot: Current,
     index: usize,
 }
 
@@ -594,7 +594,7 @@ impl Executor {
     /// The tool `name`, if this handle may call it now: unknown when it does
     /// not exist or lies outside the view, refused when it is disabled.
     pub(crate) fn find(&self, name: &str) -> Result<Found, CallError> {
-        let snapshot = self.inner.registry.snapshot();
+        let snapshot = self.inner.registry.current();
         match snapshot.catalog.index_of(name) {
             Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index),
             _ => Err(CallError::UnknownTool {
@@ -622,9 +622,8 @@ impl Executor {
         ctx: &'a C,
     ) -> Traced<BoxFuture<'a, Result<Value, CallError>>> {
         let tool = found.tool();
-        let served = tool.served();
-        let call = tool.call(self.env(found, ErasedContext::new(ctx)), arguments);
-        pipeline::traced(served.key, served.name, served.effect, call)
+        let env = self.env(found, ErasedContext::new(ctx));
+        pipeline::traced(tool.served(), env.gate, tool.call(env, arguments))
     }
 
     /// Calls tool `A` with typed arguments through the same pipeline
@@ -668,7 +667,7 @@ impl Executor {
         args: A,
         ctx: &C,
     ) -> Result<A::Output, CallError> {
-        let snapshot = self.inner.registry.snapshot();
+        let snapshot = self.inner.registry.current();
         let found = match snapshot.catalog.index_of_type::<A>() {
             Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index)?,
             _ => {
@@ -678,14 +677,7 @@ impl Executor {
             }
         };
         let env = self.env(&found, ErasedContext::new(ctx));
-        let served = found.tool().served();
-        pipeline::traced(
-            served.key,
-            served.name,
-            served.effect,
-            pipeline::typed(env, args),
-        )
-        .await
+        pipeline::traced(found.tool().served(), env.gate, pipeline::typed(env, args)).await
     }
 
     /// At most how many characters of a result of `tool` (or of a call
@@ -724,7 +716,7 @@ impl Executor {
 }
 
 /// The tool at `index`, unless it is disabled.
-fn enabled(snapshot: Arc<Snapshot>, index: usize) -> Result<Found, CallError> {
+fn enabled(snapshot: Current, index: usize) -> Result<Found, CallError> {
     match &snapshot.disabled[index] {
         Some(disabled) => Err(CallError::Disabled {
             key: snapshot.catalog.entry(index).key(),

@@ -59,6 +59,18 @@ pub(crate) struct Ruling<'a> {
     pub(crate) rule: Option<&'a str>,
 }
 
+impl Ruling<'_> {
+    /// Puts the ruling in the call's span (`policy`, `policy_rule`).
+    pub(super) fn record(self, span: &tracing::Span) {
+        if !span.is_disabled() {
+            span.record("policy", self.decision.label());
+            if let Some(rule) = self.rule {
+                span.record("policy_rule", rule);
+            }
+        }
+    }
+}
+
 /// Rules that look at a call's arguments, asked once they are validated.
 pub(crate) trait ArgumentRules: Send + Sync {
     fn rule(&self, arguments: &Value) -> Ruling<'_>;
@@ -83,16 +95,14 @@ impl Gate<'_> {
     ) -> Result<bool, CallError> {
         let ruling = match self {
             Gate::Open => return Ok(false),
+            // Recorded when the call's span was made (`traced`).
             Gate::Ruled(ruling) => ruling,
-            Gate::OnArguments(rules) => rules.rule(arguments()),
-        };
-        let span = tracing::Span::current();
-        if !span.is_disabled() {
-            span.record("policy", ruling.decision.label());
-            if let Some(rule) = ruling.rule {
-                span.record("policy_rule", rule);
+            Gate::OnArguments(rules) => {
+                let ruling = rules.rule(arguments());
+                ruling.record(&tracing::Span::current());
+                ruling
             }
-        }
+        };
         match ruling.decision {
             Decision::Allow => Ok(false),
             Decision::Ask => Ok(true),

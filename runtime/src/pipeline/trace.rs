@@ -8,32 +8,31 @@ use std::task::{Context, Poll, ready};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
-use crate::effect::Effect;
+use super::{Gate, Served};
 use crate::error::CallError;
 use crate::util::panic::CatchUnwind;
 
-/// Runs `call`, a call of tool `key`, inside its `toolwright.call` span and
-/// records its outcome there.
+/// Runs `call`, a call of the tool `served`, inside its `toolwright.call`
+/// span and records its outcome there, and the policy's ruling when it
+/// was made from the tool alone (`gate`).
 ///
 /// A plain future rather than an `async fn`, which would hold `call` twice
 /// (as its argument and as the future it awaits).
-pub(crate) fn traced<F: Future>(
-    key: &'static str,
-    name: &'static str,
-    effect: Effect,
-    call: F,
-) -> Traced<F> {
+pub(crate) fn traced<F: Future>(served: &Served, gate: Gate<'_>, call: F) -> Traced<F> {
     let span = tracing::info_span!(
         "toolwright.call",
-        key,
-        name,
-        effect = effect.as_str(),
+        key = served.key,
+        name = served.name,
+        effect = served.effect.as_str(),
         outcome = tracing::field::Empty,
         policy = tracing::field::Empty,
         policy_rule = tracing::field::Empty,
     );
+    if let Gate::Ruled(ruling) = gate {
+        ruling.record(&span);
+    }
     Traced {
-        key,
+        key: served.key,
         call: CatchUnwind::new(call).instrument(span),
     }
 }

@@ -29,6 +29,9 @@ pub use selector::Selector;
 pub use state::{RegistryState, Restored, ToolState};
 pub use tools::Tools;
 pub(crate) use tools::{Memo, Snapshot};
+
+/// A snapshot held for one call.
+pub(crate) type Current = arc_swap::Guard<Arc<Snapshot>>;
 pub use view::View;
 
 use crate::catalog::{Catalog, CatalogError};
@@ -402,6 +405,15 @@ impl Registry {
         self.shared.current.load_full()
     }
 
+    /// The current snapshot for one call: cheaper than [`snapshot`](Self::snapshot)
+    /// (no shared reference count touched while a thread holds only a few),
+    /// and as safe to keep until the call ends. arc-swap advises against
+    /// holding it across `.await`s for speed, not safety: past its few
+    /// fast slots per thread it costs what an owned `Arc` does.
+    pub(crate) fn current(&self) -> Current {
+        self.shared.current.load()
+    }
+
     /// Sets every tool `selector` picks to `next` (`None`: enabled), and
     /// publishes the result as the next generation if anything changed.
     fn change(
@@ -433,6 +445,20 @@ impl Registry {
                 keys.push(current.catalog.entry(index).key().to_owned());
             }
         }
+        Ok(self.publish_states(&current, disabled, kind, keys))
+    }
+
+    /// Publishes `current` with each tool's state from `disabled` as the
+    /// next generation, and announces it, when `keys` (the tools whose
+    /// state changed) is not empty; otherwise changes nothing. Called with
+    /// the writer's turn held.
+    pub(crate) fn publish_states(
+        &self,
+        current: &Snapshot,
+        disabled: Box<[Option<Arc<Disabled>>]>,
+        kind: ChangeKind,
+        keys: Vec<String>,
+    ) -> Change {
         let mut generation = current.generation;
         if !keys.is_empty() {
             generation += 1;
@@ -451,10 +477,9 @@ impl Registry {
             keys,
         };
         if !change.keys.is_empty() {
-            // No subscriber is fine: nobody is listening yet.
             _ = self.shared.changes.send(change.clone());
         }
-        Ok(change)
+        change
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, ChangeKind, Memo, Registry, Snapshot};
+use super::{Change, ChangeKind, Registry};
 use crate::disabled::Disabled;
 
 /// The mutable state of a registry: each tool (by key, namespaces
@@ -128,26 +128,7 @@ impl Registry {
                 keys.push(key.clone());
             }
         }
-        let mut generation = current.generation;
-        if !keys.is_empty() {
-            generation += 1;
-            self.shared.current.store(Arc::new(Snapshot {
-                generation,
-                catalog: current.catalog.clone(),
-                disabled,
-                policy: current.policy.clone(),
-                rulings: current.rulings.clone(),
-                memo: Memo::default(),
-            }));
-        }
-        let change = Change {
-            generation,
-            kind: ChangeKind::Restored,
-            keys,
-        };
-        if !change.keys.is_empty() {
-            _ = self.shared.changes.send(change.clone());
-        }
+        let change = self.publish_states(&current, disabled, ChangeKind::Restored, keys);
         Restored { change, unknown }
     }
 }

@@ -88,7 +88,11 @@ pub(crate) fn result_text(value: &Value, max_chars: usize) -> (String, bool) {
         }
     };
     let excerpt = Excerpt::prefix(text, max_chars);
-    (excerpt.to_string(), excerpt.cuts())
+    if excerpt.cuts() {
+        (excerpt.to_string(), true)
+    } else {
+        (text.clone(), false)
+    }
 }
 
 impl fmt::Display for Excerpt<'_> {
