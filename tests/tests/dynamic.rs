@@ -5,9 +5,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use serde_json::{Value, json};
+mod mcp_client;
+
+use mcp_client::{call, connect};
+use serde_json::json;
 use toolwright::mcp::{McpServer, approval_request};
 use toolwright::providers::{self, Format};
 use toolwright::{
@@ -294,14 +295,7 @@ async fn dynamic_tools_are_served_on_every_front_end() {
     ));
 
     let server = McpServer::new(executor, "dynamic-test", "0.1.0");
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(alice);
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.unwrap();
+    let client = connect(&server, alice).await;
     let listed = client.list_all_tools().await.unwrap();
     let transfer = listed.iter().find(|t| t.name == "transfer").unwrap();
     assert_eq!(
@@ -309,19 +303,9 @@ async fn dynamic_tools_are_served_on_every_front_end() {
         Some(false)
     );
     assert!(transfer.output_schema.is_some());
-    let call = |name: &str, arguments: Value| {
-        CallToolRequestParams::new(name.to_owned())
-            .with_arguments(arguments.as_object().unwrap().clone())
-    };
-    let echoed = client
-        .call_tool(call("echo", json!({"text": "hi"})))
-        .await
-        .unwrap();
+    let echoed = call(&client, "echo", json!({"text": "hi"})).await;
     assert_eq!(echoed.is_error, Some(false));
-    let pending = client
-        .call_tool(call("transfer", json!({"to": "carol", "cents": 9})))
-        .await
-        .unwrap();
+    let pending = call(&client, "transfer", json!({"to": "carol", "cents": 9})).await;
     assert_eq!(
         approval_request(&pending).unwrap().unwrap().key,
         "bank.transfer"

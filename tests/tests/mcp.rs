@@ -5,13 +5,16 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode};
+use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ServiceExt, object};
 use serde::Serialize;
 use serde_json::{Value, json};
+mod mcp_client;
+
+use mcp_client::{call, connect, text, tool_names};
 use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request, bearer_token};
 use toolwright::{
     Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
@@ -176,44 +179,6 @@ fn test_server() -> (McpServer<Actor>, Closes) {
             }
         });
     (server, closes)
-}
-
-async fn connect(server: &McpServer<Actor>, actor: Actor) -> RunningService<RoleClient, ()> {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(actor);
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    ().serve(client_io).await.unwrap()
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-        .await
-        .unwrap()
-}
-
-async fn tool_names(client: &RunningService<RoleClient, ()>) -> Vec<String> {
-    client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
-}
-
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(&result.content).unwrap()[0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test]

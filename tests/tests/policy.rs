@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use serde_json::{Value, json};
+mod mcp_client;
+
+use mcp_client::{call, connect, text};
+use serde_json::json;
 use toolwright::mcp::{McpServer, approval_request};
 use toolwright::providers::{self, Format};
 use toolwright::{
@@ -269,31 +270,13 @@ async fn the_policy_holds_on_the_provider_and_mcp_paths() {
     );
 
     let server = McpServer::new(executor, "policy-test", "0.1.0");
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(Actor::staff());
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.unwrap();
-    let call = |name: &str, arguments: Value| {
-        CallToolRequestParams::new(name.to_owned())
-            .with_arguments(arguments.as_object().unwrap().clone())
-    };
-    let asked = client
-        .call_tool(call("fetch", json!({"url": "x"})))
-        .await
-        .unwrap();
+    let client = connect(&server, Actor::staff()).await;
+    let asked = call(&client, "fetch", json!({"url": "x"})).await;
     assert_eq!(asked.is_error, Some(true));
     assert_eq!(approval_request(&asked).unwrap().unwrap().key, "web.fetch");
-    let denied = client
-        .call_tool(call("refund", json!({"id": 1})))
-        .await
-        .unwrap();
+    let denied = call(&client, "refund", json!({"id": 1})).await;
     assert_eq!(denied.is_error, Some(true));
-    let text = serde_json::to_value(&denied.content).unwrap()[0]["text"].clone();
-    assert_eq!(text, "You are not allowed to call this tool.");
+    assert_eq!(text(&denied), "You are not allowed to call this tool.");
     client.cancel().await.unwrap();
 }
 

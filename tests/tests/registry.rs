@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
+mod mcp_client;
+
+use mcp_client::{call, connect, tool_names};
 use toolwright::mcp::McpServer;
 use toolwright::providers::{self, Format};
 use toolwright::{
@@ -338,43 +339,13 @@ async fn concurrent_writers_never_lose_an_update() {
     assert_eq!(tools.generation(), 300);
 }
 
-async fn connect(server: &McpServer<()>) -> RunningService<RoleClient, ()> {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(());
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    ().serve(client_io).await.unwrap()
-}
-
-async fn mcp_call(
-    client: &RunningService<RoleClient, ()>,
-    name: &str,
-    args: Value,
-) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-        .await
-        .unwrap()
-}
-
-async fn mcp_names(client: &RunningService<RoleClient, ()>) -> Vec<String> {
-    let tools = client.list_all_tools().await.unwrap();
-    tools.iter().map(|t| t.name.to_string()).collect()
-}
-
 #[tokio::test]
 async fn mcp_serves_the_registry_as_it_is_now() {
     let executor = executor();
     let server = McpServer::new(executor.clone(), "registry-test", "0.1.0");
-    let client = connect(&server).await;
+    let client = connect(&server, ()).await;
     assert_eq!(
-        mcp_names(&client).await,
+        tool_names(&client).await,
         ["delete_note", "read_note", "weather"]
     );
 
@@ -382,8 +353,8 @@ async fn mcp_serves_the_registry_as_it_is_now() {
         .registry()
         .disable(&Selector::name("weather"), "upstream down")
         .unwrap();
-    assert_eq!(mcp_names(&client).await, ["delete_note", "read_note"]);
-    let refused = mcp_call(&client, "weather", json!({"city": "Oslo"})).await;
+    assert_eq!(tool_names(&client).await, ["delete_note", "read_note"]);
+    let refused = call(&client, "weather", json!({"city": "Oslo"})).await;
     assert_eq!(refused.is_error, Some(true));
     let text = serde_json::to_value(&refused.content).unwrap()[0]["text"].clone();
     assert_eq!(text, "This tool is unavailable.");
@@ -392,7 +363,7 @@ async fn mcp_serves_the_registry_as_it_is_now() {
         .registry()
         .enable(&Selector::name("weather"))
         .unwrap();
-    let answer = mcp_call(&client, "weather", json!({"city": "Oslo"})).await;
+    let answer = call(&client, "weather", json!({"city": "Oslo"})).await;
     assert_eq!(answer.is_error, Some(false));
     client.cancel().await.unwrap();
 }
@@ -402,8 +373,8 @@ async fn mcp_views_hide_and_refuse_alike() {
     let reads = View::new(Selector::effect(Effect::Read));
     let server = McpServer::new(executor(), "registry-test", "0.1.0")
         .with_views(move |_: &()| reads.clone());
-    let client = connect(&server).await;
-    assert_eq!(mcp_names(&client).await, ["read_note", "weather"]);
+    let client = connect(&server, ()).await;
+    assert_eq!(tool_names(&client).await, ["read_note", "weather"]);
     let before = RUNS.load(Ordering::SeqCst);
     let error = client
         .call_tool(

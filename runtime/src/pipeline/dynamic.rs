@@ -307,8 +307,11 @@ impl Tool for Arguments {
         scope: Option<&'a Scope>,
     ) -> Result<Value, CallError> {
         let Some(scope) = scope else {
-            // `INJECTS` makes the steps open a scope for every call.
-            unreachable!("a tool built at run time is always given a scope");
+            // Unreachable: `INJECTS` makes the steps open a scope for every call.
+            return Err(CallError::DependencyMissing {
+                key: Self::KEY,
+                type_name: std::any::type_name::<Scope>(),
+            });
         };
         let Arguments { value, tool } = self;
         let call = DynamicCall {
