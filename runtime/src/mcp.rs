@@ -813,7 +813,10 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let tools = self.shared.executor.tools();
-        let (index, _) = tools.indexed().find(|(_, entry)| entry.name() == name)?;
+        // By name, in O(1); a disabled tool is not served.
+        let index = tools
+            .index_of(name)
+            .filter(|&index| tools.snapshot.disabled[index].is_none())?;
         Some(
             self.shared.described(tools.catalog()).tools[index]
                 .tool

@@ -265,16 +265,26 @@ async fn a_call_never_runs_a_tool_disabled_before_it_looked_it_up() {
     // Bumped before each enable and after each disable returns: even while
     // the tool is surely off, odd while it may be on.
     let epoch = Arc::new(AtomicU64::new(1));
+    // Calls made wholly while the tool was surely off: the checked case.
+    let checked = Arc::new(AtomicUsize::new(0));
     let writer = {
         let registry = executor.registry().clone();
-        let epoch = epoch.clone();
+        let (epoch, checked) = (epoch.clone(), checked.clone());
         tokio::spawn(async move {
             for _ in 0..300 {
                 registry
                     .disable(&Selector::name("weather"), "flapping")
                     .unwrap();
                 epoch.fetch_add(1, Ordering::SeqCst);
-                tokio::task::yield_now().await;
+                // Stay off until a caller has called in this window (or
+                // the callers are done), so that the check is exercised.
+                let before = checked.load(Ordering::SeqCst);
+                for _ in 0..1_000 {
+                    if checked.load(Ordering::SeqCst) > before {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
                 epoch.fetch_add(1, Ordering::SeqCst);
                 registry.enable(&Selector::name("weather")).unwrap();
                 tokio::task::yield_now().await;
@@ -284,7 +294,7 @@ async fn a_call_never_runs_a_tool_disabled_before_it_looked_it_up() {
     let callers: Vec<_> = (0..4)
         .map(|_| {
             let executor = executor.clone();
-            let epoch = epoch.clone();
+            let (epoch, checked) = (epoch.clone(), checked.clone());
             tokio::spawn(async move {
                 for _ in 0..500 {
                     let before = epoch.load(Ordering::SeqCst);
@@ -297,6 +307,7 @@ async fn a_call_never_runs_a_tool_disabled_before_it_looked_it_up() {
                             matches!(result, Err(CallError::Disabled { .. })),
                             "ran while disabled: {result:?}"
                         );
+                        checked.fetch_add(1, Ordering::SeqCst);
                     } else {
                         assert!(matches!(result, Ok(_) | Err(CallError::Disabled { .. })));
                     }
@@ -310,6 +321,10 @@ async fn a_call_never_runs_a_tool_disabled_before_it_looked_it_up() {
         caller.await.unwrap();
     }
     assert_eq!(executor.registry().generation(), 600);
+    assert!(
+        checked.load(Ordering::SeqCst) > 0,
+        "no call fell wholly in a window"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -605,6 +605,7 @@ impl Executor {
 
     /// [`invoke`](Self::invoke) of a tool [`find`](Self::find) found, for a
     /// front end that needed the tool before calling it.
+    #[cfg(any(feature = "providers", feature = "mcp"))]
     pub(crate) async fn invoke_found<C: Any + Send + Sync>(
         &self,
         found: Found,

@@ -201,9 +201,8 @@ fn names(executor: &Executor) -> Names {
 /// share it.
 struct Visible<'a, C> {
     shared: &'a Shared<C>,
-    /// By view identity (`None`: the server has no views); each view is
-    /// kept so that its identity is not reused while the map lives.
-    seen: HashMap<Option<usize>, (Option<View>, Names)>,
+    /// By view (`None`: the server has no views).
+    seen: HashMap<Option<u64>, Names>,
 }
 
 impl<'a, C: Any + Send + Sync> Visible<'a, C> {
@@ -216,15 +215,15 @@ impl<'a, C: Any + Send + Sync> Visible<'a, C> {
 
     fn names(&mut self, caller: &C) -> Names {
         let view = self.shared.views.as_ref().map(|view_of| view_of(caller));
-        let key = view.as_ref().map(View::identity);
-        if let Some((_, names)) = self.seen.get(&key) {
+        let key = view.as_ref().map(View::id);
+        if let Some(names) = self.seen.get(&key) {
             return names.clone();
         }
         let names = match &view {
             Some(view) => names(&self.shared.executor.view(view.clone())),
             None => names(&self.shared.executor),
         };
-        self.seen.insert(key, (view, names.clone()));
+        self.seen.insert(key, names.clone());
         names
     }
 }

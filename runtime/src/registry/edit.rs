@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::namespace::{flattened, mounted};
-use super::policy::ToolRuling;
-use super::{Change, ChangeKind, Memo, Registry, RegistryError, Selector, Snapshot, View};
+use super::{Change, ChangeKind, Registry, RegistryError, Selector, Snapshot, View};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
 use crate::dynamic::DynamicTool;
@@ -236,15 +235,7 @@ impl Registry {
         };
         let catalog = Catalog::from_entries(tools)
             .expect("a subset of a registry's tools has no duplicate keys or names");
-        let split = Registry::new(catalog);
-        let snapshot = snapshot_of(
-            split.snapshot().catalog.clone(),
-            &states,
-            current.policy.clone(),
-            0,
-        );
-        split.shared.current.store(Arc::new(snapshot));
-        split
+        Registry::from_snapshot(Snapshot::of(catalog, &states, current.policy.clone(), 0))
     }
 
     /// Takes `namespace` off the keys (and names) of the tools under it:
@@ -321,7 +312,7 @@ impl Registry {
         let (tools, states, keys) = next(&current)?;
         let catalog = Catalog::from_entries(tools).map_err(RegistryError::Conflict)?;
         let generation = current.generation + 1;
-        let snapshot = snapshot_of(catalog, &states, current.policy.clone(), generation);
+        let snapshot = Snapshot::of(catalog, &states, current.policy.clone(), generation);
         self.shared.current.store(Arc::new(snapshot));
         let change = Change {
             generation,
@@ -356,24 +347,4 @@ fn states_of(snapshot: &Snapshot) -> States {
         .zip(&snapshot.disabled)
         .filter_map(|(tool, disabled)| Some((tool.key(), disabled.clone()?)))
         .collect()
-}
-
-/// A snapshot of `catalog` with each tool's state from `states`.
-fn snapshot_of(
-    catalog: Catalog,
-    states: &States,
-    policy: Option<Arc<super::Policy>>,
-    generation: u64,
-) -> Snapshot {
-    Snapshot {
-        generation,
-        disabled: catalog
-            .iter()
-            .map(|tool| states.get(tool.key()).cloned())
-            .collect(),
-        rulings: ToolRuling::all(policy.as_ref(), &catalog).into(),
-        policy,
-        memo: Memo::default(),
-        catalog,
-    }
 }

@@ -16,6 +16,7 @@ mod state;
 mod tools;
 mod view;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
@@ -199,10 +200,15 @@ impl Registry {
     /// assert_eq!(executor.tools().len(), 1);
     /// ```
     pub fn new(catalog: Catalog) -> Self {
+        Registry::from_snapshot(Snapshot::of(catalog, &HashMap::new(), None, 0))
+    }
+
+    /// A registry serving `snapshot` first.
+    fn from_snapshot(snapshot: Snapshot) -> Self {
         let (changes, _) = broadcast::channel(CHANGES_BUFFERED);
         Registry {
             shared: Arc::new(Shared {
-                current: ArcSwap::from_pointee(Snapshot::new(catalog)),
+                current: ArcSwap::from_pointee(snapshot),
                 writing: Mutex::new(()),
                 changes,
             }),

@@ -1,6 +1,7 @@
 //! What a registry serves at one generation, and a caller's share of it.
 
 use std::any::Any;
+use std::collections::HashMap;
 #[cfg(feature = "providers")]
 use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
@@ -62,12 +63,22 @@ impl Memo {
 }
 
 impl Snapshot {
-    pub(crate) fn new(catalog: Catalog) -> Self {
+    /// `catalog` at `generation`, each tool disabled as `states` says (by
+    /// key; enabled when absent), under `policy`.
+    pub(crate) fn of(
+        catalog: Catalog,
+        states: &HashMap<&'static str, Arc<Disabled>>,
+        policy: Option<Arc<Policy>>,
+        generation: u64,
+    ) -> Self {
         Snapshot {
-            generation: 0,
-            disabled: vec![None; catalog.len()].into(),
-            rulings: ToolRuling::all(None, &catalog).into(),
-            policy: None,
+            generation,
+            disabled: catalog
+                .iter()
+                .map(|tool| states.get(tool.key()).cloned())
+                .collect(),
+            rulings: ToolRuling::all(policy.as_ref(), &catalog).into(),
+            policy,
             memo: Memo::default(),
             catalog,
         }

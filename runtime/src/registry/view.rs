@@ -40,8 +40,9 @@ use crate::catalog::ToolEntry;
 #[derive(Clone)]
 pub struct View {
     filter: Arc<Filter>,
-    /// Told apart from every other view, for what is worked out per view.
-    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
+    /// Told apart from every other view ever made, for what is worked out
+    /// per view (exports, what an MCP session sees).
+    #[cfg_attr(not(any(feature = "providers", feature = "mcp")), allow(dead_code))]
     id: u64,
 }
 
@@ -95,8 +96,8 @@ impl View {
         }
     }
 
-    /// This view's number, the same for its clones.
-    #[cfg(feature = "providers")]
+    /// This view's number, the same for its clones and never reused.
+    #[cfg(any(feature = "providers", feature = "mcp"))]
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
@@ -119,13 +120,6 @@ impl View {
             Filter::Predicate(predicate) => predicate(tool),
             Filter::Both(first, second) => first.contains(tool) && second.contains(tool),
         }
-    }
-
-    /// The same for this view and its clones, different for every other
-    /// view alive at the same time: for caching what a view contains.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn identity(&self) -> usize {
-        Arc::as_ptr(&self.filter).addr()
     }
 }
 
