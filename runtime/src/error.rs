@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::approval::ApprovalRequest;
 use crate::disabled::Disabled;
+use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, Listed, PATH_CHARS, QUOTED_CHARS};
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.

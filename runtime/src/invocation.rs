@@ -8,8 +8,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::approval::{ApprovalRequest, Digest};
+use crate::approval::Approvals;
 use crate::effect::Effect;
+use crate::request::{ApprovalId, ApprovalRequest, Digest};
 
 /// The validated arguments of one call, with the tool's identity.
 ///
@@ -55,6 +56,25 @@ pub struct Invocation<'a, A> {
     effect: Effect,
     to_json: fn(&A) -> serde_json::Result<Value>,
     canonical: OnceLock<Box<Canonical>>,
+    /// The executor's approvals, for the ledger hook.
+    approvals: Option<&'a Approvals>,
+    /// Asked by [`Executor::preflight`](crate::Executor::preflight): look, change nothing.
+    preflight: bool,
+    /// What the ledger hook did: the approval it consumed, or the request
+    /// it recorded.
+    ticket: OnceLock<Ticket>,
+}
+
+/// What the ledger hook left for the rest of the call.
+#[derive(Debug)]
+pub(crate) enum Ticket {
+    /// An approval this call consumed: settled when the call ends.
+    Consumed(ApprovalId),
+    /// The request a person must decide, recorded for this requester.
+    Requested {
+        id: ApprovalId,
+        requested_by: String,
+    },
 }
 
 struct Canonical {
@@ -64,7 +84,14 @@ struct Canonical {
 
 impl<'a, A: Serialize> Invocation<'a, A> {
     /// The call of the tool `key` (caller-facing `name`) with `args`.
-    pub(crate) fn new(args: A, key: &'a str, name: &'a str, effect: Effect) -> Self {
+    pub(crate) fn new(
+        args: A,
+        key: &'a str,
+        name: &'a str,
+        effect: Effect,
+        approvals: Option<&'a Approvals>,
+        preflight: bool,
+    ) -> Self {
         Invocation {
             args,
             key,
@@ -72,6 +99,9 @@ impl<'a, A: Serialize> Invocation<'a, A> {
             effect,
             to_json: |args| crate::util::json::to_value(args),
             canonical: OnceLock::new(),
+            approvals,
+            preflight,
+            ticket: OnceLock::new(),
         }
     }
 }
@@ -230,8 +260,62 @@ impl<A> Invocation<'_, A> {
         &self.args
     }
 
-    pub(crate) fn into_args(self) -> A {
-        self.args
+    /// Whether this is a [preflight](crate::Executor::preflight): the
+    /// hooks are asked whether the call would run, and nothing runs. A
+    /// hook with side effects (recording, consuming) should only look.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, Preflight};
+    ///
+    /// #[derive(Default)]
+    /// struct Quota(AtomicU32);
+    ///
+    /// /// Send a text message.
+    /// #[tool(key = "sms.send", effect = write, authorize = public, approve = within_quota)]
+    /// async fn send_sms(to: String) -> bool { true }
+    ///
+    /// async fn within_quota(quota: &Quota, call: &Invocation<'_, SendSmsArgs>) -> bool {
+    ///     if call.is_preflight() {
+    ///         return quota.0.load(Ordering::SeqCst) < 1;
+    ///     }
+    ///     quota.0.fetch_add(1, Ordering::SeqCst) < 1
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<SendSmsArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let quota = Quota::default();
+    /// let args = json!({"to": "+15550100"});
+    /// let asked = executor.preflight("send_sms", args.clone(), &quota).await.unwrap();
+    /// assert!(matches!(asked, Preflight::WouldRun));
+    /// assert_eq!(quota.0.load(Ordering::SeqCst), 0);
+    /// # }
+    /// ```
+    pub fn is_preflight(&self) -> bool {
+        self.preflight
+    }
+
+    /// The executor's approvals, if it has any.
+    pub(crate) fn approvals(&self) -> Option<&Approvals> {
+        self.approvals
+    }
+
+    /// Leaves what the ledger hook did for the rest of the call.
+    pub(crate) fn set_ticket(&self, ticket: Ticket) {
+        // A hook asked twice (never, in the pipeline) keeps its first answer.
+        let _ = self.ticket.set(ticket);
+    }
+
+    /// The arguments for the body, and the approval the call consumed.
+    pub(crate) fn into_parts(self) -> (A, Option<ApprovalId>) {
+        let consumed = match self.ticket.into_inner() {
+            Some(Ticket::Consumed(id)) => Some(id),
+            _ => None,
+        };
+        (self.args, consumed)
     }
 }
 
@@ -377,7 +461,12 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn approval_request(&self) -> ApprovalRequest {
-        approval_request(self.key, self.name, self.canonical())
+        let mut request = approval_request(self.key, self.name, self.canonical());
+        if let Some(Ticket::Requested { id, requested_by }) = self.ticket.get() {
+            request.id = Some(*id);
+            request.requested_by = Some(requested_by.clone());
+        }
+        request
     }
 
     fn canonical(&self) -> &Canonical {
@@ -409,6 +498,8 @@ fn approval_request(key: &str, name: &str, canonical: &Canonical) -> ApprovalReq
         name: name.to_owned(),
         arguments: canonical.arguments.clone(),
         digest: canonical.digest,
+        id: None,
+        requested_by: None,
     }
 }
 

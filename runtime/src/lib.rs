@@ -2,13 +2,14 @@
 #![deny(missing_docs)]
 
 // The modules form layers; each imports only from layers below it:
-// util < effect, concurrency < approval < error < context < invocation < hook < scope
+// util < effect, concurrency < request < error < approval < context < invocation < hook
+// < principal < scope
 // < inject < args, schema < tool < pipeline < registration < catalog
 // < executor < providers, mcp < __private.
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
-mod approval;
+pub mod approval;
 mod args;
 mod catalog;
 mod concurrency;
@@ -24,16 +25,18 @@ mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod pipeline;
+mod principal;
 #[cfg(feature = "providers")]
 pub mod providers;
 mod registration;
 mod registry;
+mod request;
 mod schema;
 mod scope;
 mod tool;
 mod util;
 
-pub use approval::{ApprovalRequest, Digest, ParseDigestError};
+pub use approval::Approvals;
 pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
 pub use concurrency::Concurrency;
 pub use context::Context;
@@ -41,16 +44,20 @@ pub use disabled::Disabled;
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
 pub use effect::Effect;
 pub use error::{BoxError, CallError, HookKind, Violation, Violations};
-pub use executor::{DEFAULT_MAX_RESULT, Executor, ExecutorBuilder, ExecutorError, ExecutorProblem};
+pub use executor::{
+    DEFAULT_MAX_RESULT, Executor, ExecutorBuilder, ExecutorError, ExecutorProblem, Preflight,
+};
 pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
 pub use pipeline::{Arguments, Decision, DynamicCall};
+pub use principal::Principal;
 pub use registration::Registration;
 pub use registry::{
     Change, ChangeKind, Changes, Missed, Policy, Reason, Registry, RegistryError, RegistryState,
     Restored, Rule, Selector, ToolState, Tools, View,
 };
+pub use request::{ApprovalRequest, Digest, ParseDigestError};
 pub use scope::{
     Container, ContainerBuilder, FinalizerOutput, Outcome, RequestFactory, Requirement,
     ResolveError, Scope,

@@ -74,12 +74,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::approval::ApprovalRequest;
 use crate::catalog::{Catalog, ToolEntry};
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
 use crate::registry::View;
+use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 mod sessions;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
-use crate::pipeline::JsonCall;
+use crate::pipeline::{JsonCall, PreflightCall};
 use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
 
@@ -58,6 +58,8 @@ pub struct Registration {
     pub(crate) requirements: fn(&mut Vec<Requirement>),
     /// Starts a JSON call of the tool.
     pub(crate) json: JsonCall,
+    /// Asks whether a JSON call of the tool would run.
+    pub(crate) preflight: PreflightCall,
 }
 
 impl Registration {
@@ -92,6 +94,7 @@ impl Registration {
             output_schema: T::__output_schema,
             requirements: T::__requirements,
             json: crate::pipeline::json::<T>,
+            preflight: crate::pipeline::preflight::<T>,
         }
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::approval::Approvals;
 #[cfg(feature = "mcp")]
 use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
@@ -16,9 +17,11 @@ use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced};
 use crate::registry::{Current, Registry, Tools, View};
+use crate::request::ApprovalRequest;
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
 use crate::util::BoxFuture;
+use crate::util::panic::CatchUnwind;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -224,6 +227,7 @@ pub struct ExecutorBuilder {
     container: Container,
     default_timeout: Option<Duration>,
     max_result: usize,
+    approvals: Option<Approvals>,
 }
 
 /// At most how many characters of a result a model is shown, for tools
@@ -305,6 +309,18 @@ impl ExecutorBuilder {
         self
     }
 
+    /// The approvals that tools naming the ledger hook
+    /// ([`Principal::approval_ledger`](crate::Principal::approval_ledger))
+    /// record requests in and consume approvals from (default: none; such
+    /// a tool then fails closed with [`LedgerError::NoLedger`](crate::approval::LedgerError::NoLedger)).
+    /// A call that consumed an approval settles it when it ends.
+    ///
+    /// See [`Approvals`] for the whole flow.
+    pub fn approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = Some(approvals);
+        self
+    }
+
     /// Checks every tool's injected types against the container and compiles
     /// every input schema once; reports every problem found.
     ///
@@ -360,6 +376,7 @@ impl ExecutorBuilder {
                     default_timeout: self.default_timeout,
                     gate: ExclusiveGate::new(),
                     max_result: self.max_result,
+                    approvals: self.approvals,
                 },
             }),
             view: None,
@@ -431,6 +448,7 @@ impl Executor {
             container,
             default_timeout: None,
             max_result: DEFAULT_MAX_RESULT,
+            approvals: None,
         }
     }
 
@@ -627,6 +645,86 @@ impl Executor {
         pipeline::traced(tool.served(), env.gate, tool.call(env, arguments))
     }
 
+    /// Whether a call of `name` with `arguments` would run for `ctx`,
+    /// without running anything: the arguments are validated, then the
+    /// policy and the hooks are asked, as for [`invoke`](Self::invoke).
+    /// An agent loop or a UI asks before it acts.
+    ///
+    /// Hooks see [`Invocation::is_preflight`](crate::Invocation::is_preflight);
+    /// the ledger hook looks for an approval without consuming it, and
+    /// records the request a person must decide (once per requester and
+    /// call). A name the handle cannot call, arguments the schema rejects,
+    /// a disabled tool or a failing hook are this method's error.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, Preflight, Verdict};
+    ///
+    /// struct Actor { admin: bool }
+    ///
+    /// /// Refund an order.
+    /// #[tool(key = "orders.refund", effect = write, authorize = staff, approve = by_amount)]
+    /// async fn refund(order_id: u64, cents: u64) -> bool { true }
+    ///
+    /// async fn staff(actor: &Actor, _: &Invocation<'_, RefundArgs>) -> bool { actor.admin }
+    ///
+    /// async fn by_amount(_: &Actor, call: &Invocation<'_, RefundArgs>) -> Verdict {
+    ///     if call.cents <= 5_000 { Verdict::Allow } else { Verdict::Pending }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<RefundArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let admin = Actor { admin: true };
+    ///
+    /// let small = json!({"order_id": 1, "cents": 500});
+    /// let asked = executor.preflight("refund", small, &admin).await.unwrap();
+    /// assert!(matches!(asked, Preflight::WouldRun));
+    ///
+    /// let large = json!({"order_id": 1, "cents": 90_000});
+    /// let asked = executor.preflight("refund", large, &admin).await.unwrap();
+    /// let Preflight::NeedsApproval(request) = asked else { panic!("{asked:?}") };
+    /// assert_eq!(request.arguments["cents"], 90_000);
+    ///
+    /// let guest = Actor { admin: false };
+    /// let asked = executor.preflight("refund", json!({"order_id": 1, "cents": 5}), &guest);
+    /// assert!(matches!(asked.await.unwrap(), Preflight::Denied(_)));
+    /// # }
+    /// ```
+    pub async fn preflight<C: Any + Send + Sync>(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &C,
+    ) -> Result<Preflight, CallError> {
+        let found = self.find(name)?;
+        let tool = found.tool();
+        let env = Env {
+            preflight: true,
+            ..self.env(&found, ErasedContext::new(ctx))
+        };
+        let asked = CatchUnwind::new(tool.preflight(env, arguments))
+            .await
+            .unwrap_or_else(|message| {
+                Err(CallError::Panicked {
+                    key: tool.key(),
+                    message,
+                })
+            })
+            .map_err(|error| error.served_as(tool.key()));
+        match asked {
+            Ok(()) => Ok(Preflight::WouldRun),
+            Err(CallError::ApprovalRequired(request)) => Ok(Preflight::NeedsApproval(request)),
+            Err(
+                error @ (CallError::Denied { .. }
+                | CallError::PolicyDenied { .. }
+                | CallError::NotApproved { .. }),
+            ) => Ok(Preflight::Denied(error)),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Calls tool `A` with typed arguments through the same pipeline
     /// (validation included) and returns the typed result.
     ///
@@ -712,8 +810,23 @@ impl Executor {
                 .then_some(&self.inner.services.gate),
             limiter: tool.limiter(),
             ctx,
+            preflight: false,
         }
     }
+}
+
+/// What [`Executor::preflight`] found: whether the call would run now.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Preflight {
+    /// Every check passed: invoked now, the call would run.
+    WouldRun,
+    /// A person must approve this exact call first; when a ledger recorded
+    /// the request, it carries the id to decide it by.
+    NeedsApproval(Box<ApprovalRequest>),
+    /// Refused: by the policy, the `authorize` hook, or the `approve`
+    /// hook (a rejected request, say). The error says which.
+    Denied(CallError),
 }
 
 /// The tool at `index`, unless it is disabled.

@@ -353,3 +353,15 @@ pub(crate) fn json<'a>(
         Ok(output)
     }))
 }
+
+/// Steps 2 to 4 of a call of a tool built at run time, and nothing run.
+pub(crate) fn preflight<'a>(
+    env: Env<'a>,
+    tool: &Arc<Dynamic>,
+    arguments: Value,
+) -> BoxFuture<'a, Result<(), CallError>> {
+    Box::pin(steps::preflight::<Arguments>(
+        env,
+        DynamicJson(arguments, tool.clone()),
+    ))
+}

@@ -39,6 +39,7 @@ pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
 pub(crate) use trace::{Traced, traced};
 
+use crate::approval::Approvals;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -56,6 +57,8 @@ pub(crate) struct Services {
     pub(crate) default_timeout: Option<Duration>,
     pub(crate) gate: ExclusiveGate,
     pub(crate) max_result: usize,
+    /// Where the ledger hook records requests and consumes approvals.
+    pub(crate) approvals: Option<Approvals>,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval
@@ -85,13 +88,20 @@ pub(crate) struct Env<'a> {
     /// `exclusive` one (every call then takes a pass).
     pub(crate) exclusive: Option<&'a ExclusiveGate>,
     pub(crate) ctx: ErasedContext<'a>,
+    /// Asked by [`Executor::preflight`](crate::Executor::preflight): hooks
+    /// look and change nothing, and no body runs.
+    pub(crate) preflight: bool,
 }
 
 /// How a registration starts a JSON call of its tool: [`json`] for its type.
 pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
 
-/// A JSON call of a tool built at run time.
-pub(crate) use dynamic::json as dynamic_json;
+/// How a registration asks whether a JSON call of its tool would run:
+/// [`preflight`] for its type.
+pub(crate) type PreflightCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<(), CallError>>;
+
+/// A JSON call of a tool built at run time, and its preflight.
+pub(crate) use dynamic::{json as dynamic_json, preflight as dynamic_preflight};
 
 /// A JSON call of `T`: steps 2 to 7, and its output serialized. The
 /// call's one allocation.
@@ -104,6 +114,14 @@ pub(crate) fn json<'a, T: Tool>(
         Json(arguments),
         serialize::<T::Output>,
     ))
+}
+
+/// Steps 2 to 4 of a JSON call of `T`, and nothing run.
+pub(crate) fn preflight<'a, T: Tool>(
+    env: Env<'a>,
+    arguments: Value,
+) -> BoxFuture<'a, Result<(), CallError>> {
+    Box::pin(steps::preflight::<T>(env, Json(arguments)))
 }
 
 /// A typed call of `T`: steps 2 to 7, its output as it is.

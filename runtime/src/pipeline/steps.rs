@@ -7,9 +7,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Env, Gate, Served, admission, arguments, body};
+use crate::approval::Settlement;
 use crate::error::CallError;
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
+use crate::request::ApprovalId;
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
 
@@ -59,10 +61,10 @@ pub(super) async fn run<T: Tool, R>(
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
     let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
-    let args = match env.gate {
-        Gate::Open if hookless => args,
+    let (args, consumed) = match env.gate {
+        Gate::Open if hookless => (args, None),
         Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null)? {
-            false => args,
+            false => (args, None),
             // Boxed: rare, and it would make every such call's future larger.
             true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
         },
@@ -93,17 +95,52 @@ pub(super) async fn run<T: Tool, R>(
             .0
     };
     drop(turn);
+    if let Some(id) = consumed {
+        // Boxed: only calls that used a ledger's approval settle one.
+        Box::pin(settle(&env, id, settlement(&output))).await;
+    }
     finish(key, output?)
+}
+
+/// Steps 2 to 4 only: whether a call would run, with nothing run.
+pub(super) async fn preflight<T: Tool>(
+    env: Env<'_>,
+    input: impl Input<T>,
+) -> Result<(), CallError> {
+    let args = input.read(&env)?;
+    ask_hooks(&env, args, None).await.map(drop)
+}
+
+/// How a call that consumed an approval ended, for the ledger.
+fn settlement<O>(output: &Result<O, CallError>) -> Settlement {
+    match output {
+        Ok(_) => Settlement::Succeeded,
+        // Stopped mid-way: what it changed is anyone's guess.
+        Err(CallError::Timeout { .. } | CallError::Panicked { .. }) => Settlement::Unknown,
+        Err(_) => Settlement::Failed,
+    }
+}
+
+/// Records in the ledger how the call that consumed approval `id` ended.
+async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
+    if let Some(approvals) = &env.services.approvals {
+        approvals.settle_call(id, settlement).await;
+    }
 }
 
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
 /// the tool's hooks, asked about the validated arguments, which come back
-/// for the body.
-async fn ask_hooks<T: Tool>(env: &Env<'_>, args: T, asked: Option<bool>) -> Result<T, CallError> {
+/// for the body with the ledger approval the call consumed, if any.
+async fn ask_hooks<T: Tool>(
+    env: &Env<'_>,
+    args: T,
+    asked: Option<bool>,
+) -> Result<(T, Option<ApprovalId>), CallError> {
     let Served {
         key, name, effect, ..
     } = *env.served;
-    let invocation = Invocation::new(args, key, name, effect);
+    let approvals = env.services.approvals.as_ref();
+    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight);
     let policy_asks = match asked {
         Some(asks) => asks,
         None => env.gate.check(key, || invocation.canonical_arguments())?,
@@ -123,5 +160,5 @@ async fn ask_hooks<T: Tool>(env: &Env<'_>, args: T, asked: Option<bool>) -> Resu
             invocation.approval_request(),
         )));
     }
-    Ok(invocation.into_args())
+    Ok(invocation.into_parts())
 }

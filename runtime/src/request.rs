@@ -240,4 +240,46 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// The digest that identifies exactly this call.
     pub digest: Digest,
+    /// Where an approval ledger recorded the request (see
+    /// [`Approvals`](crate::Approvals)): its id there, to decide it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<ApprovalId>,
+    /// Who asked, when a ledger recorded the request: only they can use
+    /// its approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+}
+
+/// The id an approval ledger gives a request: what a person approves or
+/// rejects, and what a consumed approval is settled by.
+///
+/// It prints, parses and serializes as a plain number.
+///
+/// ```
+/// use toolwright::approval::ApprovalId;
+///
+/// let id: ApprovalId = "42".parse().unwrap();
+/// assert_eq!(id, ApprovalId(42));
+/// assert_eq!(id.to_string(), "42");
+/// assert_eq!(serde_json::to_string(&id).unwrap(), "42");
+/// assert!("forty-two".parse::<ApprovalId>().is_err());
+/// ```
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct ApprovalId(pub u64);
+
+impl fmt::Display for ApprovalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for ApprovalId {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(ApprovalId)
+    }
 }

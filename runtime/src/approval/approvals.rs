@@ -1,0 +1,360 @@
+//! The application's handle on a ledger: the rules (time to live, four
+//! eyes, the approver's role) and the operations people and calls use.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::ledger::{
+    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status,
+};
+use crate::request::{ApprovalId, ApprovalRequest, Digest};
+
+/// How long a request waits for a decision, and an approval for its call,
+/// unless [`ApprovalsBuilder::ttl`] says otherwise: one day.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The approvals of an application: a ledger and the rules every request
+/// and decision meets. Cheap to clone (an `Arc` inside).
+///
+/// Give it to the executor ([`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals))
+/// so that tools naming [`Principal::approval_ledger`] as their `approve`
+/// hook record requests and consume approvals there; keep a clone to list
+/// and decide requests.
+///
+/// The rules:
+/// - a request lapses after its time to live ([`DEFAULT_APPROVAL_TTL`]);
+/// - four eyes: the requester cannot decide their own request, unless
+///   [`ApprovalsBuilder::allow_self_approval`] says so;
+/// - with [`ApprovalsBuilder::approver_role`], only actors holding that
+///   role decide;
+/// - an approval runs one call, of the actor who asked for it.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::approval::{LedgerError, MemoryLedger, Status};
+/// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+///
+/// struct Caller(&'static str);
+/// impl Principal for Caller {
+///     fn id(&self) -> &str { self.0 }
+/// }
+///
+/// /// Delete a file.
+/// #[tool(key = "files.delete", effect = destructive, authorize = public,
+///        approve = Caller::approval_ledger)]
+/// async fn delete_file(path: String) -> bool { true }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let approvals = Approvals::new(MemoryLedger::new());
+/// let catalog = Catalog::builder().register::<DeleteFileArgs>().build().unwrap();
+/// let executor = Executor::builder(catalog, Container::default())
+///     .approvals(approvals.clone())
+///     .build()
+///     .unwrap();
+/// let (alice, bob) = (Caller("alice"), Caller("bob"));
+/// let args = json!({"path": "/tmp/report.csv"});
+///
+/// // Alice asks: the call waits, and the request is in the ledger.
+/// let first = executor.invoke("delete_file", args.clone(), &alice).await;
+/// let Err(CallError::ApprovalRequired(request)) = first else { panic!("{first:?}") };
+/// let id = request.id.unwrap();
+/// assert_eq!(approvals.pending().await.unwrap()[0].id, id);
+///
+/// // Four eyes: not Alice herself, but Bob, approves.
+/// let own = approvals.approve(id, &alice, "mine").await.unwrap_err();
+/// assert!(matches!(own, LedgerError::OwnRequest { .. }));
+/// approvals.approve(id, &bob, "checked the path").await.unwrap();
+///
+/// // Bob's identical call does not use Alice's approval; Alice's runs, once.
+/// let not_his = executor.invoke("delete_file", args.clone(), &bob).await;
+/// assert!(matches!(not_his, Err(CallError::ApprovalRequired(_))));
+/// assert_eq!(executor.invoke("delete_file", args.clone(), &alice).await.unwrap(), true);
+/// assert_eq!(approvals.get(id).await.unwrap().status, Status::Settled);
+/// let again = executor.invoke("delete_file", args, &alice).await;
+/// assert!(matches!(again, Err(CallError::ApprovalRequired(_))));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Approvals {
+    inner: Arc<Rules>,
+}
+
+struct Rules {
+    ledger: Arc<dyn ApprovalLedger>,
+    ttl: Duration,
+    self_approval: bool,
+    approver_role: Option<String>,
+}
+
+/// Builds [`Approvals`] with rules other than the defaults.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwright::approval::MemoryLedger;
+/// use toolwright::Approvals;
+///
+/// let approvals = Approvals::builder(MemoryLedger::new())
+///     .ttl(Duration::from_secs(15 * 60))
+///     .approver_role("manager")
+///     .build();
+/// assert_eq!(approvals.ttl(), Duration::from_secs(900));
+/// ```
+pub struct ApprovalsBuilder {
+    rules: Rules,
+}
+
+impl ApprovalsBuilder {
+    /// How long a request waits for a decision, and an approval for its
+    /// call.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.rules.ttl = ttl;
+        self
+    }
+
+    /// Lets a requester decide their own requests: four eyes off. For a
+    /// single-user tool, say; not for anything two people should see.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Me;
+    /// impl Principal for Me { fn id(&self) -> &str { "me" } }
+    ///
+    /// /// Empty the trash.
+    /// #[tool(key = "trash.empty", effect = destructive, authorize = public,
+    ///        approve = Me::approval_ledger)]
+    /// async fn empty_trash() -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::builder(MemoryLedger::new()).allow_self_approval().build();
+    /// let catalog = Catalog::builder().register::<EmptyTrashArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// let Err(CallError::ApprovalRequired(request)) =
+    ///     executor.invoke("empty_trash", json!({}), &Me).await else { panic!() };
+    /// approvals.approve(request.id.unwrap(), &Me, "yes, really").await.unwrap();
+    /// assert!(executor.invoke("empty_trash", json!({}), &Me).await.is_ok());
+    /// # }
+    /// ```
+    pub fn allow_self_approval(mut self) -> Self {
+        self.rules.self_approval = true;
+        self
+    }
+
+    /// Only actors holding `role` ([`Principal::has_role`]) decide.
+    pub fn approver_role(mut self, role: impl Into<String>) -> Self {
+        self.rules.approver_role = Some(role.into());
+        self
+    }
+
+    /// The approvals.
+    pub fn build(self) -> Approvals {
+        Approvals {
+            inner: Arc::new(self.rules),
+        }
+    }
+}
+
+/// What the ledger says about one call about to run.
+#[derive(Debug)]
+pub(crate) enum Admission {
+    /// Approved: run. `Some` when an approval was consumed (and must be
+    /// settled when the call ends); `None` in a preflight, which only
+    /// looked.
+    Run(Option<ApprovalId>),
+    /// A person must decide first: the request, recorded.
+    Wait(Box<Approval>),
+    /// A person rejected exactly this call.
+    Rejected,
+}
+
+impl Approvals {
+    /// Approvals in `ledger` with the default rules.
+    ///
+    /// ```
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::Approvals;
+    ///
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// assert_eq!(approvals.ttl(), toolwright::approval::DEFAULT_APPROVAL_TTL);
+    /// ```
+    pub fn new(ledger: impl ApprovalLedger) -> Self {
+        Approvals::builder(ledger).build()
+    }
+
+    /// Approvals in `ledger`, with rules to set.
+    pub fn builder(ledger: impl ApprovalLedger) -> ApprovalsBuilder {
+        Approvals::builder_shared(Arc::new(ledger))
+    }
+
+    /// Approvals in a ledger shared with other code.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwright::approval::{ApprovalLedger, MemoryLedger};
+    /// use toolwright::Approvals;
+    ///
+    /// let ledger: Arc<dyn ApprovalLedger> = Arc::new(MemoryLedger::new());
+    /// let approvals = Approvals::builder_shared(ledger.clone()).build();
+    /// ```
+    pub fn builder_shared(ledger: Arc<dyn ApprovalLedger>) -> ApprovalsBuilder {
+        ApprovalsBuilder {
+            rules: Rules {
+                ledger,
+                ttl: DEFAULT_APPROVAL_TTL,
+                self_approval: false,
+                approver_role: None,
+            },
+        }
+    }
+
+    /// How long requests wait.
+    pub fn ttl(&self) -> Duration {
+        self.inner.ttl
+    }
+
+    /// The ledger underneath.
+    pub fn ledger(&self) -> &dyn ApprovalLedger {
+        &*self.inner.ledger
+    }
+
+    /// Requests waiting for a decision (expired ones left out), oldest
+    /// first.
+    pub async fn pending(&self) -> Result<Vec<Approval>, LedgerError> {
+        self.ledger().list(Status::Pending, SystemTime::now()).await
+    }
+
+    /// Approvals a call consumed but never settled: the process stopped
+    /// mid-call, say. Their outcome is unknown; they never run again by
+    /// themselves. A person checks what happened and records it with
+    /// [`settle`](Self::settle).
+    pub async fn unsettled(&self) -> Result<Vec<Approval>, LedgerError> {
+        self.ledger()
+            .list(Status::Consumed, SystemTime::now())
+            .await
+    }
+
+    /// The request `id`.
+    pub async fn get(&self, id: ApprovalId) -> Result<Approval, LedgerError> {
+        self.ledger().get(id).await
+    }
+
+    /// The decision of `by` (who holds a role when `holds` says so) on
+    /// the pending request `id`, under the rules.
+    pub(crate) async fn decide(
+        &self,
+        id: ApprovalId,
+        by: &str,
+        holds: &(dyn Fn(&str) -> bool + Sync),
+        reason: &str,
+        approve: bool,
+    ) -> Result<Approval, LedgerError> {
+        if let Some(role) = &self.inner.approver_role
+            && !holds(role)
+        {
+            return Err(LedgerError::NotAnApprover {
+                by: by.to_owned(),
+                role: role.clone(),
+            });
+        }
+        // The requester never changes, so checking it before the atomic
+        // decision is as good as checking it inside.
+        let approval = self.ledger().get(id).await?;
+        if !self.inner.self_approval && approval.requested_by == by {
+            return Err(LedgerError::OwnRequest {
+                id,
+                by: by.to_owned(),
+            });
+        }
+        let decision = Decision {
+            approve,
+            by: by.to_owned(),
+            reason: (!reason.is_empty()).then(|| reason.to_owned()),
+            at: SystemTime::now(),
+        };
+        self.ledger().decide(id, decision).await
+    }
+
+    /// Records how the call that consumed `id` ended: what a person does
+    /// for an approval [`unsettled`](Self::unsettled) lists, once they know.
+    /// Calls through the executor settle their own.
+    pub async fn settle(
+        &self,
+        id: ApprovalId,
+        settlement: Settlement,
+    ) -> Result<Approval, LedgerError> {
+        self.ledger()
+            .settle(id, settlement, SystemTime::now())
+            .await
+    }
+
+    /// Whether `requested_by`'s call `request` (built only if needed) may
+    /// run: consumes an approval (or, in a `preflight`, only looks for
+    /// one), and otherwise says what a person must do.
+    pub(crate) async fn admit(
+        &self,
+        digest: &Digest,
+        requested_by: &str,
+        request: impl FnOnce() -> ApprovalRequest,
+        preflight: bool,
+    ) -> Result<Admission, LedgerError> {
+        let now = SystemTime::now();
+        let latest = if preflight {
+            self.ledger().latest(digest, requested_by).await?
+        } else {
+            if let Some(approval) = self.ledger().consume(digest, requested_by, now).await? {
+                return Ok(Admission::Run(Some(approval.id)));
+            }
+            self.ledger().latest(digest, requested_by).await?
+        };
+        match latest {
+            Some(approval) if approval.status == Status::Approved && !approval.is_expired(now) => {
+                Ok(Admission::Run(None))
+            }
+            Some(approval) if approval.status == Status::Rejected && approval.expires_at > now => {
+                Ok(Admission::Rejected)
+            }
+            _ => {
+                let new = NewApproval {
+                    request: request(),
+                    requested_by: requested_by.to_owned(),
+                    requested_at: now,
+                    expires_at: now + self.inner.ttl,
+                };
+                let recorded = self.ledger().record(new).await?;
+                Ok(Admission::Wait(Box::new(recorded)))
+            }
+        }
+    }
+
+    /// Records how a call that consumed `id` ended. The call's own result
+    /// stands whatever happens here: a settlement that cannot be written
+    /// leaves the approval unsettled (outcome unknown), for a person.
+    pub(crate) async fn settle_call(&self, id: ApprovalId, settlement: Settlement) {
+        if let Err(error) = self.settle(id, settlement).await {
+            tracing::warn!(
+                approval = id.0,
+                settlement = settlement.as_str(),
+                error = %error,
+                "could not record how an approved call ended; it stays unsettled"
+            );
+        }
+    }
+}
+
+impl fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Approvals")
+            .field("ttl", &self.inner.ttl)
+            .field("self_approval", &self.inner.self_approval)
+            .field("approver_role", &self.inner.approver_role)
+            .finish_non_exhaustive()
+    }
+}
