@@ -706,18 +706,6 @@ impl ToolEntry {
             Source::Dynamic(tool) => crate::pipeline::dynamic_json(env, tool, arguments),
         }
     }
-
-    /// Asks whether a JSON call would run: steps 2 to 4, nothing run.
-    pub(crate) fn preflight<'a>(
-        &'a self,
-        env: Env<'a>,
-        arguments: Value,
-    ) -> BoxFuture<'a, Result<(), CallError>> {
-        match &self.inner.source {
-            Source::Registered(r) => (r.preflight)(env, arguments),
-            Source::Dynamic(tool) => crate::pipeline::dynamic_preflight(env, tool, arguments),
-        }
-    }
 }
 
 impl Serialize for ToolEntry {

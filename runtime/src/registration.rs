@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
-use crate::pipeline::{JsonCall, PreflightCall};
+use crate::pipeline::JsonCall;
 use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
 
@@ -56,10 +56,8 @@ pub struct Registration {
     pub(crate) input_schema: fn() -> serde_json::Value,
     pub(crate) output_schema: fn() -> Option<serde_json::Value>,
     pub(crate) requirements: fn(&mut Vec<Requirement>),
-    /// Starts a JSON call of the tool.
+    /// Starts a JSON call of the tool (or its preflight).
     pub(crate) json: JsonCall,
-    /// Asks whether a JSON call of the tool would run.
-    pub(crate) preflight: PreflightCall,
 }
 
 impl Registration {
@@ -94,7 +92,6 @@ impl Registration {
             output_schema: T::__output_schema,
             requirements: T::__requirements,
             json: crate::pipeline::json::<T>,
-            preflight: crate::pipeline::preflight::<T>,
         }
     }
 

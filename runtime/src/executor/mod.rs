@@ -704,7 +704,7 @@ impl Executor {
             preflight: true,
             ..self.env(&found, ErasedContext::new(ctx))
         };
-        let asked = CatchUnwind::new(tool.preflight(env, arguments))
+        let asked = CatchUnwind::new(tool.call(env, arguments))
             .await
             .unwrap_or_else(|message| {
                 Err(CallError::Panicked {
@@ -714,7 +714,7 @@ impl Executor {
             })
             .map_err(|error| error.served_as(tool.key()));
         match asked {
-            Ok(()) => Ok(Preflight::WouldRun),
+            Ok(_) => Ok(Preflight::WouldRun),
             Err(CallError::ApprovalRequired(request)) => Ok(Preflight::NeedsApproval(request)),
             Err(
                 error @ (CallError::Denied { .. }

@@ -349,19 +349,10 @@ pub(crate) fn json<'a>(
     arguments: Value,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
     let input = DynamicJson(arguments, tool.clone());
+    if env.preflight {
+        return Box::pin(steps::preflight::<Arguments>(env, input));
+    }
     Box::pin(steps::run::<Arguments, _>(env, input, |_, output| {
         Ok(output)
     }))
-}
-
-/// Steps 2 to 4 of a call of a tool built at run time, and nothing run.
-pub(crate) fn preflight<'a>(
-    env: Env<'a>,
-    tool: &Arc<Dynamic>,
-    arguments: Value,
-) -> BoxFuture<'a, Result<(), CallError>> {
-    Box::pin(steps::preflight::<Arguments>(
-        env,
-        DynamicJson(arguments, tool.clone()),
-    ))
 }

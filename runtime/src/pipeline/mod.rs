@@ -96,32 +96,23 @@ pub(crate) struct Env<'a> {
 /// How a registration starts a JSON call of its tool: [`json`] for its type.
 pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
 
-/// How a registration asks whether a JSON call of its tool would run:
-/// [`preflight`] for its type.
-pub(crate) type PreflightCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<(), CallError>>;
-
-/// A JSON call of a tool built at run time, and its preflight.
-pub(crate) use dynamic::{json as dynamic_json, preflight as dynamic_preflight};
+/// A JSON call of a tool built at run time.
+pub(crate) use dynamic::json as dynamic_json;
 
 /// A JSON call of `T`: steps 2 to 7, and its output serialized. The
-/// call's one allocation.
+/// call's one allocation. In a preflight, steps 2 to 4 and `null`.
 pub(crate) fn json<'a, T: Tool>(
     env: Env<'a>,
     arguments: Value,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
+    if env.preflight {
+        return Box::pin(steps::preflight::<T>(env, Json(arguments)));
+    }
     Box::pin(steps::run::<T, _>(
         env,
         Json(arguments),
         serialize::<T::Output>,
     ))
-}
-
-/// Steps 2 to 4 of a JSON call of `T`, and nothing run.
-pub(crate) fn preflight<'a, T: Tool>(
-    env: Env<'a>,
-    arguments: Value,
-) -> BoxFuture<'a, Result<(), CallError>> {
-    Box::pin(steps::preflight::<T>(env, Json(arguments)))
 }
 
 /// A typed call of `T`: steps 2 to 7, its output as it is.

@@ -102,13 +102,13 @@ pub(super) async fn run<T: Tool, R>(
     finish(key, output?)
 }
 
-/// Steps 2 to 4 only: whether a call would run, with nothing run.
+/// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.
 pub(super) async fn preflight<T: Tool>(
     env: Env<'_>,
     input: impl Input<T>,
-) -> Result<(), CallError> {
+) -> Result<Value, CallError> {
     let args = input.read(&env)?;
-    ask_hooks(&env, args, None).await.map(drop)
+    ask_hooks(&env, args, None).await.map(|_| Value::Null)
 }
 
 /// How a call that consumed an approval ended, for the ledger.
