@@ -82,7 +82,9 @@ use crate::registry::View;
 use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
+mod elicit;
 mod sessions;
+use elicit::Elicitation;
 use sessions::Sessions;
 
 pub use axum;
@@ -223,6 +225,8 @@ struct Shared<C> {
     views: Option<Views<C>>,
     /// The sessions told when the tools they see change.
     sessions: Sessions<C>,
+    /// Asks the person in the host to approve calls that wait for it.
+    elicitation: Option<Elicitation<C>>,
 }
 
 /// Every tool of one catalog as MCP serves it, in catalog order.
@@ -315,6 +319,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 described: ArcSwapOption::empty(),
                 views: None,
                 sessions: Sessions::new(),
+                elicitation: None,
             }),
         }
     }
@@ -335,6 +340,50 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// the caller may do.
     pub fn with_views(mut self, view_of: impl Fn(&C) -> View + Send + Sync + 'static) -> Self {
         self.shared_mut().views = Some(Arc::new(view_of));
+        self
+    }
+
+    /// A call that waits for approval asks the person in the MCP client
+    /// through `elicitation/create`, when the client declares the
+    /// capability: they see the tool, its arguments and the digest. Their
+    /// answer is recorded in the executor's [`Approvals`](crate::Approvals)
+    /// as the caller's decision, and the call then runs (approved) or is
+    /// refused (declined), through the pipeline again. Dismissed, timed
+    /// out after `timeout`, or asked of a client without the capability,
+    /// the call keeps waiting as before: an `isError` result with the
+    /// request under [`APPROVAL_REQUIRED`] in its `_meta`.
+    ///
+    /// The person answering is the caller, so the approvals must let a
+    /// requester decide their own requests
+    /// ([`allow_self_approval`](crate::approval::ApprovalsBuilder::allow_self_approval));
+    /// under four eyes the server does not ask, and another person
+    /// decides through the ledger.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Approvals, Catalog, Container, Executor, Principal};
+    ///
+    /// struct User(String);
+    /// impl Principal for User {
+    ///     fn id(&self) -> &str { &self.0 }
+    /// }
+    ///
+    /// let approvals = Approvals::builder(MemoryLedger::new()).allow_self_approval().build();
+    /// let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+    ///     .approvals(approvals)
+    ///     .build()
+    ///     .unwrap();
+    /// let server = McpServer::<User>::new(executor, "notes", "1.0.0")
+    ///     .with_elicitation(Duration::from_secs(300));
+    /// # let _ = server;
+    /// ```
+    pub fn with_elicitation(mut self, timeout: std::time::Duration) -> Self
+    where
+        C: crate::Principal,
+    {
+        self.shared_mut().elicitation = Some(Elicitation::new(timeout));
         self
     }
 
@@ -854,9 +903,22 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
+        let call = async {
+            match (
+                executor.invoke_found(found, arguments, ctx).await,
+                &self.shared.elicitation,
+            ) {
+                (Err(CallError::ApprovalRequired(waiting)), Some(elicitation)) => {
+                    elicitation
+                        .decide(&executor, waiting, ctx, &request.peer)
+                        .await
+                }
+                (result, _) => result,
+            }
+        };
         let result = tokio::select! {
             biased;
-            result = executor.invoke_found(found, arguments, ctx) => result,
+            result = call => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }

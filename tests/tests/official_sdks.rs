@@ -280,3 +280,159 @@ fn stderr(process: &mut Process) -> String {
     }
     text
 }
+
+use toolwright::Principal;
+
+/// The person at the MCP client, who may approve their own agent's calls.
+struct Person(&'static str);
+
+impl Principal for Person {
+    fn id(&self) -> &str {
+        self.0
+    }
+}
+
+/// Delete a note.
+#[tool(key = "notes.delete", effect = destructive, authorize = public,
+       approve = Person::approval_ledger)]
+async fn delete_note(id: u64, deleted: toolwright::Inject<std::sync::atomic::AtomicUsize>) -> u64 {
+    deleted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    id
+}
+
+/// What the Python client printed for `answer`, the ledger's requests
+/// afterwards, and how many times the tool body ran.
+async fn approve_in_the_client(
+    python: PathBuf,
+    answer: &str,
+) -> (Vec<String>, Vec<toolwright::approval::Approval>, usize) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use toolwright::Approvals;
+    use toolwright::approval::{MemoryLedger, Status};
+
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let approvals = Approvals::builder(MemoryLedger::new())
+        .allow_self_approval()
+        .build();
+    let catalog = Catalog::builder()
+        .register::<DeleteNoteArgs>()
+        .build()
+        .unwrap();
+    let container = Container::builder()
+        .app::<AtomicUsize>(deleted.clone())
+        .build();
+    let executor = Executor::builder(catalog, container)
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    let server = McpServer::<Person>::new(executor, "notes", "0.1.0")
+        .with_elicitation(Duration::from_secs(30));
+    let router = server.http_router(|_| Ok(Person("ann")), HttpOptions::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let answer = answer.to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(manifest_dir().join("python/elicitation_client.py"))
+            .args([&url, &answer])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut requests = Vec::new();
+    for status in [Status::Pending, Status::Rejected, Status::Settled] {
+        requests.extend(
+            approvals
+                .ledger()
+                .list(status, std::time::SystemTime::now())
+                .await
+                .unwrap(),
+        );
+    }
+    let lines = stdout.lines().map(str::to_owned).collect();
+    (lines, requests, deleted.load(Ordering::SeqCst))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_approves_in_the_python_client_and_the_call_runs_once() {
+    use toolwright::approval::{Settlement, Status};
+    let test = "a_person_approves_in_the_python_client_and_the_call_runs_once";
+    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let (output, requests, runs) = approve_in_the_client(python, "accept").await;
+    let digest = toolwright::Digest::of("notes.delete", &serde_json::json!({"id": 7}));
+    assert_eq!(
+        output,
+        [
+            format!("asked: tool: delete_note (notes.delete) | digest: {digest}"),
+            "result: ok 7".to_owned(),
+        ]
+    );
+    assert_eq!(runs, 1);
+    let [approval] = &requests[..] else {
+        panic!("{requests:?}")
+    };
+    assert_eq!(approval.status, Status::Settled);
+    assert_eq!(approval.settlement, Some(Settlement::Succeeded));
+    assert_eq!(approval.decided_by.as_deref(), Some("ann"));
+    assert_eq!(approval.reason.as_deref(), Some("accepted by the test"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_declines_in_the_python_client_and_nothing_runs() {
+    use toolwright::approval::Status;
+    let test = "a_person_declines_in_the_python_client_and_nothing_runs";
+    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let (output, requests, runs) = approve_in_the_client(python, "decline").await;
+    assert_eq!(output.len(), 2, "{output:?}");
+    assert!(
+        output[0].starts_with("asked: tool: delete_note"),
+        "{output:?}"
+    );
+    assert_eq!(output[1], "result: error The call was not approved.");
+    assert_eq!(runs, 0);
+    let [approval] = &requests[..] else {
+        panic!("{requests:?}")
+    };
+    assert_eq!(approval.status, Status::Rejected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_elicitation_gets_the_waiting_result_with_its_request() {
+    use toolwright::approval::Status;
+    let test = "a_client_without_elicitation_gets_the_waiting_result_with_its_request";
+    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let (output, requests, runs) = approve_in_the_client(python, "none").await;
+    assert_eq!(runs, 0);
+    let [approval] = &requests[..] else {
+        panic!("{requests:?}")
+    };
+    assert_eq!(approval.status, Status::Pending);
+    assert_eq!(output.len(), 2, "{output:?}");
+    assert!(output[0].starts_with("result: error "), "{output:?}");
+    assert_eq!(output[1], format!("request id: {}", approval.id));
+}

@@ -220,6 +220,19 @@ impl Approvals {
         self.inner.ttl
     }
 
+    /// Whether requesters may decide their own requests
+    /// ([`ApprovalsBuilder::allow_self_approval`]).
+    ///
+    /// ```
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::Approvals;
+    ///
+    /// assert!(!Approvals::new(MemoryLedger::new()).allows_self_approval());
+    /// ```
+    pub fn allows_self_approval(&self) -> bool {
+        self.inner.self_approval
+    }
+
     /// The ledger underneath.
     pub fn ledger(&self) -> &dyn ApprovalLedger {
         &*self.inner.ledger

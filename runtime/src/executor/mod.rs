@@ -498,6 +498,24 @@ impl Executor {
         &self.inner.registry
     }
 
+    /// The approvals the ledger hook uses, if the executor was given any
+    /// ([`ExecutorBuilder::approvals`]).
+    ///
+    /// ```
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{Approvals, Catalog, Container, Executor};
+    ///
+    /// let catalog = Catalog::builder().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(Approvals::new(MemoryLedger::new()))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(executor.approvals().is_some());
+    /// ```
+    pub fn approvals(&self) -> Option<&Approvals> {
+        self.inner.services.approvals.as_ref()
+    }
+
     /// This executor narrowed to `view`: the returned handle lists, exports
     /// and calls only the tools in the view (and in this handle's own view,
     /// if it has one). On every path a tool outside it is
