@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use crate::approval::{Admission, Approval, Approvals, LedgerError};
+use crate::context::ErasedContext;
 use crate::hook::Verdict;
 use crate::invocation::{Invocation, Ticket};
 use crate::request::ApprovalId;
@@ -111,8 +112,18 @@ pub trait Principal: Send + Sync + 'static {
     }
 }
 
+/// Who calls, from the caller's context: the [`Principal::id`] of the
+/// context type an executor was told about
+/// ([`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal)).
+pub(crate) type Identify = for<'a> fn(ErasedContext<'a>) -> Option<&'a str>;
+
+/// [`Identify`] for contexts of type `C`.
+pub(crate) fn identify<C: Principal>(ctx: ErasedContext<'_>) -> Option<&str> {
+    ctx.downcast::<C>("").ok().map(Principal::id)
+}
+
 /// The ledger hook's work, for the actor `requested_by`.
-async fn ask_ledger<A: Sync>(
+pub(crate) async fn ask_ledger<A: Sync>(
     requested_by: &str,
     call: &Invocation<'_, A>,
 ) -> Result<Verdict, LedgerError> {

@@ -566,3 +566,64 @@ async fn concurrent_identical_approved_calls_run_once() {
     assert_eq!(ran, 1);
     assert_eq!(setup.runs.count(), 1);
 }
+
+/// Show the balance of an account.
+#[tool(key = "accounts.balance", effect = read, authorize = public)]
+async fn balance(account: u64, runs: Inject<Runs>) -> u64 {
+    runs.0.fetch_add(1, Ordering::SeqCst);
+    account * 100
+}
+
+#[tokio::test]
+async fn a_policy_ask_on_a_read_tool_goes_through_the_ledger_for_the_identified_caller() {
+    let runs = Arc::new(Runs::default());
+    let catalog = Catalog::builder()
+        .register::<BalanceArgs>()
+        .build()
+        .unwrap();
+    let container = Container::builder().app::<Runs>(runs.clone()).build();
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(catalog, container)
+        .approvals(approvals.clone())
+        .principal::<Caller>()
+        .build()
+        .unwrap();
+    executor
+        .registry()
+        .set_policy(toolwright::Policy::new().rule(toolwright::Rule::ask(
+            "balances are private",
+            toolwright::Selector::name("balance"),
+        )));
+    let args = json!({"account": 7});
+
+    let asked = executor
+        .preflight("balance", args.clone(), &ALICE)
+        .await
+        .unwrap();
+    let Preflight::NeedsApproval(request) = asked else {
+        panic!("expected a request, got {asked:?}");
+    };
+    let id = request.id.unwrap();
+    let own = approvals.approve(id, &ALICE, "").await.unwrap_err();
+    assert!(matches!(own, LedgerError::OwnRequest { .. }));
+    approvals.approve(id, &BOB, "").await.unwrap();
+    // Mallory's identical read is not covered by Alice's approval.
+    let theirs = executor.invoke("balance", args.clone(), &MALLORY).await;
+    assert!(matches!(theirs, Err(CallError::ApprovalRequired(_))));
+    assert_eq!(
+        executor
+            .invoke("balance", args.clone(), &ALICE)
+            .await
+            .unwrap(),
+        json!(700)
+    );
+    assert_eq!(
+        approvals.get(id).await.unwrap().settlement,
+        Some(Settlement::Succeeded)
+    );
+    assert!(matches!(
+        executor.invoke("balance", args, &ALICE).await,
+        Err(CallError::ApprovalRequired(_))
+    ));
+    assert_eq!(runs.count(), 1);
+}

@@ -16,6 +16,7 @@ use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced};
+use crate::principal::{Identify, Principal};
 use crate::registry::{Current, Registry, Tools, View};
 use crate::request::ApprovalRequest;
 use crate::scope::{Container, Requirement};
@@ -228,6 +229,7 @@ pub struct ExecutorBuilder {
     default_timeout: Option<Duration>,
     max_result: usize,
     approvals: Option<Approvals>,
+    principal: Option<Identify>,
 }
 
 /// At most how many characters of a result a model is shown, for tools
@@ -321,6 +323,53 @@ impl ExecutorBuilder {
         self
     }
 
+    /// The context type `C` callers pass, as the actor a request is
+    /// recorded for when the registry's [`Policy`](crate::Policy) answers
+    /// "ask" about a tool with no `approve` hook of its own (a read tool,
+    /// say): with [`approvals`](Self::approvals), such a call then goes
+    /// through the ledger exactly like one whose hook is
+    /// [`Principal::approval_ledger`](crate::Principal::approval_ledger).
+    /// Without both, it waits for a person with nobody to record the
+    /// request: [`CallError::ApprovalRequired`] without an id.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Policy};
+    /// use toolwright::{Principal, Rule, Selector};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Show an account's balance.
+    /// #[tool(key = "accounts.balance", effect = read, authorize = public)]
+    /// async fn balance(account: u64) -> u64 { 1_000 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// let catalog = Catalog::builder().register::<BalanceArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .principal::<Caller>()
+    ///     .build()
+    ///     .unwrap();
+    /// executor.registry().set_policy(
+    ///     Policy::new().rule(Rule::ask("balances are private", Selector::name("balance"))),
+    /// );
+    ///
+    /// let asked = executor.invoke("balance", json!({"account": 7}), &Caller("ann")).await;
+    /// let Err(CallError::ApprovalRequired(request)) = asked else { panic!("{asked:?}") };
+    /// approvals.approve(request.id.unwrap(), &Caller("bo"), "her own account").await.unwrap();
+    /// let shown = executor.invoke("balance", json!({"account": 7}), &Caller("ann")).await;
+    /// assert_eq!(shown.unwrap(), 1_000);
+    /// # }
+    /// ```
+    pub fn principal<C: Principal>(mut self) -> Self {
+        self.principal = Some(crate::principal::identify::<C>);
+        self
+    }
+
     /// Checks every tool's injected types against the container and compiles
     /// every input schema once; reports every problem found.
     ///
@@ -377,6 +426,7 @@ impl ExecutorBuilder {
                     gate: ExclusiveGate::new(),
                     max_result: self.max_result,
                     approvals: self.approvals,
+                    principal: self.principal,
                 },
             }),
             view: None,
@@ -449,6 +499,7 @@ impl Executor {
             default_timeout: None,
             max_result: DEFAULT_MAX_RESULT,
             approvals: None,
+            principal: None,
         }
     }
 

@@ -43,6 +43,7 @@ use crate::approval::Approvals;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
+use crate::principal::Identify;
 use crate::scope::Container;
 use crate::tool::Tool;
 use crate::util::BoxFuture;
@@ -59,6 +60,8 @@ pub(crate) struct Services {
     pub(crate) max_result: usize,
     /// Where the ledger hook records requests and consumes approvals.
     pub(crate) approvals: Option<Approvals>,
+    /// Who calls, for a policy's "ask" on a tool without an `approve` hook.
+    pub(crate) principal: Option<Identify>,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval

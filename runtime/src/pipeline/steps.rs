@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use super::{Env, Gate, Served, admission, arguments, body};
 use crate::approval::Settlement;
-use crate::error::CallError;
+use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
+use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
@@ -150,10 +151,26 @@ async fn ask_hooks<T: Tool>(
     }
     let approved = if effect.requires_approval() {
         approved(T::__approve(env.ctx, &invocation).await, key)?
+    } else if policy_asks {
+        // A tool without an `approve` hook that the policy asks about: the
+        // executor's ledger decides, for the caller it can identify;
+        // without either, it waits for a person.
+        match (approvals, env.services.principal.and_then(|id| id(env.ctx))) {
+            (Some(_), Some(requester)) => {
+                let verdict =
+                    ask_ledger(requester, &invocation)
+                        .await
+                        .map_err(|error| CallError::Hook {
+                            key,
+                            hook: HookKind::Approve,
+                            source: error.into(),
+                        });
+                approved(verdict, key)?
+            }
+            _ => false,
+        }
     } else {
-        // A tool without an `approve` hook that the policy asks about: no
-        // one here can approve it, so it waits for a person.
-        !policy_asks
+        true
     };
     if !approved {
         return Err(CallError::ApprovalRequired(Box::new(
