@@ -39,7 +39,7 @@ async function call(client, transport, name, args) {
   }
 }
 
-async function exercise(transport, connection) {
+async function exercise(transport, connection, caller) {
   const client = new Client({ name: "toolwright-tests", version: "1.0.0" });
   await client.connect(connection);
 
@@ -90,17 +90,29 @@ async function exercise(transport, connection) {
       request.digest?.length === 64,
     pending._meta,
   );
+  check(
+    `${transport}: the request is recorded for the caller, with an id to decide it by`,
+    Number.isInteger(request.id) && request.requested_by === caller,
+    pending._meta,
+  );
+  const again = await call(client, transport, "add_task", { title: "water the plants" });
+  check(
+    `${transport}: asking again finds the same request`,
+    request.id !== undefined && again._meta?.["toolwright/approvalRequired"]?.id === request.id,
+    again._meta,
+  );
 
   await client.close();
 }
 
 const [binary, url] = process.argv.slice(2);
-await exercise("stdio", new StdioClientTransport({ command: binary, args: ["--stdio"] }));
+await exercise("stdio", new StdioClientTransport({ command: binary, args: ["--stdio"] }), "local");
 await exercise(
   "http",
   new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: "Bearer bob-token" } },
   }),
+  "bob",
 );
 const passed = results.filter(Boolean).length;
 const failed = results.length - passed;

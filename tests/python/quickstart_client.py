@@ -29,7 +29,7 @@ def text_of(result):
     return "".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
-async def exercise(session, transport):
+async def exercise(session, transport, caller):
     await session.initialize()
 
     listed = await session.list_tools()
@@ -80,6 +80,18 @@ async def exercise(session, transport):
         json.dumps(pending.meta),
     )
     check(
+        f"{transport}: the request is recorded for the caller, with an id to decide it by",
+        isinstance(request.get("id"), int) and request.get("requested_by") == caller,
+        json.dumps(pending.meta),
+    )
+    again = await session.call_tool("add_task", {"title": "water the plants"})
+    check(
+        f"{transport}: asking again finds the same request",
+        request.get("id") is not None
+        and (again.meta or {}).get("toolwright/approvalRequired", {}).get("id") == request.get("id"),
+        json.dumps(again.meta),
+    )
+    check(
         f"{transport}: structured content is only ever the tool's output",
         pending.structured_content is None,
         json.dumps(pending.structured_content),
@@ -90,7 +102,7 @@ async def over_stdio(binary):
     params = StdioServerParameters(command=binary, args=["--stdio"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            await exercise(session, "stdio")
+            await exercise(session, "stdio", "local")
 
 
 async def over_http(url):
@@ -98,7 +110,7 @@ async def over_http(url):
     async with client:
         async with streamable_http_client(url, http_client=client) as (read, write):
             async with ClientSession(read, write) as session:
-                await exercise(session, "http")
+                await exercise(session, "http", "bob")
 
 
 async def main():

@@ -1,6 +1,7 @@
 //! The official MCP SDKs drive the quickstart's MCP server over stdio and
 //! over Streamable HTTP: list, a read call with structured output, a denied
-//! call, invalid arguments, and a write that needs approval. The Python SDK
+//! call, invalid arguments, and a write that needs approval (recorded once,
+//! for the caller, with an id to decide it by). The Python SDK
 //! also hears `notifications/tools/list_changed` from an in-process server
 //! and lists again.
 //!

@@ -7,7 +7,10 @@
 //! It declares read, write and destructive tools, injects an APP service
 //! and a REQUEST-scoped unit of work whose finalizer commits or rolls back,
 //! then prints the catalog and runs calls that are allowed, denied, waiting
-//! for approval and approved. Each actor has a view: administrators see
+//! for approval and approved. Writes go through the library's approvals: a
+//! call records a request in a [`MemoryLedger`], someone other than the
+//! requester approves it, the requester's identical call runs once, and the
+//! ledger keeps how it ended. Each actor has a view: administrators see
 //! every tool, others are not shown the `admin`-tagged one and cannot call it.
 //!
 //! Run it with `cargo run -p quickstart`. With `--format NAME` (`openai`,
@@ -18,7 +21,7 @@
 //! `local`); with `--http ADDR` over Streamable HTTP at `http://ADDR/mcp`,
 //! where the bearer token `ada-token` is an admin and `bob-token` is not.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -26,11 +29,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
+use toolwright::approval::{ApprovalId, MemoryLedger};
 use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
 use toolwright::providers;
 use toolwright::{
-    CallError, Catalog, Container, Context, Digest, Executor, Inject, Invocation, ResolveError,
-    Scope, Selector, Verdict, View, tool,
+    ApprovalRequest, Approvals, CallError, Catalog, Container, Context, Executor, Inject,
+    Invocation, Preflight, Principal, ResolveError, Scope, Selector, View, tool,
 };
 
 // ---------------------------------------------------------------- the domain
@@ -104,9 +108,19 @@ impl UnitOfWork {
 struct Actor {
     name: &'static str,
     admin: bool,
-    approvals: Arc<Approvals>,
     /// The tools this actor is shown and may call at all.
     view: View,
+}
+
+/// The actor as the approvals know them: who asks, who decides.
+impl Principal for Actor {
+    fn id(&self) -> &str {
+        self.name
+    }
+
+    fn has_role(&self, role: &str) -> bool {
+        role == "admin" && self.admin
+    }
 }
 
 /// What an actor sees: administrators every tool, others all but the
@@ -120,22 +134,6 @@ fn view_for(admin: bool) -> View {
     }
 }
 
-/// Digests a person has approved; each approval is used once.
-#[derive(Default)]
-struct Approvals {
-    granted: Mutex<HashSet<Digest>>,
-}
-
-impl Approvals {
-    fn grant(&self, digest: Digest) {
-        self.granted.lock().unwrap().insert(digest);
-    }
-
-    fn consume(&self, digest: &Digest) -> bool {
-        self.granted.lock().unwrap().remove(digest)
-    }
-}
-
 // ------------------------------------------------------------------ the hooks
 
 /// Any signed-in actor may use the tool.
@@ -145,16 +143,7 @@ async fn members<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
 
 /// Only administrators may use the tool.
 async fn admins<A>(actor: &Actor, _: &Invocation<'_, A>) -> bool {
-    actor.admin
-}
-
-/// Writes run only with a person's approval of these exact arguments.
-async fn approved_by_a_person<A>(actor: &Actor, call: &Invocation<'_, A>) -> Verdict {
-    if actor.approvals.consume(&call.digest()) {
-        Verdict::Allow
-    } else {
-        Verdict::Pending
-    }
+    actor.has_role("admin")
 }
 
 // ------------------------------------------------------------------ the tools
@@ -179,7 +168,7 @@ async fn list_tasks(
     key = "tasks.add",
     effect = write,
     authorize = members,
-    approve = approved_by_a_person
+    approve = Actor::approval_ledger
 )]
 async fn add_task(
     /// What needs doing.
@@ -205,7 +194,7 @@ async fn add_task(
     effect = destructive,
     tags = ["admin"],
     authorize = admins,
-    approve = approved_by_a_person
+    approve = Actor::approval_ledger
 )]
 async fn clear_tasks(store: Inject<dyn TaskStore>, work: Inject<UnitOfWork>) -> usize {
     let tasks = store.list();
@@ -220,7 +209,7 @@ async fn clear_tasks(store: Inject<dyn TaskStore>, work: Inject<UnitOfWork>) -> 
     key = "tasks.delete",
     effect = destructive,
     authorize = admins,
-    approve = approved_by_a_person
+    approve = Actor::approval_ledger
 )]
 async fn delete_task(
     /// The task's identifier.
@@ -302,7 +291,9 @@ fn print_catalog(catalog: &Catalog) {
     }
 }
 
-async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Option<Digest> {
+/// Calls `name` as `who`, through their view, and prints what happened:
+/// the id of the request to decide when the call needs approval.
+async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Option<ApprovalId> {
     println!("\n> {} calls {name} {args}", who.name);
     // The actor's view: what they are not shown, they cannot call.
     match executor
@@ -312,13 +303,8 @@ async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Opti
     {
         Ok(result) => println!("  ok: {result}"),
         Err(CallError::ApprovalRequired(request)) => {
-            println!(
-                "  needs approval: {} {} (digest {}…)",
-                request.key,
-                request.arguments,
-                &request.digest.to_string()[..12]
-            );
-            return Some(request.digest);
+            print_request(&request);
+            return request.id;
         }
         Err(error @ CallError::InvalidArguments { .. }) => println!("  invalid: {error}"),
         Err(error @ CallError::Tool { .. }) => {
@@ -328,6 +314,54 @@ async fn show(executor: &Executor, who: &Actor, name: &str, args: Value) -> Opti
         Err(error) => println!("  refused: {error}"),
     }
     None
+}
+
+/// Asks whether `who`'s call would run, running nothing: what an agent
+/// loop or a UI does before it acts.
+async fn preflight(executor: &Executor, who: &Actor, name: &str, args: Value) {
+    println!("\n> {} preflights {name} {args}", who.name);
+    match executor
+        .view(who.view.clone())
+        .preflight(name, args, who)
+        .await
+    {
+        Ok(Preflight::WouldRun) => println!("  would run"),
+        Ok(Preflight::NeedsApproval(request)) => print_request(&request),
+        Ok(Preflight::Denied(error)) | Err(error) => println!("  refused: {error}"),
+        Ok(other) => println!("  {other:?}"),
+    }
+}
+
+fn print_request(request: &ApprovalRequest) {
+    let id = request.id.map_or("?".into(), |id| id.to_string());
+    println!(
+        "  needs approval: request {id} ({} {})",
+        request.key, request.arguments
+    );
+}
+
+/// `by` approves request `id`, under the approvals' rules.
+async fn approve(approvals: &Approvals, id: ApprovalId, by: &Actor) {
+    println!("\n> {} approves request {id}", by.name);
+    match approvals.approve(id, by, "looks right").await {
+        Ok(approval) => println!("  {}", approval.status),
+        Err(error) => println!("  refused: {error}"),
+    }
+}
+
+/// What the ledger keeps of request `id`: the audit trail.
+async fn audit(approvals: &Approvals, id: ApprovalId) {
+    println!("\n> the ledger on request {id}");
+    match approvals.get(id).await {
+        Ok(approval) => println!(
+            "  {} ({}): asked by {}, decided by {}",
+            approval.status,
+            approval.settlement.map_or("no outcome yet", |s| s.as_str()),
+            approval.requested_by,
+            approval.decided_by.as_deref().unwrap_or("nobody"),
+        ),
+        Err(error) => println!("  unavailable: {error}"),
+    }
 }
 
 /// What the command line asked for.
@@ -376,18 +410,19 @@ pub async fn run(args: Vec<String>) -> ExitCode {
 async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     let catalog = Catalog::discover()?;
     let store = Arc::new(MemoryStore::default());
-    let executor = Executor::new(catalog.clone(), container(store))?;
-    let approvals = Arc::new(Approvals::default());
+    // Four eyes and a day to decide: the default rules.
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(catalog.clone(), container(store))
+        .approvals(approvals.clone())
+        .build()?;
     let ada = Actor {
         name: "ada",
         admin: true,
-        approvals: approvals.clone(),
         view: view_for(true),
     };
     let bob = Actor {
         name: "bob",
         admin: false,
-        approvals: approvals.clone(),
         view: view_for(false),
     };
     match command {
@@ -400,7 +435,6 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             let local = Actor {
                 name: "local",
                 admin: false,
-                approvals,
                 view: view_for(false),
             };
             server(executor).serve_stdio(local).await?;
@@ -429,7 +463,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
 fn server(executor: Executor) -> McpServer<Actor> {
     McpServer::new(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION"))
         .with_instructions(
-            "A shared task list. Writes need a person's approval; deleting needs an administrator.",
+            "A shared task list. Writes need another person's approval; deleting needs an administrator.",
         )
         .with_views(|actor: &Actor| actor.view.clone())
 }
@@ -444,17 +478,17 @@ async fn demo(
     println!("toolwright quickstart: {} tools\n", catalog.len());
     print_catalog(catalog);
 
-    println!("\n== A write waits for a person, then runs once");
+    println!("\n== A write waits for someone else's approval, then runs once");
     let add = json!({"title": "water the plants"});
-    if let Some(digest) = show(executor, bob, "add_task", add.clone()).await {
-        println!(
-            "  (a person approves digest {}…)",
-            &digest.to_string()[..12]
-        );
-        approvals.grant(digest);
+    if let Some(id) = show(executor, bob, "add_task", add.clone()).await {
+        // Asking again, or asking first, finds the same request.
+        preflight(executor, bob, "add_task", add.clone()).await;
+        approve(approvals, id, bob).await;
+        approve(approvals, id, ada).await;
+        show(executor, bob, "add_task", add.clone()).await;
+        show(executor, bob, "add_task", add).await;
+        audit(approvals, id).await;
     }
-    show(executor, bob, "add_task", add.clone()).await;
-    show(executor, bob, "add_task", add).await;
 
     println!("\n== Reads, and what the model may not do");
     show(executor, bob, "list_tasks", json!({})).await;
@@ -475,15 +509,18 @@ async fn demo(
     show(executor, bob, "clear_tasks", json!({})).await;
 
     println!("\n== A destructive call that fails rolls its unit of work back");
-    if let Some(digest) = show(executor, ada, "delete_task", json!({"id": 99})).await {
-        approvals.grant(digest);
+    let missing = json!({"id": 99});
+    if let Some(id) = show(executor, ada, "delete_task", missing.clone()).await {
+        approve(approvals, id, bob).await;
+        show(executor, ada, "delete_task", missing).await;
+        audit(approvals, id).await;
     }
-    show(executor, ada, "delete_task", json!({"id": 99})).await;
 
     println!("\n== The same tool with the right arguments");
-    if let Some(digest) = show(executor, ada, "delete_task", json!({"id": 1})).await {
-        approvals.grant(digest);
+    let first = json!({"id": 1});
+    if let Some(id) = show(executor, ada, "delete_task", first.clone()).await {
+        approve(approvals, id, bob).await;
+        show(executor, ada, "delete_task", first).await;
     }
-    show(executor, ada, "delete_task", json!({"id": 1})).await;
     show(executor, ada, "list_tasks", json!({})).await;
 }
