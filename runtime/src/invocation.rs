@@ -58,7 +58,7 @@ pub struct Invocation<'a, A> {
     canonical: OnceLock<Box<Canonical>>,
     /// The executor's approvals, for the ledger hook.
     approvals: Option<&'a Approvals>,
-    /// Asked by [`Executor::preflight`](crate::Executor::preflight): look, change nothing.
+    /// Asked by [`Executor::preflight`](crate::Executor::preflight): use nothing up.
     preflight: bool,
     /// What the ledger hook did: the approval it consumed, or the request
     /// it recorded.
@@ -262,7 +262,8 @@ impl<A> Invocation<'_, A> {
 
     /// Whether this is a [preflight](crate::Executor::preflight): the
     /// hooks are asked whether the call would run, and nothing runs. A
-    /// hook with side effects (recording, consuming) should only look.
+    /// hook should use nothing up then (an approval, a quota); recording
+    /// what a person must decide is fine, and the ledger hook does.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU32, Ordering};

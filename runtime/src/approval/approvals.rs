@@ -254,6 +254,24 @@ impl Approvals {
             .await
     }
 
+    /// Every request with `status`, oldest first: the history of what was
+    /// asked, decided and run, for an audit (pending and approved ones that
+    /// expired are left out).
+    ///
+    /// ```
+    /// use toolwright::approval::{MemoryLedger, Status};
+    /// use toolwright::Approvals;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// assert!(approvals.list(Status::Settled).await.unwrap().is_empty());
+    /// # }
+    /// ```
+    pub async fn list(&self, status: Status) -> Result<Vec<Approval>, LedgerError> {
+        self.ledger().list(status, SystemTime::now()).await
+    }
+
     /// The request `id`.
     pub async fn get(&self, id: ApprovalId) -> Result<Approval, LedgerError> {
         self.ledger().get(id).await
@@ -269,14 +287,6 @@ impl Approvals {
         reason: &str,
         approve: bool,
     ) -> Result<Approval, LedgerError> {
-        if let Some(role) = &self.inner.approver_role
-            && !holds(role)
-        {
-            return Err(LedgerError::NotAnApprover {
-                by: by.to_owned(),
-                role: role.clone(),
-            });
-        }
         // The requester never changes, so checking it before the atomic
         // decision is as good as checking it inside.
         let approval = self.ledger().get(id).await?;
@@ -284,6 +294,14 @@ impl Approvals {
             return Err(LedgerError::OwnRequest {
                 id,
                 by: by.to_owned(),
+            });
+        }
+        if let Some(role) = &self.inner.approver_role
+            && !holds(role)
+        {
+            return Err(LedgerError::NotAnApprover {
+                by: by.to_owned(),
+                role: role.clone(),
             });
         }
         let decision = Decision {

@@ -92,7 +92,7 @@ pub(crate) struct Env<'a> {
     pub(crate) exclusive: Option<&'a ExclusiveGate>,
     pub(crate) ctx: ErasedContext<'a>,
     /// Asked by [`Executor::preflight`](crate::Executor::preflight): hooks
-    /// look and change nothing, and no body runs.
+    /// use nothing up (they may record a request), and no body runs.
     pub(crate) preflight: bool,
 }
 
