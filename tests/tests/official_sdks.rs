@@ -338,7 +338,7 @@ async fn approve_in_the_client(
     let output = tokio::task::spawn_blocking(move || {
         Command::new(python)
             .arg(manifest_dir().join("python/elicitation_client.py"))
-            .args([&url, &answer])
+            .args([url.as_str(), &answer, "delete_note", r#"{"id": 7}"#])
             .output()
             .unwrap()
     })
@@ -436,4 +436,37 @@ async fn a_client_without_elicitation_gets_the_waiting_result_with_its_request()
     assert_eq!(output.len(), 2, "{output:?}");
     assert!(output[0].starts_with("result: error "), "{output:?}");
     assert_eq!(output[1], format!("request id: {}", approval.id));
+}
+
+#[test]
+fn the_quickstart_asks_the_person_in_the_python_client_to_approve_a_write() {
+    let test = "the_quickstart_asks_the_person_in_the_python_client_to_approve_a_write";
+    let Some(python) = python_or_skip(test) else {
+        return;
+    };
+    let target = format!("stdio:{}", env!("CARGO_BIN_EXE_quickstart-server"));
+    let output = Command::new(python)
+        .arg(manifest_dir().join("python/elicitation_client.py"))
+        .args([
+            &target,
+            "accept",
+            "add_task",
+            r#"{"title": "water the plants"}"#,
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with("asked: tool: add_task (tasks.add) | digest: "),
+        "{stdout}"
+    );
+    assert!(lines[1].starts_with("result: ok "), "{stdout}");
+    assert!(lines[1].contains("water the plants (by local)"), "{stdout}");
 }

@@ -20,6 +20,9 @@
 //! serves its tools to an MCP client on stdin/stdout (as the non-admin
 //! `local`); with `--http ADDR` over Streamable HTTP at `http://ADDR/mcp`,
 //! where the bearer token `ada-token` is an admin and `bob-token` is not.
+//! Over MCP, a client that declares elicitation asks its person to approve
+//! a write (the caller may approve their own there); any other client gets
+//! the request back.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -410,8 +413,15 @@ pub async fn run(args: Vec<String>) -> ExitCode {
 async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     let catalog = Catalog::discover()?;
     let store = Arc::new(MemoryStore::default());
-    // Four eyes and a day to decide: the default rules.
-    let approvals = Approvals::new(MemoryLedger::new());
+    let approvals = match command {
+        // Over MCP the person at the client approves their own agent's
+        // writes, when asked through elicitation.
+        Command::Stdio | Command::Http(_) => Approvals::builder(MemoryLedger::new())
+            .allow_self_approval()
+            .build(),
+        // Four eyes and a day to decide: the default rules.
+        _ => Approvals::new(MemoryLedger::new()),
+    };
     let executor = Executor::builder(catalog.clone(), container(store))
         .approvals(approvals.clone())
         .build()?;
@@ -466,6 +476,9 @@ fn server(executor: Executor) -> McpServer<Actor> {
             "A shared task list. Writes need another person's approval; deleting needs an administrator.",
         )
         .with_views(|actor: &Actor| actor.view.clone())
+        // A client that can ask its person (elicitation) approves a write
+        // there; any other gets the request to decide elsewhere.
+        .with_elicitation(std::time::Duration::from_secs(300))
 }
 
 async fn demo(
