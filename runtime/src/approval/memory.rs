@@ -1,5 +1,6 @@
 //! The ledger in memory: for tests, demos and single-process tools.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
@@ -46,8 +47,31 @@ use crate::util::BoxFuture;
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryLedger {
-    /// Every request, in id order (the id is its place plus one).
-    approvals: Mutex<Vec<Approval>>,
+    inner: Mutex<Requests>,
+}
+
+/// Every request, and where to find one call's requests quickly.
+#[derive(Debug, Default)]
+struct Requests {
+    /// In id order (the id is the place plus one).
+    all: Vec<Approval>,
+    /// The places of each requester's requests for each digest, oldest
+    /// first: a call's requests are found without reading the history.
+    by_call: HashMap<(Digest, String), Vec<usize>>,
+}
+
+impl Requests {
+    /// The places of `requested_by`'s requests for `digest`, newest first.
+    fn of_call<'a>(
+        &'a self,
+        digest: &Digest,
+        requested_by: &str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.by_call
+            .get(&(*digest, requested_by.to_owned()))
+            .into_iter()
+            .flat_map(|places| places.iter().rev().copied())
+    }
 }
 
 impl MemoryLedger {
@@ -60,12 +84,10 @@ impl MemoryLedger {
         MemoryLedger::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Approval>> {
-        // Every change below is a single assignment after its checks, so
-        // a panic elsewhere never leaves a half-made change behind.
-        self.approvals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Requests> {
+        // Every change below is made after its checks, with nothing that
+        // can panic in between, so a poisoned lock holds whole requests.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -83,17 +105,16 @@ fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
 
 impl ApprovalLedger for MemoryLedger {
     fn record(&self, new: NewApproval) -> BoxFuture<'_, Result<Approval, LedgerError>> {
-        let mut approvals = self.lock();
-        let waiting = approvals.iter().rev().find(|a| {
-            a.status == Status::Pending
-                && a.requested_by == new.requested_by
-                && a.request.digest == new.request.digest
-                && !a.is_expired(new.requested_at)
-        });
+        let mut requests = self.lock();
+        let waiting = requests
+            .of_call(&new.request.digest, &new.requested_by)
+            .map(|place| &requests.all[place])
+            .find(|a| a.status == Status::Pending && !a.is_expired(new.requested_at));
         if let Some(waiting) = waiting {
             return ready(Ok(waiting.clone()));
         }
-        let id = ApprovalId(approvals.len() as u64 + 1);
+        let place = requests.all.len();
+        let id = ApprovalId(place as u64 + 1);
         let mut request = new.request;
         request.id = Some(id);
         request.requested_by = Some(new.requested_by.clone());
@@ -111,13 +132,18 @@ impl ApprovalLedger for MemoryLedger {
             settled_at: None,
             settlement: None,
         };
-        approvals.push(approval.clone());
+        requests
+            .by_call
+            .entry((approval.request.digest, approval.requested_by.clone()))
+            .or_default()
+            .push(place);
+        requests.all.push(approval.clone());
         ready(Ok(approval))
     }
 
     fn get(&self, id: ApprovalId) -> BoxFuture<'_, Result<Approval, LedgerError>> {
-        let mut approvals = self.lock();
-        ready(find(&mut approvals, id).map(|a| a.clone()))
+        let mut requests = self.lock();
+        ready(find(&mut requests.all, id).map(|a| a.clone()))
     }
 
     fn latest<'a>(
@@ -125,12 +151,9 @@ impl ApprovalLedger for MemoryLedger {
         digest: &'a Digest,
         requested_by: &'a str,
     ) -> BoxFuture<'a, Result<Option<Approval>, LedgerError>> {
-        let approvals = self.lock();
-        let latest = approvals
-            .iter()
-            .rev()
-            .find(|a| a.request.digest == *digest && a.requested_by == requested_by);
-        ready(Ok(latest.cloned()))
+        let requests = self.lock();
+        let latest = requests.of_call(digest, requested_by).next();
+        ready(Ok(latest.map(|place| requests.all[place].clone())))
     }
 
     fn list(
@@ -138,8 +161,9 @@ impl ApprovalLedger for MemoryLedger {
         status: Status,
         now: SystemTime,
     ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
-        let approvals = self.lock();
-        let listed = approvals
+        let requests = self.lock();
+        let listed = requests
+            .all
             .iter()
             .filter(|a| a.status == status && !a.is_expired(now))
             .cloned()
@@ -152,8 +176,8 @@ impl ApprovalLedger for MemoryLedger {
         id: ApprovalId,
         decision: Decision,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
-        let mut approvals = self.lock();
-        let decided = find(&mut approvals, id).and_then(|approval| {
+        let mut requests = self.lock();
+        let decided = find(&mut requests.all, id).and_then(|approval| {
             if approval.status != Status::Pending {
                 return Err(LedgerError::NotPending {
                     id,
@@ -182,14 +206,13 @@ impl ApprovalLedger for MemoryLedger {
         requested_by: &'a str,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Option<Approval>, LedgerError>> {
-        let mut approvals = self.lock();
-        let usable = approvals.iter_mut().find(|a| {
-            a.status == Status::Approved
-                && a.request.digest == *digest
-                && a.requested_by == requested_by
-                && !a.is_expired(now)
+        let mut requests = self.lock();
+        let usable = requests.of_call(digest, requested_by).find(|&place| {
+            let a = &requests.all[place];
+            a.status == Status::Approved && !a.is_expired(now)
         });
-        let consumed = usable.map(|approval| {
+        let consumed = usable.map(|place| {
+            let approval = &mut requests.all[place];
             approval.status = Status::Consumed;
             approval.consumed_at = Some(now);
             approval.clone()
@@ -203,8 +226,8 @@ impl ApprovalLedger for MemoryLedger {
         settlement: Settlement,
         at: SystemTime,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
-        let mut approvals = self.lock();
-        let settled = find(&mut approvals, id).and_then(|approval| {
+        let mut requests = self.lock();
+        let settled = find(&mut requests.all, id).and_then(|approval| {
             if approval.status != Status::Consumed {
                 return Err(LedgerError::NotConsumed {
                     id,
