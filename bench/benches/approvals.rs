@@ -23,12 +23,12 @@
 //! would enter the runtime once per timed call, a cost both variants would
 //! pay and that would pull their ratio towards 1.
 //!
-//! `MemoryLedger` keeps every request it ever recorded, and `consume`
-//! scans them in order, so its cost grows with the history. Every batch
-//! therefore starts from a fresh ledger (and executor, warmed up by one
-//! call): a timed `consume` finds its approval among at most `BATCH`
-//! earlier requests. The interleaved rounds also measure `consume` behind
-//! 1,000 and 10,000 settled requests.
+//! `MemoryLedger` keeps every request it ever recorded (and finds a call's
+//! own by requester and digest). Every batch starts from a fresh ledger
+//! (and executor, warmed up by one call), so that memory does not grow
+//! over a long run; the interleaved rounds also measure `consume` behind
+//! 1,000 and 10,000 settled requests, to show the history does not slow
+//! it down.
 //!
 //! `cargo bench -p toolwright-bench --bench approvals` prints criterion's
 //! estimates, then the interleaved rounds recorded in BENCHMARKS.md (each
