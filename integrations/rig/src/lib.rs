@@ -1,8 +1,4 @@
-//! A toolwright [`Executor`](toolwright::Executor)'s tools for
-//! [rig](https://docs.rs/rig-agent) agents, with writes deferred until a
-//! person approves them.
-//!
-//! placeholder
+#![doc = include_str!("../docs/overview.md")]
 #![deny(missing_docs)]
 
 mod deferred;

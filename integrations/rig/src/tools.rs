@@ -88,6 +88,36 @@ impl<C: Any + Send + Sync> RigTools<C> {
     /// refused by the executor, whatever the agent still advertises.
     ///
     /// Fails when a tool's schema cannot be written as a plain JSON Schema.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Invocation, Selector};
+    /// use toolwright_rig::RigTools;
+    ///
+    /// /// Read a note.
+    /// #[tool(key = "notes.read", effect = read, authorize = public)]
+    /// async fn read_note(id: u64) -> String { format!("note {id}") }
+    ///
+    /// /// Delete a note.
+    /// #[tool(key = "notes.delete", effect = destructive, authorize = public, approve = never)]
+    /// async fn delete_note(id: u64) -> bool { true }
+    ///
+    /// async fn never(_: &(), _: &Invocation<'_, DeleteNoteArgs>) -> bool { false }
+    ///
+    /// let catalog = Catalog::builder()
+    ///     .register::<ReadNoteArgs>()
+    ///     .register::<DeleteNoteArgs>()
+    ///     .build()
+    ///     .unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    ///
+    /// // A guest's agent sees, and can call, only what the view holds.
+    /// let guest = RigTools::new(executor.view(Selector::effect(Effect::Read)), ());
+    /// let tools = guest.tools().unwrap();
+    /// let read = tools[0].definition();
+    /// assert_eq!(tools.len(), 1);
+    /// assert_eq!((read.name.as_str(), read.description.as_str()), ("read_note", "Read a note."));
+    /// assert_eq!(read.parameters["required"], serde_json::json!(["id"]));
+    /// ```
     pub fn tools(&self) -> Result<Vec<DynamicTool>, ExportError> {
         self.executor
             .tools()
