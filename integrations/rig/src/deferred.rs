@@ -2,6 +2,8 @@
 //! asks, and what it takes to continue it.
 
 use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use rig_agent::agent::{AgentRunStep, ModelTurn, ModelTurnOutcome, PromptResponse};
 use rig_agent::completion::{PromptError, Usage};
@@ -11,10 +13,10 @@ use rig_core::completion::ToolDefinition;
 use rig_core::message::{self, AssistantMessage, CallId, Message, UserContent};
 use rig_core::tool::{ToolExecutionError, ToolOutput, ToolResult};
 use serde::{Deserialize, Serialize};
-use toolwright::ApprovalRequest;
+use toolwright::{ApprovalRequest, Approvals};
 
-use crate::hook::DEFERRED;
-use crate::log::CallLog;
+use crate::hook::{DEFERRED, ReplayHook};
+use crate::log::{CallLog, TurnKey};
 
 /// How [`RigTools::run`](crate::RigTools::run) ended.
 #[derive(Debug)]
@@ -131,25 +133,34 @@ impl Deferred {
         })
     }
 
-    /// rig's run positioned where this one stopped: the model turn just
-    /// made, its calls to execute; `advertised` are the agent's tools.
+    /// rig's run positioned where this one stopped (the model turn just
+    /// made, its calls to execute; `advertised` are the agent's tools),
+    /// and the hook that answers the calls rig executes again.
     pub(crate) fn into_run(
         self,
-        log: &CallLog,
+        log: Arc<CallLog>,
+        approvals: Option<Approvals>,
         advertised: Vec<ToolDefinition>,
         max_turns: usize,
-    ) -> Result<AgentRun, ResumeError> {
-        for call in &self.calls {
-            log.wait(&call.call_id, call.request.clone());
-        }
-        // What ran before the stop is answered from the log when rig
-        // executes the turn again, here or in a process that only has this.
-        for result in self.answered {
-            let id = result.call.clone();
-            if log.answered(&id).is_none() {
-                log.answer(&id, tool_result(result));
-            }
-        }
+    ) -> Result<(AgentRun, ReplayHook), ResumeError> {
+        let replay = ReplayHook {
+            turn: self.key(),
+            log,
+            calls: self.turn.tool_calls().map(|call| call.id.clone()).collect(),
+            // Answered before the stop: answered so again, here or in a
+            // process that only has this value.
+            before: self
+                .answered
+                .into_iter()
+                .map(|result| (result.call.clone(), tool_result(result)))
+                .collect(),
+            waited: self
+                .calls
+                .into_iter()
+                .map(|call| (call.call_id, call.request))
+                .collect(),
+            approvals,
+        };
 
         let mut history = self.history;
         let prompt = history.pop().ok_or(ResumeError::NoTurn)?;
@@ -190,9 +201,19 @@ impl Deferred {
             .model_response(model_turn)
             .map_err(|error| ResumeError::Run(Box::new(error)))?
         {
-            ModelTurnOutcome::Continue { .. } => Ok(run),
+            ModelTurnOutcome::Continue { .. } => Ok((run, replay)),
             _ => Err(ResumeError::NoTurn),
         }
+    }
+
+    /// The turn by its content: the conversation before it and the turn.
+    fn key(&self) -> TurnKey {
+        let mut hasher = DefaultHasher::new();
+        // Messages always serialize; an empty text would only widen the key.
+        serde_json::to_string(&(&self.history, &self.turn))
+            .unwrap_or_default()
+            .hash(&mut hasher);
+        hasher.finish()
     }
 }
 

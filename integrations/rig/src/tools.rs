@@ -73,7 +73,7 @@ impl<C: Any + Send + Sync> RigTools<C> {
     /// ```
     pub fn new(executor: Executor, ctx: C) -> Self {
         RigTools {
-            log: Arc::new(CallLog::new(executor.approvals().cloned())),
+            log: Arc::new(CallLog::default()),
             executor,
             ctx: Arc::new(ctx),
         }
@@ -153,11 +153,9 @@ impl<C: Any + Send + Sync> RigTools<C> {
     /// Drives `runner` (a run of an agent built with [`tools`](Self::tools),
     /// configured as you like: history, turn budget, hooks) to its end.
     ///
-    /// Adds one hook to the run, which
-    /// - answers a tool call whose id was answered before (a replay) with
-    ///   that earlier result, without calling the executor again;
-    /// - notes every call that waits for approval, and ends the run before
-    ///   its next model call when the tool batch had one.
+    /// Adds one hook to the run, which notes every call that waits for
+    /// approval, and ends the run before its next model call when the tool
+    /// batch had one.
     ///
     /// Returns [`Outcome::Done`] with rig's response, or
     /// [`Outcome::Deferred`] with the approval requests. Every other run
@@ -166,7 +164,7 @@ impl<C: Any + Send + Sync> RigTools<C> {
         &self,
         runner: AgentRunner,
     ) -> Result<Outcome, rig_agent::completion::PromptError> {
-        let (hook, deferred) = RunHook::new(self.log.clone());
+        let (hook, deferred) = RunHook::new();
         let result = runner.add_hook(hook).await;
         let calls = deferred.take();
         match result {
@@ -184,12 +182,14 @@ impl<C: Any + Send + Sync> RigTools<C> {
     /// calls; drive it with [`run`](Self::run).
     ///
     /// The run is rig's own resume ([`Agent::resume`]): it starts at the
-    /// model turn whose calls waited and executes that turn's calls again.
-    /// Calls answered before are answered from then (they do not run
-    /// again); the waiting ones go through the executor again, so an
-    /// approved one runs (once: the ledger consumes its approval), a
-    /// rejected one tells the model the person's reason, and one still
-    /// undecided defers the run again.
+    /// model turn whose calls waited, and rig executes that turn's calls
+    /// again. A hook added here answers them: a call answered before (when
+    /// the run deferred, or by an earlier resume of the same turn through
+    /// this handle) gets that answer back without reaching the executor;
+    /// the waiting ones go through the executor again, so an approved one
+    /// runs (once: the ledger consumes its approval), a rejected one tells
+    /// the model the person's reason, and one still undecided defers the
+    /// run again.
     pub async fn resume(
         &self,
         agent: &Agent,
@@ -200,8 +200,10 @@ impl<C: Any + Send + Sync> RigTools<C> {
             .tool_definitions(None)
             .await
             .map_err(|error| ResumeError::Tools(Box::new(error)))?;
-        let run = deferred.into_run(&self.log, advertised, max_turns)?;
-        Ok(agent.resume(run))
+        let approvals = self.executor.approvals().cloned();
+        let (run, replay) =
+            deferred.into_run(self.log.clone(), approvals, advertised, max_turns)?;
+        Ok(agent.resume(run).add_hook(replay))
     }
 }
 

@@ -394,7 +394,8 @@ async fn a_write_still_undecided_defers_the_resumed_run_again() {
         Outcome::Deferred(again) => again,
         other => panic!("expected the payment to wait still, got {other:?}"),
     };
-    assert_eq!(again.calls(), deferred.calls());
+    // The same turn, waiting for the same request.
+    assert_eq!(again, deferred);
     assert_eq!(setup.payments(), 0);
     assert_eq!(setup.approvals.pending().await.unwrap().len(), 1);
     // The model was asked once, for the original turn.
@@ -418,4 +419,20 @@ async fn a_deferred_run_stored_as_json_resumes_in_a_new_handle() {
     // The read's result travelled with the deferred run.
     assert_eq!(setup.reads(), 1);
     assert_eq!(setup.script.tool_results()[0].1, "120000");
+}
+
+#[tokio::test]
+async fn a_call_id_used_again_in_a_new_conversation_runs_again() {
+    // Some servers number calls afresh in every reply: `call_0` each time.
+    let setup = setup().await;
+    for answer in ["Ops holds 1200 euros.", "Still 1200 euros."] {
+        setup.script.reply(calls(&[(
+            "call_0",
+            "get_balance",
+            json!({"account": "ops"}),
+        )]));
+        setup.script.reply(says(answer));
+        assert_eq!(done(setup.ask("How much is in ops?").await), answer);
+    }
+    assert_eq!(setup.reads(), 2);
 }
