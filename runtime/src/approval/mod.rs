@@ -25,7 +25,9 @@
 mod approvals;
 mod ledger;
 mod memory;
-#[cfg(feature = "sqlite")]
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -37,5 +39,7 @@ pub use ledger::{
     Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status, UnknownStatus,
 };
 pub use memory::MemoryLedger;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresLedger;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteLedger;
