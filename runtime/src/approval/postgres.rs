@@ -152,7 +152,7 @@ async fn migrate(pool: &PgPool) -> Result<(), LedgerError> {
             .await
             .map_err(db)?;
     let (steps, version) = sql::missing(MIGRATIONS, found)?;
-    for statement in steps.iter().copied().flatten() {
+    for &statement in steps.iter().flat_map(|step| step.iter()) {
         sqlx::query(statement).execute(&mut *tx).await.map_err(db)?;
     }
     if !steps.is_empty() {

@@ -21,10 +21,10 @@ pub(super) const COMPONENT: &str = "approvals";
 ///
 /// A schema newer than this build knows is refused: the rows may mean
 /// what this build cannot tell.
-pub(super) fn missing<'m>(
-    migrations: &'m [&'m [&'m str]],
+pub(super) fn missing(
+    migrations: &'static [&'static [&'static str]],
     found: Option<i64>,
-) -> Result<(&'m [&'m [&'m str]], i64), LedgerError> {
+) -> Result<(&'static [&'static [&'static str]], i64), LedgerError> {
     let known = migrations.len();
     let found = found.unwrap_or(0);
     match usize::try_from(found) {
