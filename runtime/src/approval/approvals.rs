@@ -18,7 +18,7 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// and decision meets. Cheap to clone (an `Arc` inside).
 ///
 /// Give it to the executor ([`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals))
-/// so that tools naming [`Principal::approval_ledger`] as their `approve`
+/// so that tools naming [`Principal::approval_ledger`](crate::Principal::approval_ledger) as their `approve`
 /// hook record requests and consume approvals there; keep a clone to list
 /// and decide requests.
 ///
@@ -148,7 +148,7 @@ impl ApprovalsBuilder {
         self
     }
 
-    /// Only actors holding `role` ([`Principal::has_role`]) decide.
+    /// Only actors holding `role` ([`Principal::has_role`](crate::Principal::has_role)) decide.
     pub fn approver_role(mut self, role: impl Into<String>) -> Self {
         self.rules.approver_role = Some(role.into());
         self

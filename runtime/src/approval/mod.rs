@@ -20,11 +20,17 @@
 //!    re-runs by itself.
 //!
 //! Ledgers: [`MemoryLedger`] here; `SqliteLedger` and `PostgresLedger`
-//! behind the `sqlite` and `postgres` features.
+//! behind the `sqlite` and `postgres` features (sqlx 0.8 pools).
 
 mod approvals;
 mod ledger;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
@@ -33,3 +39,7 @@ pub use ledger::{
     Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status, UnknownStatus,
 };
 pub use memory::MemoryLedger;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresLedger;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteLedger;
