@@ -157,14 +157,14 @@ async fn ask_hooks<T: Tool>(
         // without either, it waits for a person.
         match (approvals, env.services.principal.and_then(|id| id(env.ctx))) {
             (Some(_), Some(requester)) => {
-                let verdict =
-                    ask_ledger(requester, &invocation)
-                        .await
-                        .map_err(|error| CallError::Hook {
-                            key,
-                            hook: HookKind::Approve,
-                            source: error.into(),
-                        });
+                // Boxed: it would make every call's future larger.
+                let verdict = Box::pin(ask_ledger(requester, &invocation))
+                    .await
+                    .map_err(|error| CallError::Hook {
+                        key,
+                        hook: HookKind::Approve,
+                        source: error.into(),
+                    });
                 approved(verdict, key)?
             }
             _ => false,
