@@ -41,9 +41,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
-use toolwright::approval::{
-    ApprovalLedger, Decision, MemoryLedger, NewApproval, Settlement, Status,
-};
+use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval, Review, Settlement, Status};
 use toolwright::{
     ApprovalRequest, Approvals, CallError, Catalog, Container, Digest, Executor, Invocation,
     Principal, tool,
@@ -161,8 +159,8 @@ fn new_approval(request: ApprovalRequest) -> NewApproval {
     }
 }
 
-fn decision() -> Decision {
-    Decision {
+fn decision() -> Review {
+    Review {
         approve: true,
         by: APPROVER.0.into(),
         reason: None,

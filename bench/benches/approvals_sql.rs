@@ -23,7 +23,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use toolwright::approval::{ApprovalLedger, Decision, NewApproval, PostgresLedger, SqliteLedger};
+use toolwright::approval::{ApprovalLedger, NewApproval, PostgresLedger, Review, SqliteLedger};
 use toolwright::{ApprovalRequest, Digest};
 
 /// One request of `alice` for a call no one asked for before, approved by
@@ -49,7 +49,7 @@ async fn round_trip(ledger: &dyn ApprovalLedger, n: u64) {
         })
         .await
         .unwrap();
-    let decision = Decision {
+    let decision = Review {
         approve: true,
         by: "bob".into(),
         reason: None,

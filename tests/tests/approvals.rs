@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use toolwright::approval::{
-    Approval, ApprovalId, ApprovalLedger, Decision, LedgerError, MemoryLedger, NewApproval,
+    Approval, ApprovalId, ApprovalLedger, LedgerError, MemoryLedger, NewApproval, Review,
     Settlement, Status,
 };
 use toolwright::{
@@ -440,7 +440,7 @@ impl ApprovalLedger for Down {
     fn list(&self, _: Status, _: SystemTime) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
         Down::error()
     }
-    fn decide(&self, _: ApprovalId, _: Decision) -> BoxFuture<'_, Result<Approval, LedgerError>> {
+    fn decide(&self, _: ApprovalId, _: Review) -> BoxFuture<'_, Result<Approval, LedgerError>> {
         Down::error()
     }
     fn consume<'a>(

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use toolwright::approval::{
-    Approval, ApprovalId, ApprovalLedger, Decision, LedgerError, MemoryLedger, NewApproval,
-    PostgresLedger, Settlement, SqliteLedger, Status,
+    Approval, ApprovalId, ApprovalLedger, LedgerError, MemoryLedger, NewApproval, PostgresLedger,
+    Review, Settlement, SqliteLedger, Status,
 };
 use toolwright::{
     ApprovalRequest, Approvals, CallError, Catalog, Container, Context, Digest, Executor, HookKind,
@@ -148,8 +148,8 @@ fn new(request: &ApprovalRequest, by: &str, asked_at: u64) -> NewApproval {
     }
 }
 
-fn decision(approve: bool, by: &str, when: u64) -> Decision {
-    Decision {
+fn decision(approve: bool, by: &str, when: u64) -> Review {
+    Review {
         approve,
         by: by.into(),
         reason: Some(format!("{by} looked")),

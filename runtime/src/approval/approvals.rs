@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::ledger::{
-    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status,
 };
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
 
@@ -304,7 +304,7 @@ impl Approvals {
                 role: role.clone(),
             });
         }
-        let decision = Decision {
+        let decision = Review {
             approve,
             by: by.to_owned(),
             reason: (!reason.is_empty()).then(|| reason.to_owned()),

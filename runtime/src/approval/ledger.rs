@@ -261,9 +261,11 @@ pub struct NewApproval {
     pub expires_at: SystemTime,
 }
 
-/// A person's decision on a pending request.
+/// A person's decision on a pending request: what
+/// [`ApprovalLedger::decide`] records. (A [`Policy`](crate::Policy)'s
+/// answer is a [`Decision`](crate::Decision); this is a person's.)
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
+pub struct Review {
     /// Approve (`true`) or reject.
     pub approve: bool,
     /// Who decides.
@@ -389,7 +391,7 @@ pub trait ApprovalLedger: Send + Sync + 'static {
     fn decide(
         &self,
         id: ApprovalId,
-        decision: Decision,
+        decision: Review,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>>;
 
     /// Uses an approved, unexpired approval of `requested_by` for `digest`,

@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use super::ledger::{
-    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status,
 };
 use crate::request::{ApprovalId, Digest};
 use crate::util::BoxFuture;
@@ -17,7 +17,7 @@ use crate::util::BoxFuture;
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use serde_json::json;
-/// use toolwright::approval::{ApprovalLedger, Decision, MemoryLedger, NewApproval, Status};
+/// use toolwright::approval::{ApprovalLedger, Review, MemoryLedger, NewApproval, Status};
 /// use toolwright::{ApprovalRequest, Digest};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -37,7 +37,7 @@ use crate::util::BoxFuture;
 /// let recorded = ledger.record(new).await.unwrap();
 /// assert_eq!(recorded.status, Status::Pending);
 ///
-/// let decision = Decision { approve: true, by: "bob".into(), reason: None, at: now };
+/// let decision = Review { approve: true, by: "bob".into(), reason: None, at: now };
 /// ledger.decide(recorded.id, decision).await.unwrap();
 /// // Once, and only for the requester.
 /// assert!(ledger.consume(&digest, "mallory", now).await.unwrap().is_none());
@@ -174,7 +174,7 @@ impl ApprovalLedger for MemoryLedger {
     fn decide(
         &self,
         id: ApprovalId,
-        decision: Decision,
+        decision: Review,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
         let mut requests = self.lock();
         let decided = find(&mut requests.all, id).and_then(|approval| {

@@ -36,7 +36,7 @@ pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL};
 pub use ledger::{
-    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status, UnknownStatus,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]

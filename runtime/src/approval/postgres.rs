@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use sqlx::PgPool;
 
 use super::ledger::{
-    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status, to_unix_ms,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, to_unix_ms,
 };
 use super::sql;
 use crate::request::{ApprovalId, Digest};
@@ -297,7 +297,7 @@ impl ApprovalLedger for PostgresLedger {
     fn decide(
         &self,
         id: ApprovalId,
-        decision: Decision,
+        decision: Review,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
         Box::pin(async move {
             let stored = sql::stored_id(id).ok_or(LedgerError::Unknown(id))?;

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use sqlx::SqlitePool;
 
 use super::ledger::{
-    Approval, ApprovalLedger, Decision, LedgerError, NewApproval, Settlement, Status, to_unix_ms,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, to_unix_ms,
 };
 use super::sql;
 use crate::request::{ApprovalId, Digest};
@@ -61,7 +61,7 @@ macro_rules! columns {
 /// use std::time::{Duration, SystemTime};
 /// use serde_json::json;
 /// use sqlx::sqlite::SqlitePoolOptions;
-/// use toolwright::approval::{ApprovalLedger, Decision, NewApproval, SqliteLedger, Status};
+/// use toolwright::approval::{ApprovalLedger, Review, NewApproval, SqliteLedger, Status};
 /// use toolwright::{ApprovalRequest, Digest};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -91,7 +91,7 @@ macro_rules! columns {
 /// // Asking again while it waits returns the same request.
 /// assert_eq!(ledger.record(new).await.unwrap().id, recorded.id);
 ///
-/// let decision = Decision { approve: true, by: "bob".into(), reason: None, at: now };
+/// let decision = Review { approve: true, by: "bob".into(), reason: None, at: now };
 /// ledger.decide(recorded.id, decision).await.unwrap();
 /// assert!(ledger.consume(&digest, "mallory", now).await.unwrap().is_none());
 /// let used = ledger.consume(&digest, "alice", now).await.unwrap().unwrap();
@@ -307,7 +307,7 @@ impl ApprovalLedger for SqliteLedger {
     fn decide(
         &self,
         id: ApprovalId,
-        decision: Decision,
+        decision: Review,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
         Box::pin(async move {
             let stored = sql::stored_id(id).ok_or(LedgerError::Unknown(id))?;
