@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{Sqlite, Transaction};
 use tokio::sync::Mutex;
 use toolwright::{
@@ -36,10 +36,15 @@ pub enum ShopError {
 /// Opens (creating if needed) the database at `url` and applies the
 /// embedded migrations, seed data included.
 pub async fn open_database(url: &str) -> Result<SqlitePool, sqlx::Error> {
-    let options: SqliteConnectOptions =
+    let mut options: SqliteConnectOptions =
         url.parse::<SqliteConnectOptions>()?.create_if_missing(true);
     // An in-memory database lives as long as its one connection.
     let in_memory = url.contains(":memory:");
+    if !in_memory {
+        // Readers do not wait for a writer: a `serve` and the `approve` of
+        // another process share the file, as `SqliteLedger` recommends.
+        options = options.journal_mode(SqliteJournalMode::Wal);
+    }
     let pool = SqlitePoolOptions::new()
         .max_connections(if in_memory { 1 } else { 4 })
         .min_connections(if in_memory { 1 } else { 0 })
