@@ -1,5 +1,5 @@
 //! What every module shares: the database, the per-call transaction, who is
-//! calling, the approval ledger, and the hooks built on them.
+//! calling, the approvals, and the hooks built on them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{Sqlite, Transaction};
 use tokio::sync::Mutex;
+use toolwright::approval::{Approval, ApprovalId, LedgerError, SqliteLedger};
 use toolwright::{
-    Catalog, Container, Digest, Executor, Invocation, Policy, ResolveError, Rule, Scope, Selector,
-    Verdict, View,
+    Approvals, Catalog, Container, Executor, Invocation, Policy, Principal, ResolveError, Rule,
+    Scope, Selector, View,
 };
 
 use crate::orders::{OrderService, SqlOrders};
@@ -28,6 +29,16 @@ pub enum ShopError {
         /// What is left.
         available: i64,
     },
+    /// A manager tried to decide a request made in another tenant.
+    #[error("approval request {id} was made in another tenant; only its own managers decide it")]
+    OtherTenant {
+        /// The request.
+        id: ApprovalId,
+    },
+    /// The approvals refused the decision (four eyes, not a manager, not
+    /// pending, unknown) or the ledger failed.
+    #[error(transparent)]
+    Approval(#[from] LedgerError),
     /// The database failed.
     #[error("database error")]
     Database(#[from] sqlx::Error),
@@ -117,118 +128,28 @@ impl Actor {
     }
 }
 
-/// The caller's context: the actor and the approval ledger. The application
-/// builds it; a model never supplies it.
-#[derive(Clone)]
+/// The caller's context: the actor. The application builds it; a model never
+/// supplies it.
+#[derive(Debug, Clone)]
 pub struct Caller {
     /// Who is calling.
     pub actor: Actor,
-    /// Where approvals are recorded.
-    pub ledger: Arc<ApprovalLedger>,
 }
 
-/// Approvals of write calls, bound to the digest of the exact call and used
-/// once.
-#[derive(Debug, Clone)]
-pub struct ApprovalLedger {
-    pool: SqlitePool,
-}
-
-/// What the ledger knows of one digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRow {
-    /// The call's digest.
-    pub digest: String,
-    /// The tool's key.
-    pub tool_key: String,
-    /// The canonical arguments.
-    pub arguments: String,
-    /// Who asked.
-    pub requested_by: String,
-    /// `pending`, `approved` or `consumed`.
-    pub status: String,
-}
-
-impl ApprovalLedger {
-    /// A ledger in `pool`.
-    pub fn new(pool: SqlitePool) -> Self {
-        ApprovalLedger { pool }
+/// The caller as the approvals know them: requests are recorded under the
+/// actor's name, and managers decide them.
+impl Principal for Caller {
+    fn id(&self) -> &str {
+        &self.actor.name
     }
 
-    /// Whether the call may run now. An approved digest is consumed (so the
-    /// call runs once); anything else is recorded as pending.
-    async fn admit<A>(
-        &self,
-        actor: &Actor,
-        call: &Invocation<'_, A>,
-    ) -> Result<Verdict, ShopError> {
-        let digest = call.digest().to_string();
-        let consumed = sqlx::query(
-            "UPDATE approvals SET status = 'consumed' WHERE digest = ? AND status = 'approved'",
-        )
-        .bind(&digest)
-        .execute(&self.pool)
-        .await?;
-        if consumed.rows_affected() == 1 {
-            return Ok(Verdict::Allow);
-        }
-        // New, pending, or used before: a person must approve it (again).
-        sqlx::query(
-            "INSERT INTO approvals (digest, tool_key, arguments, requested_by, status)
-             VALUES (?, ?, ?, ?, 'pending')
-             ON CONFLICT (digest) DO UPDATE SET status = 'pending', approved_by = NULL,
-                 requested_by = excluded.requested_by",
-        )
-        .bind(&digest)
-        .bind(call.key())
-        .bind(call.canonical_arguments().to_string())
-        .bind(&actor.name)
-        .execute(&self.pool)
-        .await?;
-        Ok(Verdict::Pending)
-    }
-
-    /// A manager of the requester's tenant approves a pending call. Fails
-    /// if nothing is pending under that digest for them to approve.
-    pub async fn approve(&self, digest: &Digest, by: &Actor) -> Result<ApprovalRow, ShopError> {
-        if !by.manager {
-            return Err(ShopError::NotFound("pending approval for a manager"));
-        }
-        let updated = sqlx::query(
-            "UPDATE approvals SET status = 'approved', approved_by = ?
-             WHERE digest = ? AND status = 'pending'
-               AND requested_by IN (SELECT name FROM actors WHERE tenant = ?)",
-        )
-        .bind(&by.name)
-        .bind(digest.to_string())
-        .bind(by.tenant)
-        .execute(&self.pool)
-        .await?;
-        if updated.rows_affected() != 1 {
-            return Err(ShopError::NotFound("pending approval"));
-        }
-        self.get(digest).await
-    }
-
-    /// The ledger's row for `digest`.
-    pub async fn get(&self, digest: &Digest) -> Result<ApprovalRow, ShopError> {
-        let row: Option<(String, String, String, String, String)> = sqlx::query_as(
-            "SELECT digest, tool_key, arguments, requested_by, status FROM approvals WHERE digest = ?",
-        )
-        .bind(digest.to_string())
-        .fetch_optional(&self.pool)
-        .await?;
-        let (digest, tool_key, arguments, requested_by, status) =
-            row.ok_or(ShopError::NotFound("approval"))?;
-        Ok(ApprovalRow {
-            digest,
-            tool_key,
-            arguments,
-            requested_by,
-            status,
-        })
+    fn has_role(&self, role: &str) -> bool {
+        role == MANAGER && self.actor.manager
     }
 }
+
+/// The role that decides approvals.
+pub const MANAGER: &str = "manager";
 
 // ---------------------------------------------------------------- the hooks
 
@@ -264,11 +185,6 @@ pub async fn own_tenant<A: ForTenant>(caller: &Caller, call: &Invocation<'_, A>)
 /// A manager of the tenant the call is about.
 pub async fn tenant_manager<A: ForTenant>(caller: &Caller, call: &Invocation<'_, A>) -> bool {
     call.tenant() == caller.actor.tenant && caller.actor.manager
-}
-
-/// A person approved this exact call (same tool, same arguments), once.
-pub async fn approved<A>(caller: &Caller, call: &Invocation<'_, A>) -> Result<Verdict, ShopError> {
-    caller.ledger.admit(&caller.actor, call).await
 }
 
 // ------------------------------------------------------------------ start-up
@@ -319,15 +235,17 @@ pub fn container(pool: SqlitePool, begun: Arc<AtomicUsize>) -> Container {
         .build()
 }
 
-/// The shop: its catalog, its executor, and its ledger, over one database.
+/// The shop: its catalog, its executor, and its approvals, over one database.
 #[derive(Clone)]
 pub struct Shop {
     /// The pool.
     pub pool: SqlitePool,
     /// Runs every call; [`Shop::executor_for`] narrows it to an actor's view.
     pub executor: Executor,
-    /// Where approvals are recorded.
-    pub ledger: Arc<ApprovalLedger>,
+    /// Where write calls wait for a manager: four eyes, in the shop's
+    /// database. Decide through [`Shop::approve`] and [`Shop::reject`],
+    /// which also keep a manager to their own tenant.
+    pub approvals: Approvals,
     /// What managers see (everything) and what other actors see (no
     /// `managers`-tagged tool), built once.
     views: (View, View),
@@ -344,20 +262,29 @@ pub fn policy() -> Policy {
 
 impl Shop {
     /// The shop over `pool`, with the tools of the shop's modules.
-    pub fn new(pool: SqlitePool) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
-        Self::with_catalog(pool, Catalog::discover_in(MODULES)?)
+    pub async fn new(pool: SqlitePool) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
+        Self::with_catalog(pool, Catalog::discover_in(MODULES)?).await
     }
 
-    /// The shop over `pool` with another catalog (tests add their own tools).
-    pub fn with_catalog(
+    /// The shop over `pool` with another catalog (tests add their own
+    /// tools). Creates the approval ledger's tables if they are missing.
+    pub async fn with_catalog(
         pool: SqlitePool,
         catalog: Catalog,
     ) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
+        let approvals = Approvals::builder(SqliteLedger::connect(pool.clone()).await?)
+            .approver_role(MANAGER)
+            .build();
         let begun = Arc::new(AtomicUsize::new(0));
-        let executor = Executor::new(catalog, container(pool.clone(), begun.clone()))?;
+        let executor = Executor::builder(catalog, container(pool.clone(), begun.clone()))
+            .approvals(approvals.clone())
+            // A tool without an `approve` hook that the policy asks about
+            // goes through the same ledger, for the calling actor.
+            .principal::<Caller>()
+            .build()?;
         executor.registry().set_policy(policy());
         Ok(Shop {
-            ledger: Arc::new(ApprovalLedger::new(pool.clone())),
+            approvals,
             pool,
             executor,
             views: (
@@ -395,7 +322,42 @@ impl Shop {
     pub async fn caller(&self, name: &str) -> Result<Caller, ShopError> {
         Ok(Caller {
             actor: Actor::load(&self.pool, name).await?,
-            ledger: self.ledger.clone(),
         })
+    }
+
+    /// `by` approves the pending request `id`: the requester's identical
+    /// call may then run, once. Only a manager of the requester's tenant
+    /// who is not the requester decides.
+    pub async fn approve(
+        &self,
+        id: ApprovalId,
+        by: &Caller,
+        reason: &str,
+    ) -> Result<Approval, ShopError> {
+        self.check_tenant(id, by).await?;
+        Ok(self.approvals.approve(id, by, reason).await?)
+    }
+
+    /// `by` rejects the pending request `id`: the identical call is refused
+    /// until the request expires. The same rules as [`Shop::approve`].
+    pub async fn reject(
+        &self,
+        id: ApprovalId,
+        by: &Caller,
+        reason: &str,
+    ) -> Result<Approval, ShopError> {
+        self.check_tenant(id, by).await?;
+        Ok(self.approvals.reject(id, by, reason).await?)
+    }
+
+    /// The shop's own rule on top of the approvals': a request is decided
+    /// in the tenant it was made in.
+    async fn check_tenant(&self, id: ApprovalId, by: &Caller) -> Result<(), ShopError> {
+        let request = self.approvals.get(id).await?;
+        let requester = Actor::load(&self.pool, &request.requested_by).await?;
+        if requester.tenant != by.actor.tenant {
+            return Err(ShopError::OtherTenant { id });
+        }
+        Ok(())
     }
 }

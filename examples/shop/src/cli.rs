@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
+use toolwright::approval::{Approval, ApprovalId, Status};
 use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
 use toolwright::providers::{self, Format};
-use toolwright::{CallError, Catalog, Digest, Reason, Selector, Tools};
+use toolwright::{ApprovalRequest, CallError, Catalog, Reason, Selector, Tools};
 
 use crate::app::{Caller, Shop, open_database};
 
@@ -43,20 +44,35 @@ enum Command {
         #[command(flatten)]
         who: Who,
     },
-    /// Approve a pending call by its digest.
+    /// Approve a pending request: the requester's identical call then runs once.
     Approve {
-        /// The digest the call printed.
-        digest: Digest,
+        /// The request's id, as the call printed it.
+        id: ApprovalId,
         #[command(flatten)]
         who: Who,
+        /// Why, for the ledger.
+        #[arg(long, default_value = "")]
+        reason: String,
     },
+    /// Reject a pending request: the identical call is refused until it expires.
+    Reject {
+        /// The request's id, as the call printed it.
+        id: ApprovalId,
+        #[command(flatten)]
+        who: Who,
+        /// Why, for the ledger and the requester.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// List the requests waiting for a manager.
+    Requests,
     /// Serve the tools to MCP clients.
     Serve(Serve),
 }
 
 #[derive(Debug, Args)]
 struct Who {
-    /// Who is calling (alice and bob of tenant 1, bob a manager; carol of tenant 2).
+    /// Who is calling: alice, bob and dave of tenant 1 (bob and dave managers), carol of tenant 2 (a manager).
     #[arg(long = "as", default_value = "alice")]
     actor: String,
 }
@@ -97,19 +113,20 @@ async fn open(url: &str) -> Result<Shop, AnyError> {
     {
         std::fs::create_dir_all(dir)?;
     }
-    Shop::new(open_database(url).await?)
+    Shop::new(open_database(url).await?).await
 }
 
 async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
     match cli.command {
         None => {
-            let shop = Shop::new(open_database("sqlite::memory:").await?)?;
+            let shop = Shop::new(open_database("sqlite::memory:").await?).await?;
             crate::cli::demo(&shop).await?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tools { format: None }) => {
             print_catalog(
-                &Shop::new(open_database("sqlite::memory:").await?)?
+                &Shop::new(open_database("sqlite::memory:").await?)
+                    .await?
                     .executor
                     .tools(),
             );
@@ -144,14 +161,30 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
                 ExitCode::FAILURE
             })
         }
-        Some(Command::Approve { digest, who }) => {
+        Some(Command::Approve { id, who, reason }) => {
             let shop = open(&cli.database).await?;
             let caller = shop.caller(&who.actor).await?;
-            let row = shop.ledger.approve(&digest, &caller.actor).await?;
+            let approval = shop.approve(id, &caller, &reason).await?;
             println!(
-                "approved {} {} requested by {}; the same call will now run once",
-                row.tool_key, row.arguments, row.requested_by
+                "approved {}; {}'s identical call will now run once",
+                describe(&approval),
+                approval.requested_by
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Reject { id, who, reason }) => {
+            let shop = open(&cli.database).await?;
+            let caller = shop.caller(&who.actor).await?;
+            let approval = shop.reject(id, &caller, &reason).await?;
+            println!(
+                "rejected {}; the identical call is refused until the request expires",
+                describe(&approval)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Requests) => {
+            let shop = open(&cli.database).await?;
+            print_requests(&shop.approvals.pending().await?);
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Serve(serve)) => {
@@ -159,7 +192,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
             let views = shop.clone();
             let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
                 .with_instructions(
-                    "A shop's products, prices and orders. Writes wait for a person's approval: tell the user the digest.",
+                    "A shop's products, prices and orders. Writes wait for a manager's approval: tell the user; a manager finds the request with `shop requests`.",
                 )
                 .with_views(move |caller: &Caller| views.view_for(&caller.actor));
             if serve.stdio {
@@ -200,10 +233,10 @@ fn print_result(result: &Result<Value, CallError>) {
     match result {
         Ok(value) => println!("ok: {value}"),
         Err(CallError::ApprovalRequired(request)) => {
-            println!(
-                "needs approval: {} {}\n  approve with: shop approve {} --as <manager>",
-                request.key, request.arguments, request.digest
-            );
+            println!("needs approval: {} {}", request.key, request.arguments);
+            if let Some(id) = request.id {
+                println!("  approve with: shop approve {id} --as <manager>");
+            }
         }
         Err(error @ CallError::Tool { .. }) => {
             let cause = std::error::Error::source(error).map(ToString::to_string);
@@ -211,6 +244,34 @@ fn print_result(result: &Result<Value, CallError>) {
         }
         Err(error) => println!("refused: {error}"),
     }
+}
+
+/// A request as a person reads it: `request 3 (orders.place {..}, asked by alice)`.
+fn describe(approval: &Approval) -> String {
+    format!(
+        "request {} ({} {}, asked by {})",
+        approval.id, approval.request.key, approval.request.arguments, approval.requested_by
+    )
+}
+
+/// The requests waiting for a manager, as a table.
+fn print_requests(pending: &[Approval]) {
+    if pending.is_empty() {
+        println!("no requests wait for approval");
+        return;
+    }
+    let rows: Vec<Vec<String>> = pending
+        .iter()
+        .map(|a| {
+            vec![
+                a.id.to_string(),
+                a.request.name.clone(),
+                a.request.arguments.to_string(),
+                a.requested_by.clone(),
+            ]
+        })
+        .collect();
+    print_table(&["id", "tool", "arguments", "requested by"], &rows);
 }
 
 fn print_catalog(tools: &Tools) {
@@ -266,21 +327,21 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-/// Runs one call in the demo and narrates it; returns the digest when the
-/// call waits for approval.
+/// Runs one call in the demo and narrates it; returns the request's id when
+/// the call waits for approval.
 async fn step(
     shop: &Shop,
     who: &str,
     name: &str,
     arguments: Value,
     why: &str,
-) -> Result<Option<Digest>, AnyError> {
+) -> Result<Option<ApprovalId>, AnyError> {
     let caller = shop.caller(who).await?;
     println!("\n> {who} calls {name} {arguments}   ({why})");
     let executor = shop.executor_for(&caller.actor);
     let result = executor.invoke(name, arguments, &caller).await;
-    let digest = match &result {
-        Err(CallError::ApprovalRequired(request)) => Some(request.digest),
+    let id = match &result {
+        Err(CallError::ApprovalRequired(request)) => request.id,
         _ => None,
     };
     match &result {
@@ -289,18 +350,22 @@ async fn step(
             print_json_table(rows);
         }
         Ok(value) => println!("  ok: {value}"),
-        Err(CallError::ApprovalRequired(request)) => println!(
-            "  waits for approval of {} (digest {}…)",
-            request.arguments,
-            &request.digest.to_string()[..16]
-        ),
+        Err(CallError::ApprovalRequired(request)) => println!("  {}", waiting(request)),
         Err(error @ CallError::Tool { .. }) => {
             let cause = std::error::Error::source(error).map(ToString::to_string);
             println!("  failed and rolled back: {}", cause.unwrap_or_default());
         }
         Err(error) => println!("  refused: {}", error.model_message()),
     }
-    Ok(digest)
+    Ok(id)
+}
+
+/// What a call waiting for approval tells its caller.
+fn waiting(request: &ApprovalRequest) -> String {
+    match request.id {
+        Some(id) => format!("waits for approval: request {id}"),
+        None => "waits for a person, with nothing recorded to approve".into(),
+    }
 }
 
 /// Prints JSON objects as a table, one column per key of the first.
@@ -324,11 +389,27 @@ fn print_json_table(rows: &[Value]) {
     print_table(&header, &cells);
 }
 
-async fn approve(shop: &Shop, digest: Option<Digest>, by: &str) -> Result<(), AnyError> {
-    let digest = digest.ok_or("expected the call to wait for approval")?;
+/// `by` approves (or rejects, with a reason) request `id` and the demo says
+/// how that went: a refusal is part of the story.
+async fn decide(
+    shop: &Shop,
+    id: Option<ApprovalId>,
+    by: &str,
+    reject: Option<&str>,
+) -> Result<(), AnyError> {
+    let id = id.ok_or("expected the call to wait for approval")?;
     let caller = shop.caller(by).await?;
-    shop.ledger.approve(&digest, &caller.actor).await?;
-    println!("  {by} approves it");
+    let (verb, decided) = match reject {
+        None => ("approves", shop.approve(id, &caller, "").await),
+        Some(reason) => ("rejects", shop.reject(id, &caller, reason).await),
+    };
+    match decided {
+        Ok(approval) => match approval.reason {
+            Some(reason) => println!("  {by} {verb} request {id}: {reason:?}"),
+            None => println!("  {by} {verb} request {id}"),
+        },
+        Err(error) => println!("  {by} {verb} request {id}: refused, {error}"),
+    }
     Ok(())
 }
 
@@ -368,8 +449,8 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
 
     println!("\n== Writes wait for a person, then run exactly once");
     let order = json!({"tenant_id": 1, "product_id": 1, "quantity": 2});
-    let digest = step(shop, "alice", "place_order", order.clone(), "a write").await?;
-    approve(shop, digest, "bob").await?;
+    let id = step(shop, "alice", "place_order", order.clone(), "a write").await?;
+    decide(shop, id, "bob", None).await?;
     step(
         shop,
         "alice",
@@ -379,19 +460,22 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
     )
     .await?;
     step(shop, "alice", "place_order", order, "a replay").await?;
-    step(
+    let three = json!({"tenant_id": 1, "product_id": 1, "quantity": 3});
+    let id = step(
         shop,
         "alice",
         "place_order",
-        json!({"tenant_id": 1, "product_id": 1, "quantity": 3}),
+        three.clone(),
         "another quantity",
     )
     .await?;
+    decide(shop, id, "bob", Some("two will do")).await?;
+    step(shop, "alice", "place_order", three, "rejected").await?;
 
     println!("\n== A write that fails leaves nothing behind");
     let too_many = json!({"tenant_id": 1, "product_id": 2, "quantity": 5});
-    let digest = step(shop, "alice", "place_order", too_many.clone(), "3 in stock").await?;
-    approve(shop, digest, "bob").await?;
+    let id = step(shop, "alice", "place_order", too_many.clone(), "3 in stock").await?;
+    decide(shop, id, "bob", None).await?;
     step(
         shop,
         "alice",
@@ -417,8 +501,10 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
         "not in alice's view",
     )
     .await?;
-    let digest = step(shop, "bob", "set_price", price.clone(), "bob is").await?;
-    approve(shop, digest, "bob").await?;
+    let id = step(shop, "bob", "set_price", price.clone(), "bob is").await?;
+    // Four eyes: another manager of the tenant decides.
+    decide(shop, id, "bob", None).await?;
+    decide(shop, id, "dave", None).await?;
     step(shop, "bob", "set_price", price, "approved").await?;
 
     println!("\n== An operator switches a tool off, with a reason; no redeploy");
@@ -449,7 +535,7 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
         let (decision, rule) = policy.decide(tool, &cancel);
         println!("  (the policy: {decision}, by the rule {rule:?})");
     }
-    let digest = step(
+    let id = step(
         shop,
         "alice",
         "cancel_order",
@@ -457,7 +543,7 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
         "waits for a person",
     )
     .await?;
-    approve(shop, digest, "bob").await?;
+    decide(shop, id, "bob", None).await?;
     step(shop, "alice", "cancel_order", cancel, "approved").await?;
 
     println!("\n== What the database holds now");
@@ -501,8 +587,50 @@ pub async fn demo(shop: &Shop) -> Result<(), AnyError> {
             })
             .collect::<Vec<_>>(),
     );
+    println!();
+    print_ledger(shop).await?;
     println!(
-        "\nOne order placed, then cancelled (its stock is back); the out-of-stock order rolled back; one price changed."
+        "\nOne order placed, then cancelled (its stock is back); the out-of-stock order rolled back; one price changed.\nThe ledger keeps who asked, who decided, and how each approved call ended."
+    );
+    Ok(())
+}
+
+/// Every request in the ledger, whatever became of it.
+async fn print_ledger(shop: &Shop) -> Result<(), AnyError> {
+    let mut requests = Vec::new();
+    for status in [
+        Status::Pending,
+        Status::Approved,
+        Status::Rejected,
+        Status::Consumed,
+        Status::Settled,
+    ] {
+        requests.extend(shop.approvals.list(status).await?);
+    }
+    requests.sort_by_key(|a| a.id);
+    let rows: Vec<Vec<String>> = requests
+        .into_iter()
+        .map(|a| {
+            vec![
+                a.id.to_string(),
+                a.request.name,
+                a.requested_by,
+                a.decided_by.unwrap_or_default(),
+                a.status.to_string(),
+                a.settlement.map(|s| s.to_string()).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    print_table(
+        &[
+            "request",
+            "tool",
+            "asked by",
+            "decided by",
+            "status",
+            "call",
+        ],
+        &rows,
     );
     Ok(())
 }

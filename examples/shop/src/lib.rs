@@ -11,4 +11,4 @@ pub mod orders;
 pub mod pricing;
 pub mod products;
 
-pub use app::{Actor, ApprovalLedger, Caller, Shop, ShopError, open_database};
+pub use app::{Actor, Caller, Shop, ShopError, open_database};

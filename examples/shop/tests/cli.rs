@@ -1,6 +1,7 @@
-//! The `shop` binary as a user runs it: `tools`, `call`, `approve` and
-//! `serve --stdio`, each on a file database of its own, with what it prints
-//! and the code it exits with.
+//! The `shop` binary as a user runs it: `tools`, `call`, `approve`,
+//! `reject`, `requests` and `serve --stdio`, each on a file database of its
+//! own, with what it prints and the code it exits with. Each command is a
+//! new process: what one approves, the next one finds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -59,18 +60,26 @@ fn run(dir: &TempDir, args: &[&str]) -> (String, bool) {
     (String::from_utf8(stdout).unwrap(), status.success())
 }
 
+/// Runs `shop <args>` on `dir`'s database, expecting it to fail; what it
+/// wrote to stderr.
+fn refused(dir: &TempDir, args: &[&str]) -> String {
+    let output = shop(&dir.0, Some(&dir.database()), args).output().unwrap();
+    assert!(!output.status.success(), "shop {args:?} succeeded");
+    String::from_utf8(output.stderr).unwrap()
+}
+
 /// `shop call <tool> <arguments> --as <who>`.
 fn call(dir: &TempDir, tool: &str, arguments: &str, who: &str) -> (String, bool) {
     run(dir, &["call", tool, arguments, "--as", who])
 }
 
-/// The digest in the `approve with: shop approve <digest> --as <manager>`
+/// The request's id in the `approve with: shop approve <id> --as <manager>`
 /// line of a call that waits for approval.
-fn digest_in(printed: &str) -> &str {
+fn id_in(printed: &str) -> &str {
     printed
         .split_once("approve with: shop approve ")
         .and_then(|(_, rest)| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no digest in {printed:?}"))
+        .unwrap_or_else(|| panic!("no request id in {printed:?}"))
 }
 
 const ORDER: &str = r#"{"tenant_id":1,"product_id":1,"quantity":2}"#;
@@ -149,27 +158,38 @@ fn a_write_waits_for_a_managers_approval_then_runs_once() {
         ),
         "{printed}"
     );
-    let digest = digest_in(&printed).to_owned();
-
-    // Someone who is not a manager cannot approve it.
-    let refused = shop(
-        &dir.0,
-        Some(&dir.database()),
-        &["approve", &digest, "--as", "alice"],
-    )
-    .output()
-    .unwrap();
-    assert!(!refused.status.success());
+    let id = id_in(&printed).to_owned();
     assert_eq!(
-        String::from_utf8(refused.stderr).unwrap(),
-        "shop: pending approval for a manager not found\n"
+        printed,
+        format!(
+            "needs approval: orders.place {{\"product_id\":1,\"quantity\":2,\"tenant_id\":1}}\n  approve with: shop approve {id} --as <manager>\n"
+        )
     );
 
-    let (printed, ok) = run(&dir, &["approve", &digest, "--as", "bob"]);
+    // Not the requester, who is no manager; not a manager of another tenant.
+    assert_eq!(
+        refused(&dir, &["approve", &id, "--as", "alice"]),
+        format!("shop: approval {id} was requested by `alice`, who cannot also decide it\n")
+    );
+    assert_eq!(
+        refused(&dir, &["approve", &id, "--as", "carol"]),
+        format!(
+            "shop: approval request {id} was made in another tenant; only its own managers decide it\n"
+        )
+    );
+
+    let (printed, ok) = run(&dir, &["approve", &id, "--as", "bob"]);
     assert!(ok);
     assert_eq!(
         printed,
-        "approved orders.place {\"product_id\":1,\"quantity\":2,\"tenant_id\":1} requested by alice; the same call will now run once\n"
+        format!(
+            "approved request {id} (orders.place {{\"product_id\":1,\"quantity\":2,\"tenant_id\":1}}, asked by alice); alice's identical call will now run once\n"
+        )
+    );
+    assert_eq!(
+        refused(&dir, &["approve", &id, "--as", "dave"]),
+        format!("shop: approval {id} is approved, not pending\n"),
+        "decided once"
     );
 
     // The same call, its keys in another order, runs once.
@@ -184,10 +204,96 @@ fn a_write_waits_for_a_managers_approval_then_runs_once() {
     assert_eq!(order["placed_by"], "alice");
     assert_eq!(order["total_cents"], 9998);
 
-    // A replay needs approval again, under the same digest.
+    // A replay needs approval again: a new request.
     let (printed, ok) = call(&dir, "place_order", ORDER, "alice");
     assert!(!ok);
-    assert_eq!(digest_in(&printed), digest);
+    assert_ne!(id_in(&printed), id);
+}
+
+#[test]
+fn a_non_manager_cannot_approve_and_a_manager_not_their_own_request() {
+    let dir = TempDir::new("four-eyes");
+    let price = r#"{"tenant_id":1,"product_id":3,"price_cents":2750}"#;
+    let (printed, ok) = call(&dir, "set_price", price, "bob");
+    assert!(!ok);
+    let id = id_in(&printed).to_owned();
+
+    assert_eq!(
+        refused(&dir, &["approve", &id, "--as", "alice"]),
+        "shop: `alice` cannot decide approvals: that takes the role `manager`\n"
+    );
+    assert_eq!(
+        refused(&dir, &["approve", &id, "--as", "bob"]),
+        format!("shop: approval {id} was requested by `bob`, who cannot also decide it\n")
+    );
+    assert!(run(&dir, &["approve", &id, "--as", "dave"]).1);
+
+    let (printed, ok) = call(&dir, "set_price", price, "bob");
+    assert!(ok, "{printed}");
+    assert_eq!(
+        printed,
+        "ok: {\"new_cents\":2750,\"old_cents\":2500,\"product_id\":3}\n"
+    );
+}
+
+#[test]
+fn requests_lists_what_waits_and_a_rejected_call_is_refused() {
+    let dir = TempDir::new("requests");
+    assert_eq!(
+        run(&dir, &["requests"]),
+        ("no requests wait for approval\n".to_owned(), true)
+    );
+    let (printed, _) = call(&dir, "place_order", ORDER, "alice");
+    let order = id_in(&printed).to_owned();
+    let cancel = r#"{"tenant_id":1,"order_id":7}"#;
+    let (printed, _) = call(&dir, "cancel_order", cancel, "alice");
+    let cancellation = id_in(&printed).to_owned();
+
+    let (printed, ok) = run(&dir, &["requests"]);
+    assert!(ok);
+    let rows: Vec<Vec<&str>> = printed
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["id", "tool", "arguments", "requested", "by"]);
+    assert_eq!(
+        rows[2..],
+        [
+            vec![
+                order.as_str(),
+                "place_order",
+                r#"{"product_id":1,"quantity":2,"tenant_id":1}"#,
+                "alice"
+            ],
+            vec![
+                cancellation.as_str(),
+                "cancel_order",
+                r#"{"order_id":7,"tenant_id":1}"#,
+                "alice"
+            ],
+        ]
+    );
+
+    let (printed, ok) = run(
+        &dir,
+        &["reject", &order, "--as", "bob", "--reason", "two will do"],
+    );
+    assert!(ok);
+    assert!(
+        printed.starts_with(&format!("rejected request {order} ")),
+        "{printed}"
+    );
+    let (printed, ok) = call(&dir, "place_order", ORDER, "alice");
+    assert!(!ok);
+    assert_eq!(
+        printed,
+        "refused: the call to `orders.place` was not approved\n"
+    );
+
+    // Only the cancellation still waits.
+    let (printed, _) = run(&dir, &["requests"]);
+    assert_eq!(printed.lines().count(), 3, "{printed}");
+    assert!(printed.contains("cancel_order"), "{printed}");
 }
 
 #[test]
@@ -226,8 +332,8 @@ fn call_prints_a_read_a_refusal_and_a_failure() {
     // Approved, but only 3 in stock: the order is rolled back.
     let too_many = r#"{"tenant_id":1,"product_id":2,"quantity":5}"#;
     let (printed, _) = call(&dir, "place_order", too_many, "alice");
-    let digest = digest_in(&printed).to_owned();
-    assert!(run(&dir, &["approve", &digest, "--as", "bob"]).1);
+    let id = id_in(&printed).to_owned();
+    assert!(run(&dir, &["approve", &id, "--as", "bob"]).1);
     let (printed, ok) = call(&dir, "place_order", too_many, "alice");
     assert!(!ok);
     assert_eq!(printed, "failed, nothing was written: only 3 in stock\n");
@@ -370,23 +476,26 @@ fn serve_stdio_speaks_mcp_as_the_given_actor() {
         .collect();
     assert_eq!(skus, ["ACME-ANVIL", "ACME-ROCKET", "ACME-MAGNET"]);
 
-    // A write waits; the request to approve is in `_meta`.
+    // A write waits; the request to approve, with its id, is in `_meta`.
     let order = json!({"tenant_id": 1, "product_id": 1, "quantity": 2});
     let waiting = server.call(4, "place_order", order.clone());
     assert_eq!(waiting["isError"], true);
-    let request = &waiting["_meta"]["toolwright/approvalRequired"];
-    assert_eq!(request["key"], "orders.place");
-    assert_eq!(request["arguments"], order);
-    let digest = request["digest"].as_str().unwrap();
     assert!(
         waiting["content"][0]["text"]
             .as_str()
             .unwrap()
-            .contains(digest)
+            .contains("approval"),
+        "{waiting}"
     );
+    let request = &waiting["_meta"]["toolwright/approvalRequired"];
+    assert_eq!(request["key"], "orders.place");
+    assert_eq!(request["arguments"], order);
+    assert_eq!(request["requested_by"], "alice");
+    let id = request["id"].as_u64().unwrap().to_string();
 
-    // A manager approves it from the command line, on the same database.
-    assert!(run(&dir, &["approve", digest, "--as", "bob"]).1);
+    // `requests` in another process lists it; a manager approves it there.
+    assert!(run(&dir, &["requests"]).0.contains("place_order"));
+    assert!(run(&dir, &["approve", &id, "--as", "bob"]).1);
     let placed = server.call(5, "place_order", order);
     assert_ne!(placed["isError"], true, "{placed}");
     assert_eq!(placed["structuredContent"]["placed_by"], "alice");

@@ -5,10 +5,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use shop::app::{MODULES, Tx};
-use shop::{Caller, Shop, open_database};
-use toolwright::{
-    CallError, Catalog, Decision, Digest, Inject, Invocation, Reason, Selector, tool,
-};
+use shop::{Caller, Shop, ShopError, open_database};
+use toolwright::approval::{ApprovalId, LedgerError, Settlement, Status};
+use toolwright::{CallError, Catalog, Decision, Inject, Invocation, Reason, Selector, tool};
 
 async fn yes<A>(_: &Caller, _: &Invocation<'_, A>) -> bool {
     true
@@ -68,7 +67,7 @@ async fn insert_order(tx: &Tx) {
 async fn shop() -> Shop {
     let pool = open_database("sqlite::memory:").await.unwrap();
     let catalog = Catalog::discover_in(MODULES.into_iter().chain(["e2e"])).unwrap();
-    Shop::with_catalog(pool, catalog).unwrap()
+    Shop::with_catalog(pool, catalog).await.unwrap()
 }
 
 async fn count(shop: &Shop, sql: &str) -> i64 {
@@ -84,6 +83,32 @@ async fn call(shop: &Shop, who: &str, name: &str, args: Value) -> Result<Value, 
     shop.executor.invoke(name, args, &caller).await
 }
 
+/// Calls, expects the call to wait for approval; the request's id.
+async fn request(shop: &Shop, who: &str, name: &str, args: Value) -> ApprovalId {
+    match call(shop, who, name, args).await {
+        Err(CallError::ApprovalRequired(request)) => {
+            assert_eq!(request.requested_by.as_deref(), Some(who));
+            request.id.expect("the ledger recorded the request")
+        }
+        other => panic!("expected ApprovalRequired, got {other:?}"),
+    }
+}
+
+/// `who` decides request `id` (approves it, or rejects it with `reject`).
+async fn decide(
+    shop: &Shop,
+    id: ApprovalId,
+    who: &str,
+    reject: Option<&str>,
+) -> Result<Status, ShopError> {
+    let by = shop.caller(who).await.unwrap();
+    let decided = match reject {
+        None => shop.approve(id, &by, "").await?,
+        Some(reason) => shop.reject(id, &by, reason).await?,
+    };
+    Ok(decided.status)
+}
+
 /// Calls, expects a pending approval, has `approver` approve it.
 async fn request_and_approve(
     shop: &Shop,
@@ -91,14 +116,13 @@ async fn request_and_approve(
     name: &str,
     args: Value,
     approver: &str,
-) -> Digest {
-    let digest = match call(shop, who, name, args).await {
-        Err(CallError::ApprovalRequired(request)) => request.digest,
-        other => panic!("expected ApprovalRequired, got {other:?}"),
-    };
-    let approver = shop.caller(approver).await.unwrap();
-    shop.ledger.approve(&digest, &approver.actor).await.unwrap();
-    digest
+) -> ApprovalId {
+    let id = request(shop, who, name, args).await;
+    assert_eq!(
+        decide(shop, id, approver, None).await.unwrap(),
+        Status::Approved
+    );
+    id
 }
 
 fn anvils(quantity: i64) -> Value {
@@ -161,17 +185,36 @@ async fn a_timed_out_write_leaves_no_rows() {
 #[tokio::test]
 async fn an_approval_runs_the_call_once_and_a_replay_needs_another() {
     let shop = shop().await;
-    let digest = request_and_approve(&shop, "alice", "place_order", anvils(1), "bob").await;
+    let id = request_and_approve(&shop, "alice", "place_order", anvils(1), "bob").await;
     call(&shop, "alice", "place_order", anvils(1))
         .await
         .unwrap();
-    let replay = call(&shop, "alice", "place_order", anvils(1)).await;
-    match replay {
-        Err(CallError::ApprovalRequired(request)) => assert_eq!(request.digest, digest),
-        other => panic!("a replay must need approval again, got {other:?}"),
-    }
+    let replay = request(&shop, "alice", "place_order", anvils(1)).await;
+    assert_ne!(replay, id, "a replay is a new request");
     assert_eq!(orders(&shop).await, 1, "ran exactly once");
-    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "pending");
+    let used = shop.approvals.get(id).await.unwrap();
+    assert_eq!(
+        (used.status, used.settlement),
+        (Status::Settled, Some(Settlement::Succeeded))
+    );
+    let pending = shop.approvals.pending().await.unwrap();
+    assert_eq!(pending.iter().map(|a| a.id).collect::<Vec<_>>(), [replay]);
+}
+
+#[tokio::test]
+async fn a_rejected_call_is_refused_and_never_runs() {
+    let shop = shop().await;
+    let id = request(&shop, "alice", "place_order", anvils(3)).await;
+    let status = decide(&shop, id, "bob", Some("two will do")).await.unwrap();
+    assert_eq!(status, Status::Rejected);
+    let refused = call(&shop, "alice", "place_order", anvils(3)).await;
+    assert!(
+        matches!(refused, Err(CallError::NotApproved { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(orders(&shop).await, 0);
+    let rejected = shop.approvals.get(id).await.unwrap();
+    assert_eq!(rejected.reason.as_deref(), Some("two will do"));
 }
 
 #[tokio::test]
@@ -247,7 +290,7 @@ async fn only_a_manager_may_change_a_price() {
     let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
     let denied = call(&shop, "alice", "set_price", price.clone()).await;
     assert!(matches!(denied, Err(CallError::Denied { .. })));
-    request_and_approve(&shop, "bob", "set_price", price.clone(), "bob").await;
+    request_and_approve(&shop, "bob", "set_price", price.clone(), "dave").await;
     let changed = call(&shop, "bob", "set_price", price).await.unwrap();
     assert_eq!(changed["old_cents"], 2500);
     assert_eq!(
@@ -334,15 +377,18 @@ async fn a_file_database_keeps_approvals_between_runs() {
     let dir = std::env::temp_dir().join(format!("shop-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}", dir.join("shop.db").display());
-    let first = Shop::new(open_database(&url).await.unwrap()).unwrap();
-    let digest = request_and_approve(&first, "alice", "place_order", anvils(1), "bob").await;
+    let first = Shop::new(open_database(&url).await.unwrap()).await.unwrap();
+    let id = request_and_approve(&first, "alice", "place_order", anvils(1), "bob").await;
     first.pool.close().await;
     // A second process (here: a second pool) finds the approval and runs the call.
-    let second = Shop::new(open_database(&url).await.unwrap()).unwrap();
+    let second = Shop::new(open_database(&url).await.unwrap()).await.unwrap();
     call(&second, "alice", "place_order", anvils(1))
         .await
         .unwrap();
-    assert_eq!(second.ledger.get(&digest).await.unwrap().status, "consumed");
+    assert_eq!(
+        second.approvals.get(id).await.unwrap().status,
+        Status::Settled
+    );
     second.pool.close().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -350,21 +396,71 @@ async fn a_file_database_keeps_approvals_between_runs() {
 #[tokio::test]
 async fn only_a_manager_of_the_requesters_tenant_approves() {
     let shop = shop().await;
-    let digest = match call(&shop, "alice", "place_order", anvils(1)).await {
-        Err(CallError::ApprovalRequired(request)) => request.digest,
-        other => panic!("{other:?}"),
-    };
-    for who in ["alice", "carol"] {
-        let approver = shop.caller(who).await.unwrap();
-        assert!(
-            shop.ledger.approve(&digest, &approver.actor).await.is_err(),
-            "{who} may not approve"
-        );
-    }
-    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "pending");
-    let bob = shop.caller("bob").await.unwrap();
-    shop.ledger.approve(&digest, &bob.actor).await.unwrap();
-    assert_eq!(shop.ledger.get(&digest).await.unwrap().status, "approved");
+    let id = request(&shop, "alice", "place_order", anvils(1)).await;
+    // alice asked and is no manager; carol manages tenant 2.
+    let own = decide(&shop, id, "alice", None).await.unwrap_err();
+    assert!(
+        matches!(own, ShopError::Approval(LedgerError::OwnRequest { .. })),
+        "{own:?}"
+    );
+    let other_tenant = decide(&shop, id, "carol", Some("no")).await.unwrap_err();
+    assert!(
+        matches!(other_tenant, ShopError::OtherTenant { id: refused } if refused == id),
+        "{other_tenant:?}"
+    );
+    assert_eq!(
+        shop.approvals.get(id).await.unwrap().status,
+        Status::Pending
+    );
+    assert_eq!(
+        decide(&shop, id, "bob", None).await.unwrap(),
+        Status::Approved
+    );
+}
+
+#[tokio::test]
+async fn a_non_manager_cannot_approve() {
+    let shop = shop().await;
+    let id = request(
+        &shop,
+        "bob",
+        "set_price",
+        json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750}),
+    )
+    .await;
+    let refused = decide(&shop, id, "alice", None).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            ShopError::Approval(LedgerError::NotAnApprover { .. })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(
+        shop.approvals.get(id).await.unwrap().status,
+        Status::Pending
+    );
+}
+
+#[tokio::test]
+async fn a_manager_cannot_approve_their_own_request() {
+    let shop = shop().await;
+    let price = json!({"tenant_id": 1, "product_id": 3, "price_cents": 2750});
+    let id = request(&shop, "bob", "set_price", price.clone()).await;
+    let own = decide(&shop, id, "bob", None).await.unwrap_err();
+    assert_eq!(
+        own.to_string(),
+        format!("approval {id} was requested by `bob`, who cannot also decide it")
+    );
+    let still_waiting = call(&shop, "bob", "set_price", price).await;
+    assert!(
+        matches!(still_waiting, Err(CallError::ApprovalRequired(_))),
+        "{still_waiting:?}"
+    );
+    assert_eq!(
+        count(&shop, "SELECT price_cents FROM products WHERE id = 3").await,
+        2500
+    );
 }
 
 #[tokio::test]

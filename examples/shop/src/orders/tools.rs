@@ -1,12 +1,12 @@
 //! The order tools.
 
-use toolwright::{Context, Inject, tool};
+use toolwright::{Context, Inject, Principal, tool};
 
 use super::{Order, OrderService};
-use crate::app::{Caller, ShopError, approved, own_tenant};
+use crate::app::{Caller, ShopError, own_tenant};
 
 /// Place an order for a product. Needs a person's approval.
-#[tool(key = "orders.place", effect = write, authorize = own_tenant, approve = approved)]
+#[tool(key = "orders.place", effect = write, authorize = own_tenant, approve = Caller::approval_ledger)]
 pub async fn place_order(
     /// The tenant that owns the product.
     tenant_id: i64,
@@ -24,7 +24,7 @@ pub async fn place_order(
 }
 
 /// Cancel an order and return its stock. Needs a person's approval.
-#[tool(key = "orders.cancel", effect = destructive, authorize = own_tenant, approve = approved)]
+#[tool(key = "orders.cancel", effect = destructive, authorize = own_tenant, approve = Caller::approval_ledger)]
 pub async fn cancel_order(
     /// The tenant that owns the order.
     tenant_id: i64,

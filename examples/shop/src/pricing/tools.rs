@@ -1,10 +1,10 @@
 //! The pricing tools.
 
 use serde::Serialize;
-use toolwright::{Inject, tool};
+use toolwright::{Inject, Principal, tool};
 
 use super::{PriceService, Quote};
-use crate::app::{ShopError, approved, own_tenant, tenant_manager};
+use crate::app::{Caller, ShopError, own_tenant, tenant_manager};
 
 /// Quote a price for a quantity of a product.
 #[tool(key = "pricing.quote", effect = read, authorize = own_tenant)]
@@ -44,7 +44,7 @@ pub struct PriceChange {
     effect = write,
     tags = ["managers"],
     authorize = tenant_manager,
-    approve = approved
+    approve = Caller::approval_ledger
 )]
 pub async fn set_price(
     /// The tenant that owns the product.
