@@ -403,10 +403,16 @@ impl CallError {
                 "You are not allowed to call this tool.".into()
             }
             CallError::NotApproved { .. } => "The call was not approved.".into(),
-            CallError::ApprovalRequired(request) => format!(
-                "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
-                request.digest
-            ),
+            CallError::ApprovalRequired(request) => match request.id {
+                // Recorded in a ledger: the id is what a person decides by.
+                Some(id) => format!(
+                    "This call needs a person's approval before it can run (request {id}). Tell the user; do not retry until it is approved."
+                ),
+                None => format!(
+                    "This call needs a person's approval before it can run (approval {}). Tell the user; do not retry until it is approved.",
+                    request.digest
+                ),
+            },
             CallError::Timeout { .. } => "The tool did not finish in time.".into(),
             _ => "The tool failed.".into(),
         }

@@ -94,6 +94,10 @@ async fn ask(setup: &Setup, args: Value, caller: &Caller) -> ApprovalId {
     match setup.executor.invoke("pay", args, caller).await {
         Err(CallError::ApprovalRequired(request)) => {
             assert_eq!(request.requested_by.as_deref(), Some(caller.0));
+            // The model is told the id a person decides by.
+            let id = request.id.expect("a ledger request has an id");
+            let told = CallError::ApprovalRequired(request.clone()).model_message();
+            assert!(told.contains(&format!("(request {id})")), "{told}");
             request.id.expect("a ledger request has an id")
         }
         other => panic!("expected the call to wait for approval, got {other:?}"),
