@@ -908,10 +908,10 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 executor.invoke_found(found, arguments, ctx).await,
                 &self.shared.elicitation,
             ) {
+                // Boxed: asking a person is rare, and its future would
+                // make every call's future larger.
                 (Err(CallError::ApprovalRequired(waiting)), Some(elicitation)) => {
-                    elicitation
-                        .decide(&executor, waiting, ctx, &request.peer)
-                        .await
+                    Box::pin(elicitation.decide(&executor, waiting, ctx, &request.peer)).await
                 }
                 (result, _) => result,
             }
