@@ -903,25 +903,21 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
-        let call = async {
-            match (
-                executor.invoke_found(found, arguments, ctx).await,
-                &self.shared.elicitation,
-            ) {
-                // Boxed: asking a person is rare, and its future would
-                // make every call's future larger.
-                (Err(CallError::ApprovalRequired(waiting)), Some(elicitation)) => {
-                    Box::pin(elicitation.decide(&executor, waiting, ctx, &request.peer)).await
-                }
-                (result, _) => result,
-            }
-        };
         let result = tokio::select! {
             biased;
-            result = call => result,
+            result = executor.invoke_found(found, arguments, ctx) => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
+        };
+        let result = match &self.shared.elicitation {
+            Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
+                // Boxed: asking a person is rare, and every call's future
+                // would otherwise carry its space.
+                let decided = elicitation.decide(&executor, result, ctx, &request).await;
+                decided.ok_or_else(|| ErrorData::internal_error("the call was cancelled", None))?
+            }
+            _ => result,
         };
         Ok(tool_result(structured, max_result, result).into())
     }

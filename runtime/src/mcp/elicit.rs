@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -61,16 +62,36 @@ fn decide_as<'a, C: Principal>(
 }
 
 impl<C: Send + Sync + 'static> Elicitation<C> {
-    /// The call that waits for `request`, decided by the person at `peer`
-    /// when the client can ask them and the ledger lets the caller decide
-    /// their own request; otherwise the waiting call, unchanged.
-    pub(super) async fn decide(
+    /// The call that answered `waiting`, decided by the person at the
+    /// request's peer when the client can ask them and the ledger lets the
+    /// caller decide their own request; otherwise `waiting` unchanged.
+    /// `None` when the request was cancelled meanwhile.
+    pub(super) fn decide<'a>(
+        &'a self,
+        executor: &'a Executor,
+        waiting: Result<Value, CallError>,
+        ctx: &'a C,
+        request: &'a RequestContext<RoleServer>,
+    ) -> BoxFuture<'a, Option<Result<Value, CallError>>> {
+        Box::pin(async move {
+            tokio::select! {
+                decided = self.ask_and_run(executor, waiting, ctx, &request.peer) => Some(decided),
+                () = request.ct.cancelled() => None,
+            }
+        })
+    }
+
+    async fn ask_and_run(
         &self,
         executor: &Executor,
-        request: Box<ApprovalRequest>,
+        waiting: Result<Value, CallError>,
         ctx: &C,
         peer: &Peer<RoleServer>,
     ) -> Result<Value, CallError> {
+        let request = match waiting {
+            Err(CallError::ApprovalRequired(request)) => request,
+            other => return other,
+        };
         let (Some(id), Some(approvals)) = (request.id, executor.approvals()) else {
             return Err(CallError::ApprovalRequired(request));
         };

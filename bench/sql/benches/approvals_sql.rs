@@ -13,7 +13,7 @@
 //! Each round trip is a new call (its own digest), so `record` inserts
 //! every time, into a table that grows as a real one does.
 //!
-//! `cargo bench -p toolwright-bench --bench approvals_sql`; criterion's
+//! `cargo bench -p toolwright-sql-bench --bench approvals_sql`; criterion's
 //! median per round trip is in `target/criterion/approvals_sql/*/new/estimates.json`.
 
 use std::sync::Arc;
