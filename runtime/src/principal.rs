@@ -43,7 +43,9 @@ pub trait Principal: Send + Sync + 'static {
     }
 
     /// The ready-made `approve` hook: name it as
-    /// `approve = YourContext::approval_ledger`.
+    /// `approve = YourContext::approval_ledger`, with this trait in scope
+    /// there (`use toolwright::Principal;`): a trait's method is found
+    /// through a type only where the trait is imported.
     ///
     /// Against the executor's [`Approvals`] (see
     /// [`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals)),
