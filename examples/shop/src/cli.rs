@@ -231,9 +231,13 @@ async fn load_callers(shop: &Shop) -> Result<Vec<Caller>, AnyError> {
 
 fn print_result(result: &Result<Value, CallError>) {
     match result {
-        Ok(value) => println!("ok: {value}"),
+        Ok(value) => println!("ok: {}", sorted(value)),
         Err(CallError::ApprovalRequired(request)) => {
-            println!("needs approval: {} {}", request.key, request.arguments);
+            println!(
+                "needs approval: {} {}",
+                request.key,
+                sorted(&request.arguments)
+            );
             if let Some(id) = request.id {
                 println!("  approve with: shop approve {id} --as <manager>");
             }
@@ -250,7 +254,10 @@ fn print_result(result: &Result<Value, CallError>) {
 fn describe(approval: &Approval) -> String {
     format!(
         "request {} ({} {}, asked by {})",
-        approval.id, approval.request.key, approval.request.arguments, approval.requested_by
+        approval.id,
+        approval.request.key,
+        sorted(&approval.request.arguments),
+        approval.requested_by
     )
 }
 
@@ -266,7 +273,7 @@ fn print_requests(pending: &[Approval]) {
             vec![
                 a.id.to_string(),
                 a.request.name.clone(),
-                a.request.arguments.to_string(),
+                sorted(&a.request.arguments).to_string(),
                 a.requested_by.clone(),
             ]
         })
@@ -349,7 +356,7 @@ async fn step(
             println!("  ok:");
             print_json_table(rows);
         }
-        Ok(value) => println!("  ok: {value}"),
+        Ok(value) => println!("  ok: {}", sorted(value)),
         Err(CallError::ApprovalRequired(request)) => println!("  {}", waiting(request)),
         Err(error @ CallError::Tool { .. }) => {
             let cause = std::error::Error::source(error).map(ToString::to_string);
@@ -633,4 +640,23 @@ async fn print_ledger(shop: &Shop) -> Result<(), AnyError> {
         &rows,
     );
     Ok(())
+}
+
+/// `value` with every object's keys in sorted order, so that what the
+/// command line prints does not depend on whether a crate in the build
+/// made `serde_json` keep insertion order (its `preserve_order` feature).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }

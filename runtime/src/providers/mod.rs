@@ -217,7 +217,9 @@ impl ExportError {
 ///
 /// let catalog = Catalog::builder().register::<SearchArgs>().build().unwrap();
 /// let strict = providers::schema_for(catalog.get("search").unwrap(), Format::OpenAiChat { strict: true }).unwrap();
-/// assert_eq!(strict["required"], serde_json::json!(["limit", "query"]));
+/// // Strict mode requires every property (in the order `serde_json` keeps them).
+/// let required = strict["required"].as_array().unwrap();
+/// assert!(required.contains(&"limit".into()) && required.contains(&"query".into()));
 /// assert_eq!(strict["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
 /// ```
 pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
