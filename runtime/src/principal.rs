@@ -119,8 +119,10 @@ pub trait Principal: Send + Sync + 'static {
 /// ([`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal)).
 pub(crate) type Identify = for<'a> fn(ErasedContext<'a>) -> Option<&'a str>;
 
-/// [`Identify`] for contexts of type `C`.
+/// [`Identify`] for contexts of type `C`: `None` for a context of another
+/// type (whose call then waits with nobody to record its request).
 pub(crate) fn identify<C: Principal>(ctx: ErasedContext<'_>) -> Option<&str> {
+    // The key only names a tool in the mismatch error, which is dropped.
     ctx.downcast::<C>("").ok().map(Principal::id)
 }
 

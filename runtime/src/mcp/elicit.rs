@@ -32,14 +32,14 @@ type Decide<C> = for<'a> fn(
 
 /// Asking the person in the host, for callers of type `C`.
 pub(super) struct Elicitation<C> {
-    decide: Decide<C>,
+    record: Decide<C>,
     timeout: Duration,
 }
 
 impl<C: Principal> Elicitation<C> {
     pub(super) fn new(timeout: Duration) -> Self {
         Elicitation {
-            decide: decide_as::<C>,
+            record: decide_as::<C>,
             timeout,
         }
     }
@@ -109,7 +109,7 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
             (true, None) => "approved in the MCP client".to_owned(),
             (false, None) => "declined in the MCP client".to_owned(),
         };
-        if let Err(error) = (self.decide)(approvals, id, ctx, approve, &reason).await {
+        if let Err(error) = (self.record)(approvals, id, ctx, approve, &reason).await {
             tracing::warn!(approval = id.0, %error, "could not record the decision made in the MCP client");
             return Err(CallError::ApprovalRequired(request));
         }
