@@ -240,6 +240,38 @@ impl Approvals {
 
     /// Requests waiting for a decision (expired ones left out), oldest
     /// first.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{tool, Approvals, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Archive a project.
+    /// #[tool(key = "projects.archive", effect = write, authorize = public,
+    ///        approve = Caller::approval_ledger)]
+    /// async fn archive(project: u64) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// let catalog = Catalog::builder().register::<ArchiveArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// for project in [7, 8] {
+    ///     let _ = executor.invoke("archive", json!({"project": project}), &Caller("ann")).await;
+    /// }
+    /// // A review screen: what waits, who asked, for what.
+    /// let waiting: Vec<_> = approvals.pending().await.unwrap().into_iter()
+    ///     .map(|a| (a.requested_by, a.request.arguments["project"].as_u64().unwrap()))
+    ///     .collect();
+    /// assert_eq!(waiting, [("ann".to_owned(), 7), ("ann".to_owned(), 8)]);
+    /// # }
+    /// ```
     pub async fn pending(&self) -> Result<Vec<Approval>, LedgerError> {
         self.ledger().list(Status::Pending, SystemTime::now()).await
     }
@@ -248,6 +280,49 @@ impl Approvals {
     /// mid-call, say. Their outcome is unknown; they never run again by
     /// themselves. A person checks what happened and records it with
     /// [`settle`](Self::settle).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use toolwright::approval::{MemoryLedger, Settlement, Status};
+    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Migrate a database (slowly).
+    /// #[tool(key = "db.migrate", effect = destructive, authorize = public,
+    ///        approve = Caller::approval_ledger)]
+    /// async fn migrate(version: u32) -> bool {
+    ///     tokio::time::sleep(Duration::from_secs(3600)).await;
+    ///     true
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// let catalog = Catalog::builder().register::<MigrateArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// let args = json!({"version": 42});
+    /// let Err(CallError::ApprovalRequired(request)) =
+    ///     executor.invoke("migrate", args.clone(), &Caller("ops")).await else { panic!() };
+    /// let id = request.id.unwrap();
+    /// approvals.approve(id, &Caller("dba"), "").await.unwrap();
+    ///
+    /// // The call starts, and its process is gone before it ends.
+    /// let call = executor.invoke("migrate", args, &Caller("ops"));
+    /// assert!(tokio::time::timeout(Duration::from_millis(20), call).await.is_err());
+    ///
+    /// // Nobody knows how it ended: a person finds out, then records it.
+    /// assert_eq!(approvals.unsettled().await.unwrap()[0].id, id);
+    /// let settled = approvals.settle(id, Settlement::Failed).await.unwrap();
+    /// assert_eq!(settled.status, Status::Settled);
+    /// assert!(approvals.unsettled().await.unwrap().is_empty());
+    /// # }
+    /// ```
     pub async fn unsettled(&self) -> Result<Vec<Approval>, LedgerError> {
         self.ledger()
             .list(Status::Consumed, SystemTime::now())
