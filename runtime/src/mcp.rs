@@ -439,11 +439,13 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// bearer token) into the caller's context; a [`Rejection`] answers the
     /// request before any MCP processing. The `Origin` header is checked
     /// against `options.allowed_origins` (DNS-rebinding protection) and
-    /// bodies over `options.max_body_bytes` are refused.
+    /// bodies over `options.max_body_bytes` are refused: with 413 before
+    /// anything is read when the request's `Content-Length` says so.
     pub fn http_router<A>(&self, authenticate: A, options: HttpOptions) -> axum::Router
     where
         A: Fn(&http::request::Parts) -> Result<C, Rejection> + Clone + Send + Sync + 'static,
     {
+        let max_body_bytes = options.max_body_bytes;
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation()
@@ -477,22 +479,34 @@ impl<C: Any + Send + Sync> McpServer<C> {
             );
             axum::Router::new().nest_service("/mcp", service)
         };
-        endpoint.layer(axum::middleware::from_fn(
-            move |mut request: axum::extract::Request, next: axum::middleware::Next| {
-                let authenticate = authenticate.clone();
-                async move {
-                    let (mut parts, body) = request.into_parts();
-                    match authenticate(&parts) {
-                        Ok(ctx) => {
-                            parts.extensions.insert(CallerContext(Arc::new(ctx)));
-                            request = axum::extract::Request::from_parts(parts, body);
-                            next.run(request).await
+        endpoint
+            .layer(axum::middleware::from_fn(
+                move |mut request: axum::extract::Request, next: axum::middleware::Next| {
+                    let authenticate = authenticate.clone();
+                    async move {
+                        let (mut parts, body) = request.into_parts();
+                        match authenticate(&parts) {
+                            Ok(ctx) => {
+                                parts.extensions.insert(CallerContext(Arc::new(ctx)));
+                                request = axum::extract::Request::from_parts(parts, body);
+                                next.run(request).await
+                            }
+                            Err(rejection) => rejection.into_response(),
                         }
-                        Err(rejection) => rejection.into_response(),
                     }
-                }
-            },
-        ))
+                },
+            ))
+            // Outermost: a body declared too large is refused before anything
+            // waits for it (or for credentials).
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                    if declared_length(request.headers()).is_some_and(|n| n > max_body_bytes as u64)
+                    {
+                        return too_large(max_body_bytes);
+                    }
+                    next.run(request).await
+                },
+            ))
     }
 
     /// Binds `addr` and serves [`McpServer::http_router`] until the process
@@ -1059,4 +1073,21 @@ fn tool_result(
         }
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_message())]),
     }
+}
+
+/// The body length a request declares, if it declares one that parses.
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The answer to a request whose declared body is over `limit` bytes.
+fn too_large(limit: usize) -> axum::response::Response {
+    let message = format!("the request body is over the limit of {limit} bytes");
+    axum::response::IntoResponse::into_response((http::StatusCode::PAYLOAD_TOO_LARGE, message))
 }

@@ -635,3 +635,29 @@ async fn serve_http_on_a_taken_address_fails_keeping_the_os_error() {
         .expect("an io::Error");
     assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse);
 }
+
+#[tokio::test]
+async fn http_refuses_a_declared_oversized_body_before_reading_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (url, _) = serve_http(HttpOptions::default().max_body_bytes(4 * 1024)).await;
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    // 100 GB declared, none of it sent: the answer must not wait for it,
+    // nor for credentials.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n\
+         content-length: 100000000000\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 256];
+    let read = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut answer))
+        .await
+        .expect("the server waited for the body")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
