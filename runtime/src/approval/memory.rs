@@ -55,9 +55,9 @@ pub struct MemoryLedger {
 struct Requests {
     /// In id order (the id is the place plus one).
     all: Vec<Approval>,
-    /// The places of each requester's requests for each digest, oldest
-    /// first: a call's requests are found without reading the history.
-    by_call: HashMap<(Digest, String), Vec<usize>>,
+    /// The places of the requests for each digest, oldest first: a call's
+    /// requests are found without reading the history.
+    by_digest: HashMap<Digest, Vec<usize>>,
 }
 
 impl Requests {
@@ -65,12 +65,13 @@ impl Requests {
     fn of_call<'a>(
         &'a self,
         digest: &Digest,
-        requested_by: &str,
+        requested_by: &'a str,
     ) -> impl Iterator<Item = usize> + 'a {
-        self.by_call
-            .get(&(*digest, requested_by.to_owned()))
+        self.by_digest
+            .get(digest)
             .into_iter()
             .flat_map(|places| places.iter().rev().copied())
+            .filter(move |&place| self.all[place].requested_by == requested_by)
     }
 }
 
@@ -133,8 +134,8 @@ impl ApprovalLedger for MemoryLedger {
             settlement: None,
         };
         requests
-            .by_call
-            .entry((approval.request.digest, approval.requested_by.clone()))
+            .by_digest
+            .entry(approval.request.digest)
             .or_default()
             .push(place);
         requests.all.push(approval.clone());
