@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use toolwright::mcp::{HttpOptions, McpServer};
+use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::{Catalog, Container, Executor};
 
 // ------------------------------------------------------------- toolwright
@@ -31,7 +31,7 @@ fn toolwright_router() -> axum::Router {
     let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
     let executor = Executor::new(catalog, Container::default()).unwrap();
     McpServer::<()>::new(executor, "toolwright-bench", "0").http_router(
-        |_| Ok(()),
+        allow_anonymous(()),
         HttpOptions::default().stateless(true).json_response(true),
     )
 }

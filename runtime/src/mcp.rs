@@ -78,12 +78,16 @@ use crate::registry::View;
 use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
+mod auth;
 mod elicit;
 mod http_server;
 mod sessions;
+pub use auth::{
+    Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,
+};
 use elicit::Elicitation;
 use http_server::CallerContext;
-pub use http_server::{DEFAULT_HTTP_ADDR, HttpOptions, Rejection, bearer_token};
+pub use http_server::{DEFAULT_HTTP_ADDR, HttpOptions};
 use sessions::Sessions;
 
 pub use axum;
@@ -446,7 +450,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
 /// let addr: SocketAddr = taken.local_addr().unwrap();
 /// // The port is in use: serving fails with a message naming it.
 /// let error = McpServer::<()>::new(executor, "demo", "0.1.0")
-///     .serve_http(addr, |_| Err(Rejection::unauthorized()), HttpOptions::default())
+///     .serve_http(addr, |_: &http::request::Parts| Err(Rejection::unauthorized()), HttpOptions::default())
 ///     .await
 ///     .unwrap_err();
 /// assert!(error.to_string().contains(&addr.to_string()));

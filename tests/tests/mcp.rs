@@ -620,7 +620,7 @@ async fn serve_http_on_a_taken_address_fails_keeping_the_os_error() {
     let error = server
         .serve_http(
             addr,
-            |_| Ok(Actor::new("ada", false)),
+            toolwright::mcp::allow_anonymous(Actor::new("ada", false)),
             HttpOptions::default(),
         )
         .await

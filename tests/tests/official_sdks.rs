@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
-use toolwright::mcp::{HttpOptions, McpServer};
+use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::{Catalog, Container, Executor, Selector, tool};
 
 fn manifest_dir() -> PathBuf {
@@ -211,7 +211,7 @@ async fn the_python_sdk_hears_that_the_tool_list_changed_and_lists_again() {
     // test changes the registry once that stream is open.
     let (opened, mut stream_open) = tokio::sync::watch::channel(false);
     let router = server
-        .http_router(|_| Ok(()), HttpOptions::default())
+        .http_router(allow_anonymous(()), HttpOptions::default())
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let opened = opened.clone();
             async move {
@@ -285,6 +285,7 @@ fn stderr(process: &mut Process) -> String {
 use toolwright::Principal;
 
 /// The person at the MCP client, who may approve their own agent's calls.
+#[derive(Clone)]
 struct Person(&'static str);
 
 impl Principal for Person {
@@ -329,7 +330,7 @@ async fn approve_in_the_client(
         .unwrap();
     let server = McpServer::<Person>::new(executor, "notes", "0.1.0")
         .with_elicitation(Duration::from_secs(30));
-    let router = server.http_router(|_| Ok(Person("ann")), HttpOptions::default());
+    let router = server.http_router(allow_anonymous(Person("ann")), HttpOptions::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });

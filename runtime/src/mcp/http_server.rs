@@ -3,11 +3,13 @@
 use std::any::Any;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
+use super::auth::{Authenticate, WELL_KNOWN};
 use super::{McpHandler, McpServer, ServeError};
 
 impl<C: Any + Send + Sync> McpServer<C> {
@@ -22,7 +24,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// anything is read when the request's `Content-Length` says so.
     pub fn http_router<A>(&self, authenticate: A, options: HttpOptions) -> axum::Router
     where
-        A: Fn(&http::request::Parts) -> Result<C, Rejection> + Clone + Send + Sync + 'static,
+        A: Authenticate<C>,
     {
         let max_body_bytes = options.max_body_bytes;
         let mut config = StreamableHttpServerConfig::default()
@@ -58,23 +60,45 @@ impl<C: Any + Send + Sync> McpServer<C> {
             );
             axum::Router::new().nest_service("/mcp", service)
         };
-        endpoint
-            .layer(axum::middleware::from_fn(
-                move |mut request: axum::extract::Request, next: axum::middleware::Next| {
-                    let authenticate = authenticate.clone();
-                    async move {
-                        let (mut parts, body) = request.into_parts();
-                        match authenticate(&parts) {
-                            Ok(ctx) => {
-                                parts.extensions.insert(CallerContext(Arc::new(ctx)));
-                                request = axum::extract::Request::from_parts(parts, body);
-                                next.run(request).await
-                            }
-                            Err(rejection) => rejection.into_response(),
+        let metadata = authenticate.resource_metadata().cloned();
+        let metadata_url = metadata.as_ref().map(|m| Arc::<str>::from(m.url()));
+        let endpoint = endpoint.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let authenticate = authenticate.clone();
+                let metadata_url = metadata_url.clone();
+                async move {
+                    let (mut parts, body) = request.into_parts();
+                    match authenticate.authenticate(&parts).await {
+                        Ok(ctx) => {
+                            parts.extensions.insert(CallerContext(Arc::new(ctx)));
+                            let request = axum::extract::Request::from_parts(parts, body);
+                            next.run(request).await
                         }
+                        Err(rejection) => rejection.into_response(metadata_url.as_deref()),
                     }
-                },
-            ))
+                }
+            },
+        ));
+        // Protected-resource metadata is public: served beside the
+        // endpoint, outside authentication.
+        let endpoint = match metadata {
+            Some(metadata) => {
+                let json = serde_json::to_string(&metadata).unwrap_or_default();
+                let json = axum::body::Bytes::from(json);
+                let serve = move || {
+                    let content_type = [(http::header::CONTENT_TYPE, "application/json")];
+                    std::future::ready((content_type, json.clone()))
+                };
+                let mut router = endpoint.route(WELL_KNOWN, axum::routing::get(serve.clone()));
+                let at_path = format!("{WELL_KNOWN}{}", metadata.path());
+                if at_path != WELL_KNOWN {
+                    router = router.route(&at_path, axum::routing::get(serve));
+                }
+                router
+            }
+            None => endpoint,
+        };
+        endpoint
             // Outermost: a body declared too large is refused before anything
             // waits for it (or for credentials).
             .layer(axum::middleware::from_fn(
@@ -98,8 +122,15 @@ impl<C: Any + Send + Sync> McpServer<C> {
         options: HttpOptions,
     ) -> Result<(), ServeError>
     where
-        A: Fn(&http::request::Parts) -> Result<C, Rejection> + Clone + Send + Sync + 'static,
+        A: Authenticate<C>,
     {
+        if authenticate.is_anonymous() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "MCP over HTTP lets every request in without credentials (allow_anonymous) \
+                 on an address other machines can reach"
+            );
+        }
         let router = self.http_router(authenticate, options);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -155,6 +186,28 @@ pub struct HttpOptions {
     /// In stateless mode, answer with `application/json` instead of an SSE
     /// stream (default: off).
     pub json_response: bool,
+    /// A request's body must arrive whole within this time, or the request
+    /// gets 408 (default 30 s).
+    pub body_timeout: Duration,
+    /// A connection must send a request's headers within this time of
+    /// starting to send them, or it is closed (default 10 s). Applies to
+    /// [`McpServer::serve_http`], which owns the connections.
+    pub header_timeout: Duration,
+    /// A connection with no request in progress is closed after this time
+    /// (default 60 s). Applies to [`McpServer::serve_http`].
+    pub idle_timeout: Duration,
+    /// At most this many connections are open at once; one more is
+    /// answered 503 and closed (default 512). Applies to
+    /// [`McpServer::serve_http`].
+    pub max_connections: usize,
+    /// At most this many sessions exist at once; an `initialize` over it is
+    /// refused with 503 (default 1,000).
+    pub max_sessions: usize,
+    /// At most this many sessions per principal; an `initialize` over it
+    /// is refused with 429 (default 16).
+    pub max_sessions_per_principal: usize,
+    /// A session without a request for this long is closed (default 5 min).
+    pub session_idle_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -167,6 +220,13 @@ impl Default for HttpOptions {
             max_body_bytes: 1024 * 1024,
             stateless: false,
             json_response: false,
+            body_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            max_sessions: 1000,
+            max_sessions_per_principal: 16,
+            session_idle_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -201,89 +261,43 @@ impl HttpOptions {
         self.json_response = json;
         self
     }
-}
 
-/// Why an HTTP request was refused before any MCP processing.
-///
-/// ```
-/// use toolwright::mcp::Rejection;
-/// assert_eq!(Rejection::unauthorized().status(), http::StatusCode::UNAUTHORIZED);
-/// assert_eq!(Rejection::forbidden().status(), http::StatusCode::FORBIDDEN);
-/// ```
-#[derive(Debug, Clone)]
-pub struct Rejection {
-    status: http::StatusCode,
-    message: String,
-}
-
-impl Rejection {
-    /// 401, with `WWW-Authenticate: Bearer`: no or bad credentials.
-    pub fn unauthorized() -> Self {
-        Rejection {
-            status: http::StatusCode::UNAUTHORIZED,
-            message: "Unauthorized".into(),
-        }
+    /// The time a request's body may take to arrive.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
     }
 
-    /// 403: valid credentials that may not use this server.
-    pub fn forbidden() -> Self {
-        Rejection {
-            status: http::StatusCode::FORBIDDEN,
-            message: "Forbidden".into(),
-        }
+    /// The time a connection may take to send a request's headers.
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
     }
 
-    /// Another status, with a message for the client.
-    pub fn new(status: http::StatusCode, message: impl Into<String>) -> Self {
-        Rejection {
-            status,
-            message: message.into(),
-        }
+    /// The time a connection may stay open with no request in progress.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
     }
 
-    /// The HTTP status the request gets.
-    pub fn status(&self) -> http::StatusCode {
-        self.status
+    /// The most connections open at once.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
     }
 
-    fn into_response(self) -> axum::response::Response {
-        let mut response = axum::response::IntoResponse::into_response((self.status, self.message));
-        if self.status == http::StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                http::header::WWW_AUTHENTICATE,
-                http::HeaderValue::from_static("Bearer"),
-            );
-        }
-        response
+    /// The most sessions at once, and per principal.
+    pub fn max_sessions(mut self, total: usize, per_principal: usize) -> Self {
+        self.max_sessions = total;
+        self.max_sessions_per_principal = per_principal;
+        self
     }
-}
 
-/// The token of an `Authorization: Bearer <token>` header, or `None`
-/// without one. The scheme is matched in any case (`bearer`, `BEARER`):
-/// HTTP authentication schemes are case-insensitive (RFC 9110, 11.1).
-///
-/// For an `authenticate` function of [`McpServer::http_router`]:
-///
-/// ```
-/// use toolwright::mcp::bearer_token;
-/// use toolwright::mcp::http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
-///
-/// let mut headers = HeaderMap::new();
-/// assert_eq!(bearer_token(&headers), None);
-/// for value in ["Bearer demo", "bearer demo", "BEARER  demo"] {
-///     headers.insert(AUTHORIZATION, HeaderValue::from_static(value));
-///     assert_eq!(bearer_token(&headers), Some("demo"));
-/// }
-/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic ZGVtbzpkZW1v"));
-/// assert_eq!(bearer_token(&headers), None);
-/// headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer "));
-/// assert_eq!(bearer_token(&headers), None);
-/// ```
-pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    let token = token.trim_matches(' ');
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    /// The time a session may go without a request before it is closed.
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
 }
 
 /// The body length a request declares, if it declares one that parses.
