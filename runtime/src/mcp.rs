@@ -80,7 +80,9 @@ use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 mod auth;
 mod elicit;
+mod http_body;
 mod http_server;
+mod http_sessions;
 mod sessions;
 pub use auth::{
     Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,

@@ -847,6 +847,16 @@ impl Executor {
         let env = self.env(&found, ErasedContext::new(ctx));
         pipeline::traced(found.tool().served(), env.gate, pipeline::typed(env, args)).await
     }
+    /// The caller's [`Principal::id`], when the executor was told the
+    /// context's type ([`ExecutorBuilder::principal`]).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn principal_id<'a, C: std::any::Any + Send + Sync>(
+        &self,
+        ctx: &'a C,
+    ) -> Option<&'a str> {
+        let identify = self.inner.services.principal?;
+        identify(crate::context::ErasedContext::new(ctx))
+    }
 
     /// At most how many characters of a result of `tool` (or of a call
     /// that found none) a model is shown.

@@ -10,23 +10,43 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::auth::{Authenticate, WELL_KNOWN};
+use super::http_body;
+use super::http_sessions::{SessionGuard, credentials_owner};
 use super::{McpHandler, McpServer, ServeError};
 
 impl<C: Any + Send + Sync> McpServer<C> {
     /// A Streamable HTTP endpoint at `/mcp`, to mount in the application's
     /// own axum router.
     ///
-    /// `authenticate` turns each request's HTTP parts (headers such as a
-    /// bearer token) into the caller's context; a [`Rejection`] answers the
-    /// request before any MCP processing. The `Origin` header is checked
-    /// against `options.allowed_origins` (DNS-rebinding protection) and
-    /// bodies over `options.max_body_bytes` are refused: with 413 before
-    /// anything is read when the request's `Content-Length` says so.
+    /// Each request goes through, in order:
+    /// - CORS: a browser's preflight from an allowed origin
+    ///   (`options.allowed_origins`) is answered, and responses carry the
+    ///   `Access-Control-*` headers it needs;
+    /// - a declared `Content-Length` over `options.max_body_bytes`: 413
+    ///   before anything is read;
+    /// - `authenticate`, which turns the request's HTTP parts (headers such
+    ///   as a bearer token) into the caller's context, or refuses it with a
+    ///   [`Rejection`] (401s name the [`ResourceMetadata`](super::ResourceMetadata)
+    ///   it has, which is served at `/.well-known/oauth-protected-resource`);
+    /// - sessions: a session belongs to the principal that opened it (its
+    ///   [`Principal::id`](crate::Principal::id) when the executor knows the
+    ///   context type, else its credentials), and any other gets 404 for it;
+    ///   a new session over `max_sessions` gets 503, over
+    ///   `max_sessions_per_principal` 429, and one idle for
+    ///   `session_idle_timeout` is closed;
+    /// - the body, read whole within `body_timeout` (else 408) and
+    ///   `max_body_bytes` (else 413); one that is not JSON gets 400 with a
+    ///   JSON-RPC -32700 error, one that is no JSON-RPC message (a batch,
+    ///   say) 400 with -32600;
+    /// - rmcp, which checks `Origin` and `Host` (DNS-rebinding protection)
+    ///   and serves MCP.
+    ///
+    /// The connection limits of [`HttpOptions`] apply where the server owns
+    /// the connections: [`McpServer::serve_http`].
     pub fn http_router<A>(&self, authenticate: A, options: HttpOptions) -> axum::Router
     where
         A: Authenticate<C>,
     {
-        let max_body_bytes = options.max_body_bytes;
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation()
@@ -45,20 +65,46 @@ impl<C: Any + Send + Sync> McpServer<C> {
             sessions: !options.stateless,
         };
         let factory = move || Ok(handler.clone());
+        let (body_timeout, max_body_bytes) = (options.body_timeout, options.max_body_bytes);
+        let read_body = axum::middleware::from_fn(move |request, next| {
+            http_body::read_body(body_timeout, max_body_bytes, request, next)
+        });
         let endpoint = if options.stateless {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            axum::Router::new().nest_service("/mcp", service)
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(read_body)
         } else {
-            let service = StreamableHttpService::new(
-                factory,
-                Arc::new(LocalSessionManager::default()),
-                config,
+            let mut manager = LocalSessionManager::default();
+            // rmcp's own idle timer closes what the guard no longer lists.
+            manager.session_config.keep_alive = Some(options.session_idle_timeout);
+            let manager = Arc::new(manager);
+            let guard = SessionGuard::new(
+                manager.clone(),
+                options.max_sessions,
+                options.max_sessions_per_principal,
+                options.session_idle_timeout,
             );
-            axum::Router::new().nest_service("/mcp", service)
+            let service = StreamableHttpService::new(factory, manager, config);
+            let shared = self.shared.clone();
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(read_body)
+                .layer(axum::middleware::from_fn(
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        let owner = request
+                            .extensions()
+                            .get::<CallerContext<C>>()
+                            .and_then(|caller| shared.executor.principal_id(&*caller.0))
+                            .map(Arc::from)
+                            .unwrap_or_else(|| credentials_owner(request.headers()));
+                        guard.clone().serve(owner, request, next)
+                    },
+                ))
         };
         let metadata = authenticate.resource_metadata().cloned();
         let metadata_url = metadata.as_ref().map(|m| Arc::<str>::from(m.url()));
@@ -99,8 +145,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
             None => endpoint,
         };
         endpoint
-            // Outermost: a body declared too large is refused before anything
-            // waits for it (or for credentials).
+            // A body declared too large is refused before anything waits
+            // for it (or for credentials).
             .layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| async move {
                     if declared_length(request.headers()).is_some_and(|n| n > max_body_bytes as u64)
@@ -110,6 +156,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
                     next.run(request).await
                 },
             ))
+            // Outermost: a preflight carries no credentials.
+            .layer(cors(&options.allowed_origins))
     }
 
     /// Binds `addr` and serves [`McpServer::http_router`] until the process
@@ -312,7 +360,128 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
 }
 
 /// The answer to a request whose declared body is over `limit` bytes.
-fn too_large(limit: usize) -> axum::response::Response {
+pub(super) fn too_large(limit: usize) -> axum::response::Response {
     let message = format!("the request body is over the limit of {limit} bytes");
     axum::response::IntoResponse::into_response((http::StatusCode::PAYLOAD_TOO_LARGE, message))
+}
+
+/// CORS for the allowed origins: a preflight from one of them is answered
+/// with what the endpoint accepts, and responses to it expose the session
+/// and authentication headers a page needs. Other origins get no
+/// `Access-Control-*` headers (and rmcp refuses their requests).
+fn cors(allowed: &[String]) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+    let allowed: Arc<[AllowedOrigin]> = allowed
+        .iter()
+        .filter_map(|o| AllowedOrigin::parse(o))
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            let origin = origin.to_str().ok().and_then(Origin::parse);
+            origin.is_some_and(|origin| allowed.iter().any(|a| a.admits(&origin)))
+        }))
+        .allow_methods([http::Method::GET, http::Method::POST, http::Method::DELETE])
+        // Whatever the page asks to send (Authorization, Mcp-Session-Id,
+        // MCP-Protocol-Version, ...): only allowed origins get an answer.
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([
+            http::HeaderName::from_static("mcp-session-id"),
+            http::HeaderName::from_static("mcp-protocol-version"),
+            http::header::WWW_AUTHENTICATE,
+        ])
+        .max_age(Duration::from_secs(600))
+}
+
+/// A request's `Origin`: scheme, host and port (the scheme's default when
+/// it names none).
+#[derive(Debug, PartialEq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+}
+
+impl Origin {
+    fn parse(origin: &str) -> Option<Origin> {
+        let uri = http::Uri::try_from(origin.trim()).ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let authority = uri.authority()?;
+        let default = match scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        };
+        Some(Origin {
+            host: authority
+                .host()
+                .trim_matches(['[', ']'])
+                .to_ascii_lowercase(),
+            port: authority.port_u16().or(default),
+            scheme,
+        })
+    }
+}
+
+/// An entry of [`HttpOptions::allowed_origins`], read as rmcp reads it:
+/// `scheme://host[:port]`, port `*` for any, no port for any (as rmcp
+/// still accepts).
+struct AllowedOrigin {
+    origin: Origin,
+    any_port: bool,
+}
+
+impl AllowedOrigin {
+    fn parse(entry: &str) -> Option<AllowedOrigin> {
+        let entry = entry.trim();
+        let (base, star) = match entry.strip_suffix(":*") {
+            Some(base) => (base, true),
+            None => (entry, false),
+        };
+        let origin = Origin::parse(base)?;
+        let names_port = http::Uri::try_from(base).ok()?.port_u16().is_some();
+        Some(AllowedOrigin {
+            any_port: star || !names_port,
+            origin,
+        })
+    }
+
+    fn admits(&self, origin: &Origin) -> bool {
+        self.origin.scheme == origin.scheme
+            && self.origin.host == origin.host
+            && (self.any_port || self.origin.port == origin.port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_origins_match_as_rmcp_matches_them() {
+        let admits = |entry: &str, origin: &str| {
+            AllowedOrigin::parse(entry)
+                .unwrap()
+                .admits(&Origin::parse(origin).unwrap())
+        };
+        assert!(admits("http://localhost:*", "http://localhost:5173"));
+        assert!(admits("http://localhost:*", "http://LOCALHOST"));
+        assert!(!admits("http://localhost:*", "https://localhost:5173"));
+        assert!(!admits(
+            "http://localhost:*",
+            "http://localhost.evil.com:80"
+        ));
+        assert!(admits("http://[::1]:*", "http://[::1]:8080"));
+        assert!(admits(
+            "https://app.example.com",
+            "https://app.example.com:8443"
+        ));
+        assert!(admits(
+            "https://app.example.com:443",
+            "https://app.example.com"
+        ));
+        assert!(!admits(
+            "https://app.example.com:443",
+            "https://app.example.com:444"
+        ));
+    }
 }
