@@ -42,6 +42,9 @@ pub enum ShopError {
     /// The database failed.
     #[error("database error")]
     Database(#[from] sqlx::Error),
+    /// The operating system gave no random bytes for a token.
+    #[error("no random bytes for a token")]
+    Random(#[source] getrandom::Error),
 }
 
 /// Opens (creating if needed) the database at `url` and applies the

@@ -2,15 +2,17 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use toolwright::approval::{Approval, ApprovalId, Status};
-use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
+use toolwright::mcp::{HttpOptions, McpServer};
 use toolwright::providers::{self, Format};
 use toolwright::{ApprovalRequest, CallError, Catalog, Reason, Selector, Tools};
 
 use crate::app::{Caller, Shop, open_database};
+use crate::tokens::{TokenInfo, Tokens};
 
 /// A shop whose products, prices and orders are tools.
 #[derive(Debug, Parser)]
@@ -68,6 +70,33 @@ enum Command {
     Requests,
     /// Serve the tools to MCP clients.
     Serve(Serve),
+    /// Issue, list and revoke the bearer tokens of `serve --http`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Issue a token for an actor and print it, once: the database keeps only its hash.
+    Issue {
+        /// Whose token: whoever bears it acts as them.
+        #[arg(long = "as")]
+        actor: String,
+        /// How long it works: a number then s, m, h or d (`12h`, `30d`).
+        #[arg(long, default_value = "30d", value_parser = parse_ttl)]
+        ttl: Duration,
+    },
+    /// List the tokens: ids, actors, times and status, never the tokens.
+    List {
+        /// Only this actor's.
+        #[arg(long = "as")]
+        actor: Option<String>,
+    },
+    /// Revoke a token: the next request that bears it is refused.
+    Revoke {
+        /// The token's id, as `token issue` or `token list` printed it.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -82,11 +111,19 @@ struct Serve {
     /// On stdin/stdout, as `--as` (default alice).
     #[arg(long, conflicts_with = "http", required_unless_present = "http")]
     stdio: bool,
-    /// Over Streamable HTTP at http://ADDR/mcp; the bearer token is the actor's name.
+    /// Over Streamable HTTP at http://ADDR/mcp, to clients that send a token
+    /// from `shop token issue`. ADDR is loopback unless `--public` is given.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    #[command(flatten)]
-    who: Who,
+    /// Let `--http` bind an address other machines reach (0.0.0.0, say).
+    /// The shop speaks plain HTTP: put a TLS proxy in front.
+    #[arg(long, requires = "http", conflicts_with = "stdio")]
+    public: bool,
+    /// Who the stdio client is: alice, bob and dave of tenant 1 (bob and
+    /// dave managers), carol of tenant 2 (a manager). Over HTTP, each
+    /// token says who.
+    #[arg(long = "as", default_value = "alice", conflicts_with = "http")]
+    actor: String,
 }
 
 /// Runs the command line.
@@ -188,6 +225,10 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Serve(serve)) => {
+            let http = match serve.http {
+                Some(addr) => Some((addr, http_options(addr, serve.public)?)),
+                None => None,
+            };
             let shop = open(&cli.database).await?;
             let views = shop.clone();
             let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
@@ -195,38 +236,91 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
                     "A shop's products, prices and orders. Writes wait for a manager's approval: tell the user; a manager finds the request with `shop requests`.",
                 )
                 .with_views(move |caller: &Caller| views.view_for(&caller.actor));
-            if serve.stdio {
-                let caller = shop.caller(&serve.who.actor).await?;
+            if let Some((addr, options)) = http {
+                eprintln!(
+                    "serving MCP at http://{addr}/mcp to clients that send `Authorization: Bearer <token>`, \
+                     a token from `shop token issue --as <actor>`"
+                );
+                let tokens = Tokens::new(shop.pool.clone());
+                server.serve_http(addr, tokens, options).await?;
+            } else {
+                let caller = shop.caller(&serve.actor).await?;
                 server.serve_stdio(caller).await?;
-            } else if let Some(addr) = serve.http {
-                let callers = load_callers(&shop).await?;
-                let authenticate = move |parts: &mcp::http::request::Parts| {
-                    let token = mcp::bearer_token(&parts.headers);
-                    callers
-                        .iter()
-                        .find(|c| Some(c.actor.name.as_str()) == token)
-                        .cloned()
-                        .ok_or_else(Rejection::unauthorized)
-                };
-                eprintln!("serving MCP at http://{addr}/mcp (bearer token: an actor's name)");
-                server
-                    .serve_http(addr, authenticate, HttpOptions::default())
-                    .await?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Token(command)) => {
+            let tokens = Tokens::new(open(&cli.database).await?.pool);
+            match command {
+                TokenCommand::Issue { actor, ttl } => {
+                    let issued = tokens.issue(&actor, ttl).await?;
+                    // The token alone on stdout, for `TOKEN=$(shop token issue ...)`.
+                    println!("{}", issued.token);
+                    eprintln!(
+                        "token {} for {actor}, until {}; shown this once, send it as \
+                         `Authorization: Bearer <token>`; revoke it with `shop token revoke {}`",
+                        issued.id, issued.expires, issued.id
+                    );
+                }
+                TokenCommand::List { actor } => print_tokens(&tokens.list(actor.as_deref()).await?),
+                TokenCommand::Revoke { id } => {
+                    let revocation = tokens.revoke(id).await?;
+                    if revocation.already {
+                        println!("token {id} ({}'s) was already revoked", revocation.actor);
+                    } else {
+                        println!(
+                            "revoked token {id} ({}'s): the next request that bears it is refused",
+                            revocation.actor
+                        );
+                    }
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-async fn load_callers(shop: &Shop) -> Result<Vec<Caller>, AnyError> {
-    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM actors ORDER BY name")
-        .fetch_all(&shop.pool)
-        .await?;
-    let mut callers = Vec::new();
-    for name in names {
-        callers.push(shop.caller(&name).await?);
+/// The HTTP options for serving at `addr`. An address other than loopback
+/// takes `--public`: serving other machines is a decision, not a default.
+fn http_options(addr: SocketAddr, public: bool) -> Result<HttpOptions, AnyError> {
+    if addr.ip().to_canonical().is_loopback() {
+        return Ok(HttpOptions::default());
     }
-    Ok(callers)
+    if !public {
+        return Err(format!(
+            "{addr} is not a loopback address: other machines could reach it. \
+             Serve on 127.0.0.1, or pass --public if they should"
+        )
+        .into());
+    }
+    eprintln!(
+        "shop: warning: serving on {addr}, which other machines reach, over plain HTTP: \
+         bearer tokens cross the network readable. Put a TLS proxy in front, and revoke \
+         any token that travelled in the clear"
+    );
+    // Clients reach a public server by names the shop cannot know. Checking
+    // `Host` guards against DNS rebinding, which gains a web page nothing
+    // here: every request needs a token, and browsers never add one.
+    Ok(HttpOptions::default().allowed_hosts(std::iter::empty::<String>()))
+}
+
+/// `30d`, `12h`, `15m` or `90s` as a duration.
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let invalid = || format!("`{text}` is not a duration such as 30d, 12h, 15m or 90s");
+    let unit = match text.chars().last() {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 60 * 60,
+        Some('d') => 24 * 60 * 60,
+        _ => return Err(invalid()),
+    };
+    let count: u64 = text[..text.len() - 1].parse().map_err(|_| invalid())?;
+    match count.checked_mul(unit) {
+        Some(0) => Err("a token must live longer than 0s".into()),
+        // A century is plenty: a longer one is likelier a typo.
+        Some(seconds) if seconds <= 100 * 365 * 24 * 60 * 60 => Ok(Duration::from_secs(seconds)),
+        _ => Err(format!("`{text}` is over the limit of 100 years")),
+    }
 }
 
 fn print_result(result: &Result<Value, CallError>) {
@@ -279,6 +373,27 @@ fn print_requests(pending: &[Approval]) {
         })
         .collect();
     print_table(&["id", "tool", "arguments", "requested by"], &rows);
+}
+
+/// The tokens as a table: everything but the tokens themselves.
+fn print_tokens(tokens: &[TokenInfo]) {
+    if tokens.is_empty() {
+        println!("no tokens");
+        return;
+    }
+    let rows: Vec<Vec<String>> = tokens
+        .iter()
+        .map(|t| {
+            vec![
+                t.id.to_string(),
+                t.actor.clone(),
+                t.created.clone(),
+                t.expires.clone(),
+                t.status.to_string(),
+            ]
+        })
+        .collect();
+    print_table(&["id", "actor", "created", "expires", "status"], &rows);
 }
 
 fn print_catalog(tools: &Tools) {

@@ -1,0 +1,239 @@
+//! Bearer tokens for `shop serve --http`: issued for an actor, with an
+//! expiry, revocable, and checked against the database on every request.
+//!
+//! A token is 256 random bits from the operating system, printed once. The
+//! database keeps only its SHA-256, so a copy of the database lets no one in;
+//! a plain hash suffices because the token is random, not a password to guess.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest as _, Sha256};
+use sqlx::sqlite::SqlitePool;
+use toolwright::mcp::http::StatusCode;
+use toolwright::mcp::http::request::Parts;
+use toolwright::mcp::{Authenticate, Rejection, bearer_token};
+
+use crate::app::{Actor, Caller, ShopError};
+
+/// What every token starts with, so that one found in a log or a file is
+/// recognised for what it is.
+pub const PREFIX: &str = "shop_";
+
+/// The shop's tokens, in its database. As an [`Authenticate`] it lets in
+/// the requests that bear a token neither expired nor revoked, as the
+/// token's actor.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    pool: SqlitePool,
+}
+
+/// A token just issued: the only time the token itself is at hand.
+#[derive(Debug)]
+pub struct Issued {
+    /// The token's id, to list and revoke it by.
+    pub id: i64,
+    /// The token, to send as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// When it stops working, as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub expires: String,
+}
+
+/// A revoked token.
+#[derive(Debug)]
+pub struct Revocation {
+    /// Whose it was.
+    pub actor: String,
+    /// Whether it had been revoked before.
+    pub already: bool,
+}
+
+/// A token as `shop token list` shows it: everything but the token.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenInfo {
+    /// Its id.
+    pub id: i64,
+    /// Whose it is.
+    pub actor: String,
+    /// When it was issued, as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub created: String,
+    /// When it stops working, as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub expires: String,
+    /// Whether it works now.
+    pub status: TokenStatus,
+}
+
+/// Whether a token works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
+#[sqlx(rename_all = "lowercase")]
+pub enum TokenStatus {
+    /// Neither expired nor revoked.
+    Active,
+    /// Past its expiry.
+    Expired,
+    /// Revoked.
+    Revoked,
+}
+
+impl std::fmt::Display for TokenStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TokenStatus::Active => "active",
+            TokenStatus::Expired => "expired",
+            TokenStatus::Revoked => "revoked",
+        })
+    }
+}
+
+/// Why a bearer token was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// No token has this hash: a mistyped token, an actor's name, anything.
+    #[error("unknown token")]
+    Unknown,
+    /// Past its expiry.
+    #[error("the token has expired")]
+    Expired,
+    /// Revoked with `shop token revoke`.
+    #[error("the token has been revoked")]
+    Revoked,
+    /// The database could not be asked.
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+}
+
+/// A time column (Unix seconds) as people read it, in UTC, as SQL.
+fn readable(column: &str) -> String {
+    format!("strftime('%Y-%m-%dT%H:%M:%SZ', {column}, 'unixepoch')")
+}
+
+/// The status of the row in `tokens` at `now` (bound as `?1`), as SQL.
+const STATUS: &str = "CASE WHEN revoked_at IS NOT NULL THEN 'revoked' \
+                      WHEN expires_at <= ?1 THEN 'expired' ELSE 'active' END";
+
+impl Tokens {
+    /// The tokens in the shop's database.
+    pub fn new(pool: SqlitePool) -> Tokens {
+        Tokens { pool }
+    }
+
+    /// Issues a token for `actor`, valid for `ttl`.
+    pub async fn issue(&self, actor: &str, ttl: Duration) -> Result<Issued, ShopError> {
+        let actor = Actor::load(&self.pool, actor).await?;
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(ShopError::Random)?;
+        let token = format!("{PREFIX}{}", hex(&secret));
+        let now = now();
+        let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
+        let (id, expires): (i64, String) = sqlx::query_as(&format!(
+            "INSERT INTO tokens (hash, actor, created_at, expires_at) VALUES (?, ?, ?, ?) \
+             RETURNING id, {}",
+            readable("expires_at")
+        ))
+        .bind(hash(&token).as_slice())
+        .bind(&actor.name)
+        .bind(now)
+        .bind(now.saturating_add(ttl))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Issued { id, token, expires })
+    }
+
+    /// Revokes token `id`: the next request that bears it is refused.
+    pub async fn revoke(&self, id: i64) -> Result<Revocation, ShopError> {
+        let revoked: Option<String> = sqlx::query_scalar(
+            "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING actor",
+        )
+        .bind(now())
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(actor) = revoked {
+            return Ok(Revocation {
+                actor,
+                already: false,
+            });
+        }
+        let actor: String = sqlx::query_scalar("SELECT actor FROM tokens WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(ShopError::NotFound("token"))?;
+        Ok(Revocation {
+            actor,
+            already: true,
+        })
+    }
+
+    /// Every token, or `actor`'s, oldest first.
+    pub async fn list(&self, actor: Option<&str>) -> Result<Vec<TokenInfo>, ShopError> {
+        let sql = format!(
+            "SELECT id, actor, {} AS created, {} AS expires, {STATUS} AS status FROM tokens \
+             WHERE ?2 IS NULL OR actor = ?2 ORDER BY id",
+            readable("created_at"),
+            readable("expires_at"),
+        );
+        Ok(sqlx::query_as(&sql)
+            .bind(now())
+            .bind(actor)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// The caller a request bearing `token` acts as.
+    pub async fn caller(&self, token: &str) -> Result<Caller, Refused> {
+        let row: Option<(TokenStatus, String, i64, bool)> = sqlx::query_as(&format!(
+            "SELECT {STATUS}, a.name, a.tenant, a.manager \
+             FROM tokens JOIN actors a ON a.name = tokens.actor WHERE hash = ?2"
+        ))
+        .bind(now())
+        .bind(hash(token).as_slice())
+        .fetch_optional(&self.pool)
+        .await?;
+        match row.ok_or(Refused::Unknown)? {
+            (TokenStatus::Active, name, tenant, manager) => Ok(Caller {
+                actor: Actor {
+                    name,
+                    tenant,
+                    manager,
+                },
+            }),
+            (TokenStatus::Expired, ..) => Err(Refused::Expired),
+            (TokenStatus::Revoked, ..) => Err(Refused::Revoked),
+        }
+    }
+}
+
+/// Each request is looked up afresh: a token revoked or expired a moment
+/// ago is refused, without a restart.
+impl Authenticate<Caller> for Tokens {
+    async fn authenticate(&self, parts: &Parts) -> Result<Caller, Rejection> {
+        let token = bearer_token(&parts.headers).ok_or_else(Rejection::unauthorized)?;
+        self.caller(token).await.map_err(|refused| match refused {
+            Refused::Database(error) => {
+                eprintln!("shop: checking a bearer token failed: {error}");
+                Rejection::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the token could not be checked",
+                )
+            }
+            other => Rejection::invalid_token(other.to_string()),
+        })
+    }
+}
+
+/// What the database keeps of a token. Looking the hash up, rather than
+/// comparing tokens, also leaves nothing to learn from the comparison's time.
+fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Unix seconds.
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
