@@ -66,7 +66,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -84,6 +84,7 @@ mod http_body;
 mod http_server;
 mod http_sessions;
 mod sessions;
+mod stdio;
 pub use auth::{
     Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,
 };
@@ -91,6 +92,7 @@ use elicit::Elicitation;
 use http_server::CallerContext;
 pub use http_server::{DEFAULT_HTTP_ADDR, HttpOptions};
 use sessions::Sessions;
+pub use stdio::StdioOptions;
 
 pub use axum;
 pub use http;
@@ -420,21 +422,6 @@ impl<C: Any + Send + Sync> McpServer<C> {
             context: Some(Arc::new(ctx)),
             sessions: true,
         }
-    }
-
-    /// Serves one client on stdin/stdout with a fixed context, until the
-    /// client closes the stream.
-    pub async fn serve_stdio(self, ctx: C) -> Result<(), ServeError> {
-        let running = self
-            .handler(ctx)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ServeError::new("starting the stdio session failed", e))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| ServeError::new("the stdio session failed", e))
     }
 }
 
