@@ -11,7 +11,7 @@ use serde::Serialize;
 ///
 /// Implemented for every `Fn(&Parts) -> Result<C, Rejection>` closure, for
 /// [`allow_anonymous`], and for the JWT validator
-/// [`JwtAuth`](crate::mcp::JwtAuth) (feature `oauth`). Implement it on
+/// `JwtAuth` (feature `oauth`). Implement it on
 /// your own type to check credentials that need to wait, such as opaque
 /// tokens looked up in a database:
 ///

@@ -26,7 +26,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///   before anything is read;
     /// - `authenticate`, which turns the request's HTTP parts (headers such
     ///   as a bearer token) into the caller's context, or refuses it with a
-    ///   [`Rejection`] (401s name the [`ResourceMetadata`](super::ResourceMetadata)
+    ///   [`Rejection`](super::Rejection) (401s name the [`ResourceMetadata`](super::ResourceMetadata)
     ///   it has, which is served at `/.well-known/oauth-protected-resource`);
     /// - sessions: a session belongs to the principal that opened it (its
     ///   [`Principal::id`](crate::Principal::id) when the executor knows the
