@@ -124,6 +124,43 @@ impl<C: Any + Send + Sync> McpServer<C> {
     where
         A: Authenticate<C>,
     {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| ServeError::new(format!("cannot bind {addr}"), e))?;
+        self.serve_http_on(listener, authenticate, options).await
+    }
+
+    /// Serves [`McpServer::http_router`] on a listener the application has
+    /// bound (on a port the system chose, say, or a socket handed over by
+    /// systemd, converted with [`TcpListener::from_std`](tokio::net::TcpListener::from_std)),
+    /// until the process ends.
+    ///
+    /// ```no_run
+    /// use toolwright::mcp::{allow_anonymous, HttpOptions, McpServer};
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let executor = Executor::new(Catalog::builder().build()?, Container::default())?;
+    /// let server = McpServer::<()>::new(executor, "demo", "0.1.0");
+    /// // Port 0: the system picks a free one.
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// println!("serving on http://{}/mcp", listener.local_addr()?);
+    /// server.serve_http_on(listener, allow_anonymous(()), HttpOptions::default()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn serve_http_on<A>(
+        self,
+        listener: tokio::net::TcpListener,
+        authenticate: A,
+        options: HttpOptions,
+    ) -> Result<(), ServeError>
+    where
+        A: Authenticate<C>,
+    {
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServeError::new("cannot read the listener's address", e))?;
         if authenticate.is_anonymous() && !addr.ip().is_loopback() {
             tracing::warn!(
                 %addr,
@@ -132,9 +169,6 @@ impl<C: Any + Send + Sync> McpServer<C> {
             );
         }
         let router = self.http_router(authenticate, options);
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| ServeError::new(format!("cannot bind {addr}"), e))?;
         axum::serve(listener, router)
             .await
             .map_err(|e| ServeError::new("serving HTTP failed", e))
