@@ -81,6 +81,7 @@ use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 mod auth;
 mod elicit;
 mod http_server;
+mod listener;
 mod sessions;
 pub use auth::{
     Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,
