@@ -83,6 +83,7 @@ mod elicit;
 mod http_body;
 mod http_server;
 mod http_sessions;
+mod listener;
 mod sessions;
 mod stdio;
 pub use auth::{
