@@ -3,7 +3,8 @@
 //! macros, in the same process, on loopback, in the same run.
 //!
 //! Both serve a two-integer `add` in stateless mode with JSON responses (the
-//! usual stateless deployment). A round runs each server for a fixed time
+//! usual stateless deployment): toolwright through `serve_http_on` with its
+//! default limits, rmcp's router through `axum::serve`. A round runs each server for a fixed time
 //! with the same number of concurrent keep-alive clients, in rotating order;
 //! the report is the median of the per-round ratios.
 //!
@@ -27,13 +28,17 @@ async fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
-fn toolwright_router() -> axum::Router {
+/// toolwright's own server, with every limit of `HttpOptions` at its
+/// default (connection cap, timeouts, body limit and deadline, CORS).
+async fn serve_toolwright() -> SocketAddr {
     let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
     let executor = Executor::new(catalog, Container::default()).unwrap();
-    McpServer::<()>::new(executor, "toolwright-bench", "0").http_router(
-        allow_anonymous(()),
-        HttpOptions::default().stateless(true).json_response(true),
-    )
+    let server = McpServer::<()>::new(executor, "toolwright-bench", "0");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = HttpOptions::default().stateless(true).json_response(true);
+    tokio::spawn(server.serve_http_on(listener, allow_anonymous(()), options));
+    addr
 }
 
 // ------------------------------------------------------------------- rmcp
@@ -128,7 +133,7 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let ours = format!("http://{}/mcp", serve(toolwright_router()).await);
+        let ours = format!("http://{}/mcp", serve_toolwright().await);
         let theirs = format!("http://{}/mcp", serve(rmcp_router()).await);
         let client = reqwest::Client::new();
         assert!(one_call(&client, &ours).await, "toolwright answers");
