@@ -515,9 +515,14 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 admin: false,
                 view: view_for(false),
             };
+            // One principal for every caller: its cap on sessions would be
+            // everyone's, and clients that never end theirs (HTTP DELETE),
+            // such as the TypeScript SDK's, would soon shut the rest out.
+            let mut options = HttpOptions::default();
+            options.max_sessions_per_principal = options.max_sessions;
             eprintln!("serving MCP at http://{addr}/mcp (no credentials: every caller is `guest`)");
             server(executor)
-                .serve_http(addr, mcp::allow_anonymous(guest), HttpOptions::default())
+                .serve_http(addr, mcp::allow_anonymous(guest), options)
                 .await?;
             Ok(())
         }
