@@ -19,7 +19,11 @@
 //! of a request to that model API instead, and exits. With `--stdio` it
 //! serves its tools to an MCP client on stdin/stdout (as the non-admin
 //! `local`); with `--http ADDR` over Streamable HTTP at `http://ADDR/mcp`,
-//! where the bearer token `ada-token` is an admin and `bob-token` is not.
+//! where the bearer token `ada-token` is an admin and `bob-token` is not;
+//! `--http ADDR --anonymous` asks for no credentials and makes every caller
+//! the non-admin `guest`, on a loopback address only (for clients that
+//! cannot send a token, such as the MCP conformance suite). `--help` lists
+//! the options.
 //! Over MCP, a client that declares elicitation asks its person to approve
 //! a write (the caller may approve their own there); any other client gets
 //! the request back.
@@ -372,22 +376,56 @@ enum Command {
     Demo,
     Tools(providers::Format),
     Stdio,
-    Http(std::net::SocketAddr),
+    Http {
+        addr: std::net::SocketAddr,
+        anonymous: bool,
+    },
+    Help,
 }
 
-const USAGE: &str = "usage: quickstart [--format NAME | --stdio | --http ADDR]";
+const USAGE: &str =
+    "usage: quickstart [--format NAME | --stdio | --http ADDR [--anonymous] | --help]";
+
+const HELP: &str = "\
+A shared task list served as tools. Without options, runs a narrated demo.
+
+  --format NAME          print the tools for a model API and exit: openai,
+                         openai-strict, openai-responses,
+                         openai-responses-strict, anthropic, gemini,
+                         gemini-json-schema
+  --stdio                serve MCP on stdin/stdout, as the non-admin `local`
+  --http ADDR            serve MCP at http://ADDR/mcp; the bearer token
+                         `ada-token` is an admin, `bob-token` is not
+  --http ADDR --anonymous
+                         the same without credentials: every caller is the
+                         non-admin `guest` (for clients that cannot send a
+                         token); ADDR must be loopback, such as 127.0.0.1:8000
+  --help                 print this and exit";
 
 fn parse(args: &[String]) -> Result<Command, String> {
+    let http = |text: &str, anonymous| match text.parse::<std::net::SocketAddr>() {
+        Err(e) => Err(format!(
+            "`{text}` is not an address such as 127.0.0.1:8000 ({e})"
+        )),
+        // Anyone who can reach an anonymous endpoint gets in: this one,
+        // only from this machine.
+        Ok(addr) if anonymous && !addr.ip().is_loopback() => Err(format!(
+            "--anonymous serves a loopback address only, such as 127.0.0.1:{}",
+            addr.port()
+        )),
+        Ok(addr) => Ok(Command::Http { addr, anonymous }),
+    };
     match args {
         [] => Ok(Command::Demo),
         [flag, name] if flag == "--format" => {
             name.parse().map(Command::Tools).map_err(|e| format!("{e}"))
         }
         [flag] if flag == "--stdio" => Ok(Command::Stdio),
-        [flag, addr] if flag == "--http" => addr
-            .parse()
-            .map(Command::Http)
-            .map_err(|e| format!("`{addr}` is not an address such as 127.0.0.1:8000 ({e})")),
+        [flag, addr] if flag == "--http" => http(addr, false),
+        [flag, addr, anonymous] if flag == "--http" && anonymous == "--anonymous" => {
+            http(addr, true)
+        }
+        [flag] if flag == "--help" || flag == "-h" => Ok(Command::Help),
         _ => Err(USAGE.into()),
     }
 }
@@ -416,7 +454,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     let approvals = match command {
         // Over MCP the person at the client approves their own agent's
         // writes, when asked through elicitation.
-        Command::Stdio | Command::Http(_) => Approvals::builder(MemoryLedger::new())
+        Command::Stdio | Command::Http { .. } => Approvals::builder(MemoryLedger::new())
             .allow_self_approval()
             .build(),
         // Four eyes and a day to decide: the default rules.
@@ -450,17 +488,46 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             server(executor).serve_stdio(local).await?;
             Ok(())
         }
-        Command::Http(addr) => {
+        Command::Http {
+            addr,
+            anonymous: false,
+        } => {
             let authenticate =
                 move |parts: &mcp::http::request::Parts| match mcp::bearer_token(&parts.headers) {
                     Some("ada-token") => Ok(ada.clone()),
                     Some("bob-token") => Ok(bob.clone()),
                     _ => Err(Rejection::unauthorized()),
                 };
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
-            let router = server(executor).http_router(authenticate, HttpOptions::default());
-            mcp::axum::serve(listener, router).await?;
+            eprintln!("serving MCP at http://{addr}/mcp (bearer token: ada-token or bob-token)");
+            server(executor)
+                .serve_http(addr, authenticate, HttpOptions::default())
+                .await?;
+            Ok(())
+        }
+        Command::Http {
+            addr,
+            anonymous: true,
+        } => {
+            // Whoever reaches the port gets in, as a guest who cannot
+            // delete and whose writes still wait for approval.
+            let guest = Actor {
+                name: "guest",
+                admin: false,
+                view: view_for(false),
+            };
+            // One principal for every caller: its cap on sessions would be
+            // everyone's, and clients that never end theirs (HTTP DELETE),
+            // such as the TypeScript SDK's, would soon shut the rest out.
+            let mut options = HttpOptions::default();
+            options.max_sessions_per_principal = options.max_sessions;
+            eprintln!("serving MCP at http://{addr}/mcp (no credentials: every caller is `guest`)");
+            server(executor)
+                .serve_http(addr, mcp::allow_anonymous(guest), options)
+                .await?;
+            Ok(())
+        }
+        Command::Help => {
+            println!("{USAGE}\n\n{HELP}");
             Ok(())
         }
         Command::Demo => {

@@ -1,5 +1,5 @@
-//! `cargo run -p quickstart [-- --format NAME | --stdio | --http ADDR]`;
-//! see the library's documentation.
+//! `cargo run -p quickstart [-- --format NAME | --stdio | --http ADDR [--anonymous]]`;
+//! see `--help` and the library's documentation.
 
 use std::process::ExitCode;
 

@@ -1,0 +1,469 @@
+//! Official MCP tools drive the quickstart's real binary over Streamable
+//! HTTP on loopback:
+//!
+//! - the MCP conformance suite (`@modelcontextprotocol/conformance`) runs
+//!   its default server scenarios against `--http ADDR --anonymous`, since
+//!   it sends no credentials;
+//! - MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`) lists
+//!   and calls tools with a bearer token, and is refused without one.
+//!
+//! Both need Node 22 (the suite calls `fs.globSync`; the Inspector asks
+//! for 22.19), which comes from npm too, as the `node` package. All three
+//! are pinned in `tests/node/package-lock.json` and installed with `npm ci`
+//! under the target directory on the first run (npm's registry must be
+//! reachable then), and reused while the lock file is unchanged.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The default scenarios (`conformance server --url URL`, suite `active`)
+/// of conformance 0.1.16 that the quickstart passes.
+const PASSES: [&str; 5] = [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+];
+
+/// What a default scenario calls that the quickstart does not offer. The
+/// scenarios are written against the reference server ("everything"):
+/// they call its fixture tools and the methods of capabilities the
+/// quickstart does not declare (it declares `tools` only), without
+/// looking at the capabilities first. None accepts "not offered" as a
+/// pass, so each is listed here, as an expected failure, with the request
+/// it fails on; the test checks that it fails there and nowhere else.
+enum Lacks {
+    /// A method of an undeclared capability: answered -32601, method not
+    /// found.
+    Method(&'static str),
+    /// A fixture tool of the reference server: answered -32602, unknown
+    /// tool (the quickstart's tools are a task list's).
+    Tool(&'static str),
+}
+
+/// The default scenarios the quickstart cannot pass, and why.
+const NOT_OFFERED: [(&str, Lacks); 25] = [
+    // Logging and completions: the quickstart declares neither.
+    ("logging-set-level", Lacks::Method("logging/setLevel")),
+    ("completion-complete", Lacks::Method("completion/complete")),
+    // Sets the log level before it calls its `test_tool_with_logging`.
+    ("tools-call-with-logging", Lacks::Method("logging/setLevel")),
+    // Fixture tools: a fixed text, an image, audio, an embedded resource,
+    // mixed content, a failing tool, progress notifications, and tools
+    // that ask the client for a sampling or for elicitations of given
+    // shapes (the quickstart elicits only approvals of its writes).
+    ("tools-call-simple-text", Lacks::Tool("test_simple_text")),
+    ("tools-call-image", Lacks::Tool("test_image_content")),
+    ("tools-call-audio", Lacks::Tool("test_audio_content")),
+    (
+        "tools-call-embedded-resource",
+        Lacks::Tool("test_embedded_resource"),
+    ),
+    (
+        "tools-call-mixed-content",
+        Lacks::Tool("test_multiple_content_types"),
+    ),
+    ("tools-call-error", Lacks::Tool("test_error_handling")),
+    (
+        "tools-call-with-progress",
+        Lacks::Tool("test_tool_with_progress"),
+    ),
+    ("tools-call-sampling", Lacks::Tool("test_sampling")),
+    ("tools-call-elicitation", Lacks::Tool("test_elicitation")),
+    (
+        "elicitation-sep1034-defaults",
+        Lacks::Tool("test_elicitation_sep1034_defaults"),
+    ),
+    (
+        "elicitation-sep1330-enums",
+        Lacks::Tool("test_elicitation_sep1330_enums"),
+    ),
+    // Resources and prompts: toolwright serves tools only.
+    ("resources-list", Lacks::Method("resources/list")),
+    ("resources-read-text", Lacks::Method("resources/read")),
+    ("resources-read-binary", Lacks::Method("resources/read")),
+    ("resources-templates-read", Lacks::Method("resources/read")),
+    ("resources-subscribe", Lacks::Method("resources/subscribe")),
+    // Subscribes before it unsubscribes.
+    (
+        "resources-unsubscribe",
+        Lacks::Method("resources/subscribe"),
+    ),
+    ("prompts-list", Lacks::Method("prompts/list")),
+    ("prompts-get-simple", Lacks::Method("prompts/get")),
+    ("prompts-get-with-args", Lacks::Method("prompts/get")),
+    (
+        "prompts-get-embedded-resource",
+        Lacks::Method("prompts/get"),
+    ),
+    ("prompts-get-with-image", Lacks::Method("prompts/get")),
+];
+
+impl Lacks {
+    /// The suite's message for a scenario that failed on this request.
+    fn failure(&self) -> String {
+        match self {
+            Lacks::Method(method) => format!("Failed: MCP error -32601: {method}"),
+            Lacks::Tool(tool) => format!("Failed: MCP error -32602: unknown tool `{tool}`"),
+        }
+    }
+}
+
+#[test]
+fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() {
+    let test = "the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature";
+    let Some(npm) = npm_or_skip(test) else {
+        return;
+    };
+    let server = Server::start(&["--anonymous"]);
+    let work = fresh_dir("conformance");
+    let baseline = work.join("expected-failures.yml");
+    let mut yaml = String::from("server:\n");
+    for (scenario, _) in &NOT_OFFERED {
+        yaml.push_str(&format!("  - {scenario}\n"));
+    }
+    std::fs::write(&baseline, yaml).unwrap();
+    let results = work.join("results");
+
+    // The suite fails on a scenario outside the baseline that fails, and
+    // on one inside it that passes.
+    let started = Instant::now();
+    let run = bounded(
+        Command::new(npm.node())
+            .arg(npm.bin("conformance"))
+            .args(["server", "--url", &server.url, "--expected-failures"])
+            .arg(&baseline)
+            .arg("--output-dir")
+            .arg(&results),
+        Duration::from_secs(300),
+    )
+    .unwrap_or_else(|why| panic!("{why}\n{}", server.log()));
+    println!("{}\n({:.1?})", run.stdout, started.elapsed());
+    assert!(run.status.success(), "{run}\n{}", server.log());
+
+    // Every scenario it ran is one of ours, and each failed one failed on
+    // the request it lacks, not on anything else.
+    let checks = checks_by_scenario(&results);
+    let ran: Vec<&str> = checks.iter().map(|(name, _)| name.as_str()).collect();
+    let mut expected: Vec<&str> = PASSES.to_vec();
+    expected.extend(NOT_OFFERED.iter().map(|(name, _)| *name));
+    expected.sort_unstable();
+    assert_eq!(ran, expected);
+    for (scenario, checks) in &checks {
+        let Some((_, lacks)) = NOT_OFFERED.iter().find(|(name, _)| name == scenario) else {
+            continue;
+        };
+        let failures: Vec<&Value> = checks
+            .iter()
+            .filter(|check| check["status"] != "SUCCESS" && check["status"] != "INFO")
+            .collect();
+        let [failure] = failures[..] else {
+            panic!("{scenario}: {failures:#?}")
+        };
+        assert_eq!(failure["errorMessage"], lacks.failure(), "{scenario}");
+    }
+}
+
+/// Each scenario's checks, by scenario name, sorted: the suite writes
+/// them to `results/server-SCENARIO-TIMESTAMP/checks.json`.
+fn checks_by_scenario(results: &Path) -> Vec<(String, Vec<Value>)> {
+    let mut scenarios = Vec::new();
+    for entry in std::fs::read_dir(results).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        // Then `-` and an ISO timestamp with `-` for `:` and `.`.
+        let scenario = &name["server-".len()..name.len() - "-2026-01-01T00-00-00-000Z".len()];
+        let checks = std::fs::read_to_string(dir.join("checks.json")).unwrap();
+        let checks = serde_json::from_str(&checks).unwrap();
+        scenarios.push((scenario.to_owned(), checks));
+    }
+    scenarios.sort_by(|a, b| a.0.cmp(&b.0));
+    scenarios
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_the_tools_a_bearer_token_may_see() {
+    let test = "the_inspector_cli_lists_and_calls_the_tools_a_bearer_token_may_see";
+    let Some(npm) = npm_or_skip(test) else {
+        return;
+    };
+    let server = Server::start(&[]);
+    let names = |token: &str| {
+        let listed = inspector(npm, &server, Some(token), &["--method", "tools/list"]);
+        let tools = listed["result"]["tools"].as_array().unwrap().iter();
+        tools
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names("ada-token"),
+        ["add_task", "clear_tasks", "delete_task", "list_tasks"]
+    );
+    // Not an administrator: the admin-tagged tool is not shown.
+    assert_eq!(
+        names("bob-token"),
+        ["add_task", "delete_task", "list_tasks"]
+    );
+
+    let called = inspector(
+        npm,
+        &server,
+        Some("bob-token"),
+        &["--method", "tools/call", "--tool-name", "list_tasks"],
+    );
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(called["result"]["structuredContent"], json!({"result": []}));
+}
+
+#[test]
+fn the_inspector_cli_without_a_valid_bearer_token_is_refused() {
+    let test = "the_inspector_cli_without_a_valid_bearer_token_is_refused";
+    let Some(npm) = npm_or_skip(test) else {
+        return;
+    };
+    let server = Server::start(&[]);
+    for token in [None, Some("mallory-token")] {
+        let refused = inspector(npm, &server, token, &["--method", "tools/list"]);
+        // The server's 401, as the Inspector reports it.
+        assert_eq!(
+            refused,
+            json!({"error": {
+                "code": "auth_required",
+                "message": "Error POSTing to endpoint: Unauthorized"
+            }}),
+            "{token:?}"
+        );
+    }
+}
+
+/// Runs the Inspector's CLI against `server` with `args`, as `token`'s
+/// bearer, and returns the JSON it printed: `{"result": …}` on stdout
+/// when it succeeded, `{"error": …}` on stderr when not.
+fn inspector(npm: &NpmTools, server: &Server, token: Option<&str>, args: &[&str]) -> Value {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspector-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut command = Command::new(npm.node());
+    command
+        .arg(npm.bin("mcp-inspector"))
+        .args(["--cli", &server.url, "--transport", "http"])
+        .args(args)
+        // Never an interactive OAuth login (nor a browser), and no state
+        // kept in the user's home.
+        .args(["--stored-auth-only", "--format", "json", "--quiet"])
+        .env("HOME", &home);
+    if let Some(token) = token {
+        command.args(["--header", &format!("Authorization: Bearer {token}")]);
+    }
+    let run = bounded(&mut command, Duration::from_secs(60))
+        .unwrap_or_else(|why| panic!("{why}\n{}", server.log()));
+    let printed = if run.status.success() {
+        &run.stdout
+    } else {
+        &run.stderr
+    };
+    serde_json::from_str(printed).unwrap_or_else(|e| panic!("{e}: {run}\n{}", server.log()))
+}
+
+// ------------------------------------------------------------ the npm tools
+
+/// Node 22 and the packages, installed under the target directory.
+struct NpmTools {
+    dir: PathBuf,
+}
+
+impl NpmTools {
+    fn node(&self) -> PathBuf {
+        self.dir.join("node_modules/.bin/node")
+    }
+
+    fn bin(&self, name: &str) -> PathBuf {
+        self.dir.join("node_modules/.bin").join(name)
+    }
+}
+
+/// The pinned packages, installed once per test process (the tests run
+/// in parallel and share them), or why they could not be.
+fn npm_tools() -> &'static Result<NpmTools, String> {
+    static TOOLS: OnceLock<Result<NpmTools, String>> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-conformance");
+        std::fs::create_dir_all(&dir).unwrap();
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(source.join(file), dir.join(file)).unwrap();
+        }
+        installed_once(&dir, &source.join("package-lock.json"), || {
+            let install = bounded(
+                Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--silent"])
+                    .current_dir(&dir),
+                Duration::from_secs(600),
+            )?;
+            if install.status.success() {
+                Ok(())
+            } else {
+                Err(format!("npm ci failed: {install}"))
+            }
+        })?;
+        Ok(NpmTools { dir })
+    })
+}
+
+/// The pinned packages, or `None` after a one-line message when they
+/// cannot be set up here (no npm, no registry). On CI (`CI=true`) that
+/// fails the test instead.
+fn npm_or_skip(test: &str) -> Option<&'static NpmTools> {
+    match npm_tools() {
+        Ok(tools) => Some(tools),
+        Err(why) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped {test}: the pinned npm packages are unavailable ({why})");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// Runs `install` into `dir` unless it last ran there for the same `pins`
+/// (a lock file), which a stamp in `dir` records.
+fn installed_once(
+    dir: &Path,
+    pins: &Path,
+    install: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    let pinned = std::fs::read_to_string(pins).unwrap();
+    let stamp = dir.join("installed.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
+        install()?;
+        std::fs::write(&stamp, pinned).unwrap();
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------ the processes
+
+/// Kills the process when the test ends, passed or not.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a finished command printed.
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n{}\n{}", self.status, self.stdout, self.stderr)
+    }
+}
+
+/// Runs `command` to its end, or kills it after `timeout`.
+fn bounded(command: &mut Command, timeout: Duration) -> Result<Run, String> {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    let mut process = Process(child);
+    // Both pipes are read while the command runs, or it blocks on a full one.
+    let stdout = read_all(process.0.stdout.take().unwrap());
+    let stderr = read_all(process.0.stderr.take().unwrap());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = process.0.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            drop(process);
+            return Err(format!("{command:?} did not end within {timeout:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Ok(Run {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    })
+}
+
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// An empty directory of this name under the target directory.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The quickstart serving MCP over HTTP on a free loopback port, until
+/// dropped.
+struct Server {
+    _process: Process,
+    url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts `quickstart --http 127.0.0.1:PORT` with `flags`.
+    fn start(flags: &[&str]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("quickstart-{port}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+            .args(["--http", &addr])
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut process = Process(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(&addr).is_err() {
+            let exited = process.0.try_wait().unwrap();
+            assert!(
+                exited.is_none() && Instant::now() < deadline,
+                "the quickstart did not start on {addr} ({exited:?}):\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Server {
+            _process: process,
+            url: format!("http://{addr}/mcp"),
+            log,
+        }
+    }
+
+    /// What the quickstart wrote to stderr, for failure messages.
+    fn log(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        format!("quickstart's stderr:\n{log}")
+    }
+}
