@@ -384,3 +384,15 @@ async fn a_protected_endpoint_names_its_metadata_in_every_401_and_serves_it() {
     }
     assert_eq!(post(&url, "good", initialize()).await.status(), 200);
 }
+
+#[tokio::test]
+async fn an_anonymous_endpoint_caps_sessions_in_all_not_per_principal() {
+    let options = HttpOptions::default().max_sessions(3, 1);
+    let url = serve(options, toolwright::mcp::allow_anonymous(Actor("guest"))).await;
+    // Every caller is the same guest: one session each would shut out all
+    // but the first client.
+    for _ in 0..3 {
+        open_session(&url, "any").await;
+    }
+    assert_eq!(post(&url, "any", initialize()).await.status(), 503);
+}

@@ -84,10 +84,18 @@ impl<C: Any + Send + Sync> McpServer<C> {
             // rmcp's own idle timer closes what the guard no longer lists.
             manager.session_config.keep_alive = Some(options.session_idle_timeout);
             let manager = Arc::new(manager);
+            // Anonymous callers are all one principal: a cap per principal
+            // would be everyone's, and clients that never end their
+            // sessions would soon shut out the rest.
+            let per_principal = if authenticate.is_anonymous() {
+                options.max_sessions
+            } else {
+                options.max_sessions_per_principal
+            };
             let guard = SessionGuard::new(
                 manager.clone(),
                 options.max_sessions,
-                options.max_sessions_per_principal,
+                per_principal,
                 options.session_idle_timeout,
             );
             let service = StreamableHttpService::new(factory, manager, config);
@@ -316,7 +324,9 @@ pub struct HttpOptions {
     /// refused with 503 (default 1,000).
     pub max_sessions: usize,
     /// At most this many sessions per principal; an `initialize` over it
-    /// is refused with 429 (default 16).
+    /// is refused with 429 (default 16). Not applied to an
+    /// [`allow_anonymous`](super::allow_anonymous) endpoint, whose callers
+    /// are all one principal.
     pub max_sessions_per_principal: usize,
     /// A session without a request for this long is closed (default 5 min).
     pub session_idle_timeout: Duration,
