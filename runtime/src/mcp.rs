@@ -83,6 +83,8 @@ mod elicit;
 mod http_body;
 mod http_server;
 mod http_sessions;
+#[cfg(feature = "oauth")]
+mod jwt;
 mod listener;
 mod sessions;
 mod stdio;
@@ -92,11 +94,15 @@ pub use auth::{
 use elicit::Elicitation;
 use http_server::CallerContext;
 pub use http_server::{DEFAULT_HTTP_ADDR, HttpOptions};
+#[cfg(feature = "oauth")]
+pub use jwt::{Claims, JwtAuth};
 use sessions::Sessions;
 pub use stdio::StdioOptions;
 
 pub use axum;
 pub use http;
+#[cfg(feature = "oauth")]
+pub use jsonwebtoken;
 pub use rmcp;
 
 /// The `_meta` key under which a `tools/call` result that waits for
