@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use toolwright::mcp::{HttpOptions, JwtAuth, McpServer, ResourceMetadata};
-use toolwright::{Catalog, Container, Context, Executor, Selector, View, tool};
+use toolwright::{Catalog, Container, Context, Executor, Principal, Selector, View, tool};
 
 mod mcp_client;
 use mcp_client::{call, text, tool_names};
@@ -25,6 +25,13 @@ const ISSUER: &str = "https://login.example.test";
 struct User {
     sub: String,
     scopes: Vec<String>,
+}
+
+/// Sessions belong to the subject, whatever token it comes with.
+impl Principal for User {
+    fn id(&self) -> &str {
+        &self.sub
+    }
 }
 
 /// Who is calling, with the scopes of their token.
@@ -169,7 +176,10 @@ async fn serve(jwks_url: &str, configure: impl FnOnce(JwtAuth) -> JwtAuth) -> En
             scopes: claims.scopes.clone(),
         })
     });
-    let executor = Executor::new(Catalog::discover().unwrap(), Container::default()).unwrap();
+    let executor = Executor::builder(Catalog::discover().unwrap(), Container::default())
+        .principal::<User>()
+        .build()
+        .unwrap();
     let server = McpServer::new(executor, "oauth-test", "0.1.0").with_views(|user: &User| {
         if user.scopes.iter().any(|s| s == "tools:admin") {
             View::new(Selector::All)
@@ -227,6 +237,26 @@ async fn initialize(endpoint: &Endpoint, token: Option<&str>) -> reqwest::Respon
         request = request.header("authorization", format!("Bearer {token}"));
     }
     request.send().await.unwrap()
+}
+
+/// A POST of `body` in `session`, with `token`.
+async fn in_session(
+    endpoint: &Endpoint,
+    token: &str,
+    session: &str,
+    body: Value,
+) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(&endpoint.url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", session)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
 }
 
 fn challenge(response: &reqwest::Response) -> String {
@@ -538,4 +568,33 @@ async fn the_metadata_names_the_issuer_as_authorization_server() {
         assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
     }
     assert_eq!(jwks.hits(), 0, "serving the metadata needs no keys");
+}
+
+#[tokio::test]
+async fn a_refreshed_token_keeps_the_session_of_its_subject() {
+    let a = key_a();
+    let jwks = JwksServer::start(jwks(&[&a])).await;
+    let endpoint = serve(&jwks.url, |auth| auth).await;
+    let first = a.sign(&claims(&endpoint, json!({})));
+    let response = initialize(&endpoint, Some(&first)).await;
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+
+    // The client refreshes its token: another token, the same subject.
+    let refreshed = a.sign(&claims(&endpoint, json!({"exp": now() + 7200})));
+    assert_ne!(first, refreshed);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = in_session(&endpoint, &refreshed, &session, initialized).await;
+    assert_eq!(response.status(), 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let response = in_session(&endpoint, &refreshed, &session, list.clone()).await;
+    assert_eq!(response.status(), 200);
+
+    // Another subject's valid token is a stranger to it.
+    let bob = a.sign(&claims(&endpoint, json!({"sub": "bob"})));
+    let response = in_session(&endpoint, &bob, &session, list).await;
+    assert_eq!(response.status(), 404);
 }

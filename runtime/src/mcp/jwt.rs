@@ -58,10 +58,14 @@ type ClaimsAsContext = fn(&Claims) -> Result<Claims, Rejection>;
 ///
 /// ```
 /// use toolwright::mcp::{HttpOptions, JwtAuth, McpServer, Rejection, ResourceMetadata};
-/// use toolwright::{Catalog, Container, Executor};
+/// use toolwright::{Catalog, Container, Executor, Principal};
 ///
 /// #[derive(Clone)]
 /// struct User { id: String, may_write: bool }
+///
+/// impl Principal for User {
+///     fn id(&self) -> &str { &self.id }
+/// }
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let metadata = ResourceMetadata::new("https://tools.example.com/mcp", ["https://login.example.com"])
@@ -75,7 +79,8 @@ type ClaimsAsContext = fn(&Claims) -> Result<Claims, Rejection>;
 ///     });
 ///
 /// # let catalog = Catalog::builder().build()?;
-/// let executor = Executor::new(catalog, Container::default())?;
+/// // Sessions belong to the user, not to one token (see below).
+/// let executor = Executor::builder(catalog, Container::default()).principal::<User>().build()?;
 /// let server = McpServer::<User>::new(executor, "tools", "1.0.0");
 /// let router = server.http_router(auth, HttpOptions::default().allowed_hosts(["tools.example.com"]));
 /// # let _ = router;
@@ -106,6 +111,14 @@ type ClaimsAsContext = fn(&Claims) -> Result<Claims, Rejection>;
 /// At the authorization server, register the endpoint (an "API" or
 /// "resource") with its URL as the audience, or name the audience it uses
 /// with [`audiences`](JwtAuth::audiences).
+///
+/// A session belongs to whoever opened it. Implement
+/// [`Principal`](crate::Principal) on the context, its id the token's
+/// subject, and name it with
+/// [`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal), as
+/// above: the session is then the user's and goes on when the client
+/// refreshes its token. Without it the session belongs to the token, and
+/// a refreshed one gets 404 for it and starts a new session.
 ///
 /// # What is checked
 ///
