@@ -28,6 +28,15 @@ async fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// toolwright's router alone, with its request limits at their defaults.
+fn toolwright_router() -> axum::Router {
+    let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let options = HttpOptions::default().stateless(true).json_response(true);
+    McpServer::<()>::new(executor, "toolwright-bench", "0")
+        .http_router(allow_anonymous(()), options)
+}
+
 /// toolwright's own server, with every limit of `HttpOptions` at its
 /// default (connection cap, timeouts, body limit and deadline, CORS).
 async fn serve_toolwright() -> SocketAddr {
@@ -133,7 +142,14 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let ours = format!("http://{}/mcp", serve_toolwright().await);
+        // `MCP_HTTP_ROUTER=1`: toolwright's router under `axum::serve`,
+        // without the connection limits, to tell their cost apart.
+        let ours = if std::env::var_os("MCP_HTTP_ROUTER").is_some() {
+            serve(toolwright_router()).await
+        } else {
+            serve_toolwright().await
+        };
+        let ours = format!("http://{ours}/mcp");
         let theirs = format!("http://{}/mcp", serve(rmcp_router()).await);
         let client = reqwest::Client::new();
         assert!(one_call(&client, &ours).await, "toolwright answers");
