@@ -128,7 +128,34 @@ fn median(mut values: Vec<f64>) -> (f64, f64, f64) {
     (at(0.5), at(0.1), at(0.9))
 }
 
+/// `MCP_HTTP_COUNT=N MCP_HTTP_SERVER=toolwright|router|rmcp`: N calls one
+/// after another against one server on a single thread, for counting
+/// instructions per call with callgrind (throughput on a shared machine
+/// is too noisy to resolve a few percent).
+fn count(calls: usize, server: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let addr = match server {
+            "toolwright" => serve_toolwright().await,
+            "router" => serve(toolwright_router()).await,
+            _ => serve(rmcp_router()).await,
+        };
+        let url = format!("http://{addr}/mcp");
+        let client = reqwest::Client::new();
+        for _ in 0..calls {
+            assert!(one_call(&client, &url).await, "a call failed");
+        }
+    });
+}
+
 fn main() {
+    if let Some(calls) = std::env::var("MCP_HTTP_COUNT").ok().and_then(|n| n.parse().ok()) {
+        let server = std::env::var("MCP_HTTP_SERVER").unwrap_or_default();
+        return count(calls, &server);
+    }
     // `cargo test --benches` runs this without `--bench`: one short round.
     let full = std::env::args().any(|a| a == "--bench");
     let (rounds, duration) = if full {
