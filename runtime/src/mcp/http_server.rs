@@ -526,40 +526,6 @@ impl AllowedOrigin {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allowed_origins_match_as_rmcp_matches_them() {
-        let admits = |entry: &str, origin: &str| {
-            AllowedOrigin::parse(entry)
-                .unwrap()
-                .admits(&Origin::parse(origin).unwrap())
-        };
-        assert!(admits("http://localhost:*", "http://localhost:5173"));
-        assert!(admits("http://localhost:*", "http://LOCALHOST"));
-        assert!(!admits("http://localhost:*", "https://localhost:5173"));
-        assert!(!admits(
-            "http://localhost:*",
-            "http://localhost.evil.com:80"
-        ));
-        assert!(admits("http://[::1]:*", "http://[::1]:8080"));
-        assert!(admits(
-            "https://app.example.com",
-            "https://app.example.com:8443"
-        ));
-        assert!(admits(
-            "https://app.example.com:443",
-            "https://app.example.com"
-        ));
-        assert!(!admits(
-            "https://app.example.com:443",
-            "https://app.example.com:444"
-        ));
-    }
-}
-
 /// rmcp's service behind an `Arc`. axum clones the service under each
 /// layer for every request, and rmcp's carries its whole configuration
 /// (origin and host lists): shared, a request costs a reference count.
@@ -593,5 +559,39 @@ where
             let response = service.handle(request).await;
             Ok(axum::response::IntoResponse::into_response(response))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_origins_match_as_rmcp_matches_them() {
+        let admits = |entry: &str, origin: &str| {
+            AllowedOrigin::parse(entry)
+                .unwrap()
+                .admits(&Origin::parse(origin).unwrap())
+        };
+        assert!(admits("http://localhost:*", "http://localhost:5173"));
+        assert!(admits("http://localhost:*", "http://LOCALHOST"));
+        assert!(!admits("http://localhost:*", "https://localhost:5173"));
+        assert!(!admits(
+            "http://localhost:*",
+            "http://localhost.evil.com:80"
+        ));
+        assert!(admits("http://[::1]:*", "http://[::1]:8080"));
+        assert!(admits(
+            "https://app.example.com",
+            "https://app.example.com:8443"
+        ));
+        assert!(admits(
+            "https://app.example.com:443",
+            "https://app.example.com"
+        ));
+        assert!(!admits(
+            "https://app.example.com:443",
+            "https://app.example.com:444"
+        ));
     }
 }
