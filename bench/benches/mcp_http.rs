@@ -152,7 +152,10 @@ fn count(calls: usize, server: &str) {
 }
 
 fn main() {
-    if let Some(calls) = std::env::var("MCP_HTTP_COUNT").ok().and_then(|n| n.parse().ok()) {
+    if let Some(calls) = std::env::var("MCP_HTTP_COUNT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
         let server = std::env::var("MCP_HTTP_SERVER").unwrap_or_default();
         return count(calls, &server);
     }
