@@ -791,6 +791,8 @@ impl Executor {
 
     /// Tells the observers of a call that ended before it started, with
     /// `error`: of the tool `found`, or of no tool by the name `name`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn refused<C: Any + Send + Sync>(
         &self,
         found: Option<&Found>,
@@ -816,6 +818,17 @@ impl Executor {
         ctx: &'a C,
     ) -> Option<Box<Recording<'a>>> {
         let observers = self.observers()?;
+        self.record(observers, found, ctx)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record<'a, C: Any + Send + Sync>(
+        &'a self,
+        observers: &'a Observers,
+        found: &'a Found,
+        ctx: &'a C,
+    ) -> Option<Box<Recording<'a>>> {
         let tool = found.tool();
         let served = tool.served();
         Some(Box::new(Recording::start(

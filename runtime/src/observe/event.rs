@@ -78,7 +78,7 @@ pub enum Event {
 /// executor.invoke("add", json!({"a": 2, "b": 3}), &()).await.unwrap();
 ///
 /// let entry = log.wait_for(1).await.remove(0);
-/// let Event::Call(call) = &entry.event else { panic!("{entry:?}") };
+/// let Event::Call(call) = &*entry.event else { panic!("{entry:?}") };
 /// assert_eq!(call.key, Some("math.add"));
 /// assert_eq!(call.outcome, OutcomeClass::Ok);
 /// assert_eq!(call.arguments, Some(json!({"a": 2, "b": 3})));

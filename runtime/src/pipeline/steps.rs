@@ -129,6 +129,8 @@ pub(super) async fn preflight<T: Tool>(
 
 /// Leaves the validated arguments of a call that builds no invocation,
 /// and their digest, for its event.
+#[cold]
+#[inline(never)]
 fn validated<T: Tool>(watch: &dyn Watch, key: &str, args: &T) {
     // Arguments that came through validation always serialize.
     let arguments = crate::util::json::to_value(args).unwrap_or(Value::Null);
