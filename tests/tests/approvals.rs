@@ -631,3 +631,74 @@ async fn a_policy_ask_on_a_read_tool_goes_through_the_ledger_for_the_identified_
     ));
     assert_eq!(runs.count(), 1);
 }
+
+/// A ledger whose approvals are always being consumed by another call:
+/// `consume` finds none, while the row still reads `approved` (as a
+/// PostgreSQL row locked by a concurrent consumer does until it commits).
+struct TakenElsewhere(MemoryLedger);
+
+impl ApprovalLedger for TakenElsewhere {
+    fn record(&self, new: NewApproval) -> BoxFuture<'_, Result<Approval, LedgerError>> {
+        self.0.record(new)
+    }
+    fn get(&self, id: ApprovalId) -> BoxFuture<'_, Result<Approval, LedgerError>> {
+        self.0.get(id)
+    }
+    fn latest<'a>(
+        &'a self,
+        digest: &'a Digest,
+        requested_by: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Approval>, LedgerError>> {
+        self.0.latest(digest, requested_by)
+    }
+    fn list(
+        &self,
+        status: Status,
+        now: SystemTime,
+    ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
+        self.0.list(status, now)
+    }
+    fn decide(
+        &self,
+        id: ApprovalId,
+        review: Review,
+    ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
+        self.0.decide(id, review)
+    }
+    fn consume<'a>(
+        &'a self,
+        _: &'a Digest,
+        _: &'a str,
+        _: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<Approval>, LedgerError>> {
+        Box::pin(async { Ok(None) })
+    }
+    fn settle(
+        &self,
+        id: ApprovalId,
+        settlement: Settlement,
+        at: SystemTime,
+    ) -> BoxFuture<'_, Result<Approval, LedgerError>> {
+        self.0.settle(id, settlement, at)
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_consume_an_approval_does_not_run_on_it() {
+    let setup = setup(Approvals::new(TakenElsewhere(MemoryLedger::new())));
+    let id = ask(&setup, payment(None), &ALICE).await;
+    setup.approvals.approve(id, &BOB, "ok").await.unwrap();
+    // A preflight, which only looks, says the call would run.
+    let preflight = setup.executor.preflight("pay", payment(None), &ALICE).await;
+    assert!(
+        matches!(preflight, Ok(Preflight::WouldRun)),
+        "{preflight:?}"
+    );
+    // The approval reads `approved`, but this call did not get it: it waits.
+    let call = setup.executor.invoke("pay", payment(None), &ALICE).await;
+    assert!(
+        matches!(call, Err(CallError::ApprovalRequired(_))),
+        "{call:?}"
+    );
+    assert_eq!(setup.runs.count(), 0);
+}

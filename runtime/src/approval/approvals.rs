@@ -448,7 +448,16 @@ impl Approvals {
             self.ledger().latest(digest, requested_by).await?
         };
         match latest {
-            Some(approval) if approval.status == Status::Approved && !approval.is_expired(now) => {
+            // Only a preflight reads an approval as "would run". A call
+            // whose consume found none must not run on it: the approval may
+            // be another call's, mid-consume (PostgreSQL's consumer skips a
+            // row another holds locked, and the row still reads `approved`
+            // until that call's statement commits).
+            Some(approval)
+                if preflight
+                    && approval.status == Status::Approved
+                    && !approval.is_expired(now) =>
+            {
                 Ok(Admission::Run(None))
             }
             Some(approval) if approval.status == Status::Rejected && approval.expires_at > now => {

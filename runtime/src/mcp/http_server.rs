@@ -77,7 +77,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 config,
             );
             axum::Router::new()
-                .nest_service("/mcp", service)
+                .nest_service("/mcp", Endpoint(Arc::new(service)))
                 .layer(read_body)
         } else {
             let mut manager = LocalSessionManager::default();
@@ -101,7 +101,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
             let service = StreamableHttpService::new(factory, manager, config);
             let shared = self.shared.clone();
             axum::Router::new()
-                .nest_service("/mcp", service)
+                .nest_service("/mcp", Endpoint(Arc::new(service)))
                 .layer(read_body)
                 .layer(axum::middleware::from_fn(
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
@@ -557,5 +557,41 @@ mod tests {
             "https://app.example.com:443",
             "https://app.example.com:444"
         ));
+    }
+}
+
+/// rmcp's service behind an `Arc`. axum clones the service under each
+/// layer for every request, and rmcp's carries its whole configuration
+/// (origin and host lists): shared, a request costs a reference count.
+struct Endpoint<S, M>(Arc<StreamableHttpService<S, M>>);
+
+impl<S, M> Clone for Endpoint<S, M> {
+    fn clone(&self) -> Self {
+        Endpoint(self.0.clone())
+    }
+}
+
+impl<S, M> tower_service::Service<axum::extract::Request> for Endpoint<S, M>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    M: rmcp::transport::streamable_http_server::SessionManager,
+{
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move {
+            let response = service.handle(request).await;
+            Ok(axum::response::IntoResponse::into_response(response))
+        })
     }
 }
