@@ -5,7 +5,7 @@
 // util < effect, concurrency < request < error < approval < context < invocation < hook
 // < principal < scope
 // < inject < args, schema < tool < pipeline < registration < catalog
-// < executor < providers, mcp < __private.
+// < registry < observe < executor < providers, mcp < __private.
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
@@ -24,6 +24,7 @@ mod inject;
 mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod observe;
 mod pipeline;
 mod principal;
 #[cfg(feature = "providers")]

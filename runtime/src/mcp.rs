@@ -620,7 +620,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let ctx = self.caller(&request)?;
         let name = call.name.as_ref();
         let executor = self.executor_for(ctx);
-        let found = match executor.find(name) {
+        let found = match executor.find_call(name, ctx) {
             Ok(found) => found,
             Err(CallError::UnknownTool { .. }) => {
                 // The name is the client's, of any length: quoted up to a prefix.

@@ -2,7 +2,7 @@
 //! eyes, the approver's role) and the operations people and calls use.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
 use super::ledger::{
@@ -86,7 +86,12 @@ struct Rules {
     ttl: Duration,
     self_approval: bool,
     approver_role: Option<String>,
+    /// Executors' observers, told of every decision made here.
+    taps: Mutex<Vec<Weak<DecisionTap>>>,
 }
+
+/// How an executor's observers hear of approval decisions.
+pub(crate) type DecisionTap = dyn Fn(&Approval) + Send + Sync;
 
 /// Builds [`Approvals`] with rules other than the defaults.
 ///
@@ -211,6 +216,7 @@ impl Approvals {
                 ttl: DEFAULT_APPROVAL_TTL,
                 self_approval: false,
                 approver_role: None,
+                taps: Mutex::new(Vec::new()),
             },
         }
     }
@@ -385,7 +391,28 @@ impl Approvals {
             reason: (!reason.is_empty()).then(|| reason.to_owned()),
             at: SystemTime::now(),
         };
-        self.ledger().decide(id, decision).await
+        let decided = self.ledger().decide(id, decision).await?;
+        self.taps().retain(|tap| match tap.upgrade() {
+            Some(tap) => {
+                tap(&decided);
+                true
+            }
+            None => false,
+        });
+        Ok(decided)
+    }
+
+    /// Tells `tap` of every decision from now on, while it lives elsewhere
+    /// (the executor holds it).
+    pub(crate) fn tap(&self, tap: &Arc<DecisionTap>) {
+        self.taps().push(Arc::downgrade(tap));
+    }
+
+    fn taps(&self) -> MutexGuard<'_, Vec<Weak<DecisionTap>>> {
+        self.inner
+            .taps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records how the call that consumed `id` ended: what a person does

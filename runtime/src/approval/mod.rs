@@ -34,6 +34,7 @@ mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
+pub(crate) use approvals::DecisionTap;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL};
 pub use ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,

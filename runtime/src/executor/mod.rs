@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::approval::Approvals;
+use crate::approval::{Approval, Approvals, DecisionTap};
 #[cfg(feature = "mcp")]
 use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced};
+use crate::observe::{self, Event, Observer, ObserverStats, Observers, Pending, Recording};
+use crate::pipeline::{self, Env, ExclusiveGate, Services, Traced, Watch};
 use crate::principal::{Identify, Principal};
-use crate::registry::{Current, Registry, Tools, View};
+use crate::registry::{Change, Current, Registry, Tap, Tools, View};
 use crate::request::ApprovalRequest;
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
@@ -78,6 +79,15 @@ pub struct Executor {
 struct ExecutorInner {
     registry: Registry,
     services: Services,
+    observing: Option<Observing>,
+}
+
+/// An executor's running observers, and the taps through which its
+/// registry and approvals reach them (held here: they hold them weakly).
+struct Observing {
+    observers: Arc<Observers>,
+    _registry: Arc<Tap>,
+    _decisions: Option<Arc<DecisionTap>>,
 }
 
 /// A tool looked up for a call: the snapshot that holds it (kept for the
@@ -148,6 +158,12 @@ pub enum ExecutorProblem {
         /// Where the tool was declared.
         location: Location,
         /// The schema compiler's message.
+        message: String,
+    },
+    /// An observer's thread could not be started.
+    #[error("an observer's thread could not be started: {message}")]
+    ObserverThread {
+        /// The operating system's message.
         message: String,
     },
 }
@@ -230,6 +246,8 @@ pub struct ExecutorBuilder {
     max_result: usize,
     approvals: Option<Approvals>,
     principal: Option<Identify>,
+    observers: Vec<Pending>,
+    observer_queue: usize,
 }
 
 /// At most how many characters of a result a model is shown, for tools
@@ -370,6 +388,65 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Tells `observer` about every call, registry change and approval
+    /// decision of the executor (see [`observe`](crate::observe)). Call it
+    /// once per observer; each gets its own queue and thread.
+    ///
+    /// A call never waits for an observer, and with none a call builds no
+    /// event at all.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::observe::{Event, ExecutionLog};
+    /// use toolwright::{tool, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let log = ExecutionLog::new(1_000).unwrap();
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .principal::<Caller>()
+    ///     .observe(log.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// executor.invoke("add", json!({"a": 1, "b": 2}), &Caller("ann")).await.unwrap();
+    /// let entries = log.wait_for(1).await;
+    /// let Event::Call(call) = &*entries[0].event else { panic!() };
+    /// assert_eq!(call.actor.as_deref(), Some("ann"));
+    /// # }
+    /// ```
+    pub fn observe(mut self, observer: impl Observer) -> Self {
+        self.observers.push(Pending::new(observer));
+        self
+    }
+
+    /// How many events each observer's queue holds before new ones are
+    /// dropped for it (default: [`DEFAULT_OBSERVER_QUEUE`](crate::observe::DEFAULT_OBSERVER_QUEUE);
+    /// at least 1).
+    ///
+    /// ```
+    /// use toolwright::observe::ExecutionLog;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+    ///     .observe(ExecutionLog::new(100).unwrap())
+    ///     .observer_queue(16)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(executor.observer_stats()[0].dropped, 0);
+    /// ```
+    pub fn observer_queue(mut self, events: usize) -> Self {
+        self.observer_queue = events;
+        self
+    }
+
     /// Checks every tool's injected types against the container and compiles
     /// every input schema once; reports every problem found.
     ///
@@ -414,11 +491,28 @@ impl ExecutorBuilder {
                 });
             }
         }
+        let observing = match self.observers {
+            observers if observers.is_empty() => None,
+            observers => match Observers::start(observers, self.observer_queue) {
+                Ok(observers) => Some(observing(
+                    Arc::new(observers),
+                    &self.registry,
+                    self.approvals.as_ref(),
+                )),
+                Err(error) => {
+                    problems.push(ExecutorProblem::ObserverThread {
+                        message: error.to_string(),
+                    });
+                    None
+                }
+            },
+        };
         if !problems.is_empty() {
             return Err(ExecutorError { problems });
         }
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
+                observing,
                 registry: self.registry,
                 services: Services {
                     container: self.container,
@@ -500,6 +594,8 @@ impl Executor {
             max_result: DEFAULT_MAX_RESULT,
             approvals: None,
             principal: None,
+            observers: Vec::new(),
+            observer_queue: crate::observe::DEFAULT_OBSERVER_QUEUE,
         }
     }
 
@@ -671,11 +767,81 @@ impl Executor {
         ctx: &'a C,
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
         // Looked up now, so that the future needs neither `name` nor a copy.
-        let found = self.find(name);
+        let found = self.find_call(name, ctx);
         async move {
             let found = found?;
-            self.start(&found, arguments, ctx).await
+            let recording = self.recording(&found, ctx);
+            self.start(&found, watch(&recording), arguments, ctx).await
         }
+    }
+
+    /// [`find`](Self::find) for a call: a tool it cannot find ends the
+    /// call, which its event says.
+    pub(crate) fn find_call<C: Any + Send + Sync>(
+        &self,
+        name: &str,
+        ctx: &C,
+    ) -> Result<Found, CallError> {
+        let found = self.find(name);
+        if let Err(error) = &found {
+            self.refused(None, name, ctx, error);
+        }
+        found
+    }
+
+    /// Tells the observers of a call that ended before it started, with
+    /// `error`: of the tool `found`, or of no tool by the name `name`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn refused<C: Any + Send + Sync>(
+        &self,
+        found: Option<&Found>,
+        name: &str,
+        ctx: &C,
+        error: &CallError,
+    ) {
+        if let Some(observers) = self.observers() {
+            let (key, name) = match (found, error) {
+                (Some(found), _) => (Some(found.tool().key()), found.tool().name()),
+                (None, CallError::Disabled { key, .. }) => (Some(*key), name),
+                (None, _) => (None, name),
+            };
+            observe::refused(observers, key, name, self.actor(ctx), error);
+        }
+    }
+
+    /// The recording of a call of the tool found, when the executor has
+    /// observers.
+    fn recording<'a, C: Any + Send + Sync>(
+        &'a self,
+        found: &'a Found,
+        ctx: &'a C,
+    ) -> Option<Box<Recording<'a>>> {
+        let observers = self.observers()?;
+        self.record(observers, found, ctx)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record<'a, C: Any + Send + Sync>(
+        &'a self,
+        observers: &'a Observers,
+        found: &'a Found,
+        ctx: &'a C,
+    ) -> Option<Box<Recording<'a>>> {
+        let tool = found.tool();
+        let served = tool.served();
+        Some(Box::new(Recording::start(
+            observers,
+            served.key,
+            served.name,
+            self.actor(ctx),
+            tool.input_schema(),
+        )))
+    }
+
+    fn observers(&self) -> Option<&Observers> {
+        self.inner.observing.as_ref().map(|o| &*o.observers)
     }
 
     /// The tool `name`, if this handle may call it now: unknown when it does
@@ -699,19 +865,24 @@ impl Executor {
         arguments: Value,
         ctx: &C,
     ) -> Result<Value, CallError> {
-        self.start(&found, arguments, ctx).await
+        let recording = self.recording(&found, ctx);
+        self.start(&found, watch(&recording), arguments, ctx).await
     }
 
     /// The traced JSON call of the tool found: what `invoke` awaits.
     fn start<'a, C: Any + Send + Sync>(
         &'a self,
         found: &'a Found,
+        watch: Option<&'a dyn Watch>,
         arguments: Value,
         ctx: &'a C,
-    ) -> Traced<BoxFuture<'a, Result<Value, CallError>>> {
+    ) -> Traced<'a, BoxFuture<'a, Result<Value, CallError>>> {
         let tool = found.tool();
-        let env = self.env(found, ErasedContext::new(ctx));
-        pipeline::traced(tool.served(), env.gate, tool.call(env, arguments))
+        let env = Env {
+            watch,
+            ..self.env(found, ErasedContext::new(ctx))
+        };
+        pipeline::traced(tool.served(), env.gate, watch, tool.call(env, arguments))
     }
 
     /// Whether a call of `name` with `arguments` would run for `ctx`,
@@ -837,23 +1008,44 @@ impl Executor {
     ) -> Result<A::Output, CallError> {
         let snapshot = self.inner.registry.current();
         let found = match snapshot.catalog.index_of_type::<A>() {
-            Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index)?,
-            _ => {
-                return Err(CallError::UnknownTool {
-                    name: A::NAME.to_owned(),
-                });
-            }
+            Some(index) if self.sees(snapshot.catalog.entry(index)) => enabled(snapshot, index),
+            _ => Err(CallError::UnknownTool {
+                name: A::NAME.to_owned(),
+            }),
         };
-        let env = self.env(&found, ErasedContext::new(ctx));
-        pipeline::traced(found.tool().served(), env.gate, pipeline::typed(env, args)).await
+        let found = found.inspect_err(|error| self.refused(None, A::NAME, ctx, error))?;
+        let recording = self.recording(&found, ctx);
+        let watch = watch(&recording);
+        let env = Env {
+            watch,
+            ..self.env(&found, ErasedContext::new(ctx))
+        };
+        let call = pipeline::typed(env, args);
+        pipeline::traced(found.tool().served(), env.gate, watch, call).await
+    }
+
+    /// How each of this executor's observers is keeping up, in the order
+    /// they were registered ([`ExecutorBuilder::observe`]): events
+    /// delivered, dropped because its queue was full, and panicked on.
+    ///
+    /// ```
+    /// use toolwright::observe::ExecutionLog;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+    ///     .observe(ExecutionLog::new(100).unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// let stats = executor.observer_stats();
+    /// assert_eq!(stats.len(), 1);
+    /// assert!(stats[0].name.ends_with("ExecutionLog"));
+    /// ```
+    pub fn observer_stats(&self) -> Vec<ObserverStats> {
+        self.observers().map(Observers::stats).unwrap_or_default()
     }
     /// The caller's [`Principal::id`], when the executor was told the
     /// context's type ([`ExecutorBuilder::principal`]).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn principal_id<'a, C: std::any::Any + Send + Sync>(
-        &self,
-        ctx: &'a C,
-    ) -> Option<&'a str> {
+    pub(crate) fn actor<'a, C: std::any::Any + Send + Sync>(&self, ctx: &'a C) -> Option<&'a str> {
         let identify = self.inner.services.principal?;
         identify(crate::context::ErasedContext::new(ctx))
     }
@@ -890,7 +1082,40 @@ impl Executor {
             limiter: tool.limiter(),
             ctx,
             preflight: false,
+            watch: None,
         }
+    }
+}
+
+/// A recording as the steps see it.
+fn watch<'a>(recording: &'a Option<Box<Recording<'_>>>) -> Option<&'a dyn Watch> {
+    recording
+        .as_deref()
+        .map(|recording| recording as &dyn Watch)
+}
+
+/// The observers running, told of the registry's changes and the
+/// approvals' decisions.
+fn observing(
+    observers: Arc<Observers>,
+    registry: &Registry,
+    approvals: Option<&Approvals>,
+) -> Observing {
+    let events = observers.clone();
+    let changes: Arc<Tap> =
+        Arc::new(move |change: &Change| events.emit(Event::Registry(change.clone())));
+    registry.tap(&changes);
+    let decisions = approvals.map(|approvals| {
+        let events = observers.clone();
+        let decisions: Arc<DecisionTap> =
+            Arc::new(move |approval: &Approval| events.emit(Event::Approval(approval.clone())));
+        approvals.tap(&decisions);
+        decisions
+    });
+    Observing {
+        observers,
+        _registry: changes,
+        _decisions: decisions,
     }
 }
 

@@ -115,7 +115,7 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         }
         // Through the pipeline again: the approval is consumed and the call
         // runs, or the rejection refuses it.
-        let found = executor.find(&request.name)?;
+        let found = executor.find_call(&request.name, ctx)?;
         executor.invoke_found(found, request.arguments, ctx).await
     }
 }

@@ -108,7 +108,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                         let owner = request
                             .extensions()
                             .get::<CallerContext<C>>()
-                            .and_then(|caller| shared.executor.principal_id(&*caller.0))
+                            .and_then(|caller| shared.executor.actor(&*caller.0))
                             .map(Arc::from)
                             .unwrap_or_else(|| credentials_owner(request.headers()));
                         guard.clone().serve(owner, request, next)

@@ -334,7 +334,12 @@ struct DynamicJson(Value, Arc<Dynamic>);
 
 impl steps::Input<Arguments> for DynamicJson {
     fn read(self, env: &Env<'_>) -> Result<Arguments, CallError> {
-        arguments::validate(env, env.served.key, &self.0)?;
+        if let Err(error) = arguments::validate(env, env.served.key, &self.0) {
+            if let Some(watch) = env.watch {
+                watch.findings().unreadable(self.0);
+            }
+            return Err(error);
+        }
         Ok(Arguments {
             value: self.0,
             tool: self.1,

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Watch;
 use crate::error::CallError;
 
 /// What the permission policy answers for a call.
@@ -88,10 +89,12 @@ pub(crate) enum Gate<'a> {
 impl Gate<'_> {
     /// The ruling on a call of tool `key`: refused, needing approval
     /// (`true`) or free to go on. Recorded in the call's span.
+    /// A ruling on the arguments is also left for the call's event (`watch`).
     pub(crate) fn check<'v>(
         self,
         key: &'static str,
         arguments: impl FnOnce() -> &'v Value,
+        watch: Option<&dyn Watch>,
     ) -> Result<bool, CallError> {
         let ruling = match self {
             Gate::Open => return Ok(false),
@@ -100,6 +103,9 @@ impl Gate<'_> {
             Gate::OnArguments(rules) => {
                 let ruling = rules.rule(arguments());
                 ruling.record(&tracing::Span::current());
+                if let Some(watch) = watch {
+                    watch.findings().ruled(ruling);
+                }
                 ruling
             }
         };

@@ -22,6 +22,7 @@ mod dynamic;
 mod gate;
 mod steps;
 mod trace;
+mod watch;
 
 use std::future::Future;
 use std::time::Duration;
@@ -38,6 +39,7 @@ pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
 pub(crate) use trace::{Traced, traced};
+pub(crate) use watch::{Findings, Watch};
 
 use crate::approval::Approvals;
 use crate::context::ErasedContext;
@@ -94,6 +96,8 @@ pub(crate) struct Env<'a> {
     /// Asked by [`Executor::preflight`](crate::Executor::preflight): hooks
     /// use nothing up (they may record a request), and no body runs.
     pub(crate) preflight: bool,
+    /// Who follows the call for its event, when the executor has observers.
+    pub(crate) watch: Option<&'a dyn Watch>,
 }
 
 /// How a registration starts a JSON call of its tool: [`json`] for its type.

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Env, Gate, Served, admission, arguments, body};
+use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
-use crate::request::ApprovalId;
+use crate::request::{ApprovalId, Digest};
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
 
@@ -28,7 +28,11 @@ pub(super) struct Json(pub(super) Value);
 
 impl<T: Tool> Input<T> for Json {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        arguments::read(env, env.served.key, &self.0)
+        let read = arguments::read(env, env.served.key, &self.0);
+        if let (Err(_), Some(watch)) = (&read, env.watch) {
+            watch.findings().unreadable(self.0);
+        }
+        read
     }
 }
 
@@ -37,8 +41,12 @@ pub(super) struct Typed<T>(pub(super) T);
 
 impl<T: Tool> Input<T> for Typed<T> {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        arguments::check_typed(env, env.served.key, &self.0)?;
-        Ok(self.0)
+        let checked = arguments::check_typed(env, env.served.key, &self.0);
+        if let (Err(_), Some(watch)) = (&checked, env.watch) {
+            let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
+            watch.findings().unreadable(arguments);
+        }
+        checked.map(|()| self.0)
     }
 }
 
@@ -62,15 +70,22 @@ pub(super) async fn run<T: Tool, R>(
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
     let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
+    if hookless && let Some(watch) = env.watch {
+        // No invocation will digest them: the call's event needs them now.
+        validated(watch, key, &args);
+    }
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
-        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null)? {
+        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
             false => (args, None),
             // Boxed: rare, and it would make every such call's future larger.
             true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
         },
         _ => ask_hooks(&env, args, None).await?,
     };
+    if let (Some(watch), Some(id)) = (env.watch, consumed) {
+        _ = watch.findings().consumed.set(id);
+    }
     let timeout = env.served.timeout.or(env.services.default_timeout);
     // Step 5a: the call's turn, held until its scope is closed. Boxed:
     // only calls that wait should carry the wait's space.
@@ -112,6 +127,17 @@ pub(super) async fn preflight<T: Tool>(
     ask_hooks(&env, args, None).await.map(|_| Value::Null)
 }
 
+/// Leaves the validated arguments of a call that builds no invocation,
+/// and their digest, for its event.
+#[cold]
+#[inline(never)]
+fn validated<T: Tool>(watch: &dyn Watch, key: &str, args: &T) {
+    // Arguments that came through validation always serialize.
+    let arguments = crate::util::json::to_value(args).unwrap_or(Value::Null);
+    let digest = Digest::of(key, &arguments);
+    watch.findings().validated(arguments, digest);
+}
+
 /// How a call that consumed an approval ended, for the ledger.
 fn settlement<O>(output: &Result<O, CallError>) -> Settlement {
     match output {
@@ -142,9 +168,15 @@ async fn ask_hooks<T: Tool>(
     } = *env.served;
     let approvals = env.services.approvals.as_ref();
     let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight);
+    if let Some(watch) = env.watch {
+        let arguments = invocation.canonical_arguments().clone();
+        watch.findings().validated(arguments, invocation.digest());
+    }
     let policy_asks = match asked {
         Some(asks) => asks,
-        None => env.gate.check(key, || invocation.canonical_arguments())?,
+        None => env
+            .gate
+            .check(key, || invocation.canonical_arguments(), env.watch)?,
     };
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, key)?;

@@ -1112,7 +1112,7 @@ impl Executor {
         let mut planned = calls
             .into_iter()
             .map(|call| {
-                let found = self.find(&call.name);
+                let found = self.find_call(&call.name, ctx);
                 (call, found)
             })
             .peekable();
@@ -1146,13 +1146,17 @@ impl Executor {
                 }
                 self.invoke_found(found, arguments, ctx).await
             }
-            (Ok(found), Err(malformed)) => Err(CallError::InvalidArguments {
-                key: found.tool().key(),
-                violations: crate::error::Violations(vec![crate::error::Violation {
-                    path: String::new(),
-                    message: malformed.to_string(),
-                }]),
-            }),
+            (Ok(found), Err(malformed)) => {
+                let error = CallError::InvalidArguments {
+                    key: found.tool().key(),
+                    violations: crate::error::Violations(vec![crate::error::Violation {
+                        path: String::new(),
+                        message: malformed.to_string(),
+                    }]),
+                };
+                self.refused(Some(&found), &call.name, ctx, &error);
+                Err(error)
+            }
         };
         CallOutcome::new(call.id, call.name, result).with_max_result(max_result)
     }

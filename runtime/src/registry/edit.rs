@@ -319,7 +319,7 @@ impl Registry {
             kind,
             keys,
         };
-        _ = self.shared.changes.send(change.clone());
+        self.publish(&change);
         Ok(change)
     }
 }

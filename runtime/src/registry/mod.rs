@@ -17,7 +17,7 @@ mod tools;
 mod view;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
@@ -92,7 +92,12 @@ struct Shared {
     /// snapshot and lost; readers never take it.
     writing: Mutex<()>,
     changes: broadcast::Sender<Change>,
+    /// Executors' observers, told of every change as it is published.
+    taps: Mutex<Vec<Weak<Tap>>>,
 }
+
+/// How an executor's observers hear of a registry's changes.
+pub(crate) type Tap = dyn Fn(&Change) + Send + Sync;
 
 /// How many changes a subscriber may fall behind before it misses some.
 const CHANGES_BUFFERED: usize = 256;
@@ -211,6 +216,7 @@ impl Registry {
                 current: ArcSwap::from_pointee(snapshot),
                 writing: Mutex::new(()),
                 changes,
+                taps: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -362,7 +368,7 @@ impl Registry {
             kind: ChangeKind::Policy,
             keys: Vec::new(),
         };
-        _ = self.shared.changes.send(change.clone());
+        self.publish(&change);
         change
     }
 
@@ -396,6 +402,31 @@ impl Registry {
     /// ```
     pub fn subscribe(&self) -> Changes {
         Changes::new(self.shared.changes.subscribe())
+    }
+
+    /// Tells `tap` of every change from now on, while it lives elsewhere
+    /// (the executor holds it).
+    pub(crate) fn tap(&self, tap: &Arc<Tap>) {
+        self.taps().push(Arc::downgrade(tap));
+    }
+
+    /// Announces `change` to subscribers and taps, dropping dead taps.
+    fn publish(&self, change: &Change) {
+        _ = self.shared.changes.send(change.clone());
+        self.taps().retain(|tap| match tap.upgrade() {
+            Some(tap) => {
+                tap(change);
+                true
+            }
+            None => false,
+        });
+    }
+
+    fn taps(&self) -> MutexGuard<'_, Vec<Weak<Tap>>> {
+        self.shared
+            .taps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The writer's turn. A panic elsewhere while holding it left no
@@ -483,7 +514,7 @@ impl Registry {
             keys,
         };
         if !change.keys.is_empty() {
-            _ = self.shared.changes.send(change.clone());
+            self.publish(&change);
         }
         change
     }
