@@ -188,7 +188,10 @@ async fn the_limit_is_shared_by_executors_over_one_catalog() {
     assert_eq!(probe.most.load(Ordering::SeqCst), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On a paused clock both calls start at the same instant, so the waiter's
+// deadline is the holder's: on a real one, a waiter that starts late can
+// take the turn the holder's timeout frees before its own deadline.
+#[tokio::test(start_paused = true)]
 async fn waiting_for_a_turn_counts_toward_the_timeout_and_the_body_never_starts() {
     let catalog = Catalog::builder().register::<ExportArgs>().build().unwrap();
     let executor = executor_of(catalog);
