@@ -83,6 +83,7 @@ mod elicit;
 mod http_body;
 mod http_server;
 mod http_sessions;
+mod jsonrpc;
 #[cfg(feature = "oauth")]
 mod jwt;
 mod listener;

@@ -8,14 +8,9 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData};
 
-use crate::util::excerpt::Excerpt;
-
-/// JSON-RPC: the body is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: JSON, but not a request, notification or response.
-const INVALID_REQUEST: i64 = -32600;
+use super::jsonrpc::{Reply, Unreadable, unreadable};
 
 /// Reads a POST's body within `timeout` and `limit`, then hands it on.
 ///
@@ -48,7 +43,7 @@ pub(super) async fn read_body(
     // rmcp answers 415 both for a wrong Content-Type and for a JSON body it
     // cannot read as a message; only the second is a JSON-RPC error.
     if json && response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        return not_a_message(&bytes);
+        return not_a_message(&bytes, response);
     }
     response
 }
@@ -94,55 +89,27 @@ fn is_json(headers: &http::HeaderMap) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The JSON-RPC error for a body rmcp could not read as a message.
-fn not_a_message(body: &[u8]) -> Response {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(error) => {
-            let message = format!("Parse error: {error}");
-            return jsonrpc_error(
-                http::StatusCode::BAD_REQUEST,
-                Value::Null,
-                PARSE_ERROR,
-                &message,
-            );
-        }
+/// The answer to a body rmcp could not read as a message: 400, with the
+/// JSON-RPC error the stdio transport gives the same text.
+fn not_a_message(body: &[u8], rmcp: Response) -> Response {
+    let Err(error) = serde_json::from_slice::<ClientJsonRpcMessage>(body) else {
+        // A message after all: rmcp refused it for another reason.
+        return rmcp;
     };
-    let (id, why) = match &value {
-        Value::Array(_) => (Value::Null, "batches are not supported"),
-        Value::Object(object) => {
-            // The id, when it is one a response may carry.
-            let id = object
-                .get("id")
-                .filter(|id| id.is_string() || id.is_number())
-                .cloned()
-                .unwrap_or(Value::Null);
-            (id, "not a JSON-RPC 2.0 request, notification or response")
-        }
-        _ => (Value::Null, "a JSON-RPC message is an object"),
+    let reply = match unreadable(body, &error) {
+        Unreadable::Answer(reply) => reply,
+        // Over HTTP every request is answered.
+        Unreadable::Unanswered => Reply::new(
+            None,
+            ErrorData::invalid_request("Invalid request: not a JSON-RPC 2.0 message", None),
+        ),
     };
-    let message = format!("Invalid Request: {why}");
-    jsonrpc_error(http::StatusCode::BAD_REQUEST, id, INVALID_REQUEST, &message)
+    jsonrpc_error(http::StatusCode::BAD_REQUEST, &reply)
 }
 
-/// A JSON-RPC error response with `status`; `message` is cut to a short
-/// prefix, since it may quote what the client sent.
-pub(super) fn jsonrpc_error(
-    status: http::StatusCode,
-    id: Value,
-    code: i64,
-    message: &str,
-) -> Response {
-    let id = match id {
-        // An id of any length is the client's: quoted only when short.
-        Value::String(s) if s.len() > 256 => Value::Null,
-        id => id,
-    };
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": Excerpt::message(message).to_string()},
-    });
+/// `reply` as the answer to an HTTP request, with `status`.
+pub(super) fn jsonrpc_error(status: http::StatusCode, reply: &Reply) -> Response {
+    let body = serde_json::to_string(reply).unwrap_or_default();
     let content_type = [(http::header::CONTENT_TYPE, "application/json")];
-    (status, content_type, body.to_string()).into_response()
+    (status, content_type, body).into_response()
 }

@@ -236,7 +236,7 @@ impl SessionGuard {
                 ),
             ),
         };
-        super::http_body::jsonrpc_error(status, serde_json::Value::Null, -32000, &message)
+        super::http_body::jsonrpc_error(status, &super::jsonrpc::server_error(message))
     }
 
     /// Forgets every session idle for longer than the timeout, and has

@@ -20,12 +20,11 @@ use std::sync::Arc;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::value::RawValue;
+use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use super::jsonrpc::{self, Reply, Unreadable};
 use super::{McpServer, ServeError};
 
 /// The default [`StdioOptions::max_message_bytes`]: 1 MiB, as
@@ -384,25 +383,6 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     }
 }
 
-/// An error answer to a line the server could not read. Not rmcp's
-/// `JsonRpcError`, which leaves out an unknown id: JSON-RPC 2.0 says `null`.
-#[derive(Serialize)]
-struct Reply {
-    jsonrpc: &'static str,
-    id: Option<RequestId>,
-    error: ErrorData,
-}
-
-impl Reply {
-    fn new(id: Option<RequestId>, error: ErrorData) -> Self {
-        Reply {
-            jsonrpc: "2.0",
-            id,
-            error,
-        }
-    }
-}
-
 /// What a line is.
 #[expect(
     clippy::large_enum_variant,
@@ -428,69 +408,9 @@ fn read_message(line: &[u8]) -> Read {
         Ok(message) => return Read::Message(message),
         Err(error) => error,
     };
-    match error.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-            tracing::debug!("an incoming MCP message is not JSON: {error}");
-            // serde_json's syntax errors say where, never what: the input
-            // is not quoted.
-            let message = format!("Parse error: {error}");
-            Read::Refuse(Reply::new(None, ErrorData::parse_error(message, None)))
-        }
-        serde_json::error::Category::Data | serde_json::error::Category::Io => {
-            tracing::debug!("an incoming MCP message is not one: {error}");
-            not_a_message(line)
-        }
-    }
-}
-
-/// The answer to JSON that is not a message the server reads. Its text is
-/// fixed: serde's says no more ("unrecognized JSON-RPC message").
-fn not_a_message(line: &[u8]) -> Read {
-    const NOT_A_MESSAGE: &str = "Invalid request: not a JSON-RPC 2.0 message";
-    let (id, message) = match line.trim_ascii_start().first() {
-        Some(b'[') => (
-            None,
-            "Invalid request: batches are not supported, send one message per line",
-        ),
-        Some(b'{') => match serde_json::from_slice::<Shape<'_>>(line) {
-            Ok(shape) => {
-                let notification = shape.method.is_some() && shape.id.0.is_none();
-                let response =
-                    shape.method.is_none() && (shape.result.is_some() || shape.error.is_some());
-                if notification || response {
-                    return Read::Skip;
-                }
-                let id = shape
-                    .id
-                    .0
-                    .and_then(|raw| serde_json::from_str::<RequestId>(raw.get()).ok());
-                (id, NOT_A_MESSAGE)
-            }
-            // Duplicate members, say.
-            Err(_) => (None, NOT_A_MESSAGE),
-        },
-        _ => (None, NOT_A_MESSAGE),
-    };
-    Read::Refuse(Reply::new(id, ErrorData::invalid_request(message, None)))
-}
-
-/// The members of an object that say what kind of message it is.
-#[derive(Deserialize)]
-struct Shape<'a> {
-    #[serde(borrow, default)]
-    id: Member<'a>,
-    method: Option<IgnoredAny>,
-    result: Option<IgnoredAny>,
-    error: Option<IgnoredAny>,
-}
-
-/// A member's text, if the object has it (`null` included).
-#[derive(Default)]
-struct Member<'a>(Option<&'a RawValue>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    match jsonrpc::unreadable(line, &error) {
+        Unreadable::Answer(reply) => Read::Refuse(reply),
+        Unreadable::Unanswered => Read::Skip,
     }
 }
 
