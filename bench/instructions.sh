@@ -2,7 +2,8 @@
 # Instructions per call of the floor, `Executor::invoke` (of a tool whose
 # body has no `.await`, and of one with an `.await`: `awaiting`), the typed
 # `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
-# `invoke` of a tool that injects one REQUEST value, and of `add` over
+# `invoke` of a tool that injects one REQUEST value, `invoke` with an
+# execution log and one more observer (`observed`), and of `add` over
 # `f64`s and over `f32`s (whose range bound costs a walk over the arguments;
 # the variants of `runtime/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
@@ -26,7 +27,7 @@ count() { # variant, calls -> instructions
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke awaiting call hooked fn_hook injected f64 f32; do
+for variant in floor invoke awaiting call hooked fn_hook injected observed f64 f32; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))

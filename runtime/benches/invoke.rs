@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
+use toolwright::observe::{Event, ExecutionLog};
 use toolwright::{
     Catalog, Container, Digest, Executor, Inject, ResolveError, Scope, Verdict, tool,
 };
@@ -118,6 +119,8 @@ fn add_direct(a: i64, b: i64) -> i64 {
 struct Bench {
     runtime: tokio::runtime::Runtime,
     executor: Executor,
+    /// The same tools, with an execution log and one more observer.
+    observed: Executor,
     arguments: Value,
 }
 
@@ -134,12 +137,20 @@ impl Bench {
             .register::<AddF32Args>()
             .build()
             .unwrap();
+        let observed = Executor::builder(catalog.clone(), slots())
+            .observe(ExecutionLog::new(10_000).unwrap())
+            .observe(|event: &Event| {
+                black_box(event);
+            })
+            .build()
+            .unwrap();
         Bench {
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap(),
             executor: Executor::new(catalog, slots()).unwrap(),
+            observed,
             arguments: json!({"a": 2, "b": 3}),
         }
     }
@@ -159,11 +170,20 @@ impl Bench {
     }
 
     fn invoke_tool(&self, name: &str, iters: u64) -> Duration {
+        self.invoke_on(&self.executor, name, iters)
+    }
+
+    /// `invoke` of `add` with the execution log and one observer on.
+    fn observed(&self, iters: u64) -> Duration {
+        self.invoke_on(&self.observed, "add", iters)
+    }
+
+    fn invoke_on(&self, executor: &Executor, name: &str, iters: u64) -> Duration {
         self.runtime.block_on(async {
             let start = Instant::now();
             for _ in 0..iters {
                 let args = black_box(&self.arguments).clone();
-                black_box(self.executor.invoke(name, args, &()).await.unwrap());
+                black_box(executor.invoke(name, args, &()).await.unwrap());
             }
             start.elapsed()
         })
@@ -190,6 +210,7 @@ fn criterion_benches(c: &mut Criterion) {
         b.iter_custom(|n| bench.invoke_tool("add_later", n))
     });
     group.bench_function("call", |b| b.iter_custom(|n| bench.call(n)));
+    group.bench_function("invoke_observed", |b| b.iter_custom(|n| bench.observed(n)));
     group.finish();
 
     let mut group = c.benchmark_group("request_providers");
@@ -220,6 +241,7 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
         ("hooked", Box::new(|n| bench.invoke_tool("add_checked", n))),
         ("fn_hook", Box::new(|n| bench.invoke_tool("add_allowed", n))),
         ("injected", Box::new(|n| bench.invoke_tool("add_one", n))),
+        ("observed", Box::new(|n| bench.observed(n))),
     ];
     // Warm up every variant.
     for (_, run) in &variants {
@@ -251,6 +273,24 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
              ratio to floor {ratio:.2}x (p10 {r_low:.2}, p90 {r_high:.2})"
         );
     }
+    // The cost of observing, against the same call unobserved (#25).
+    let position = |wanted: &str| {
+        variants
+            .iter()
+            .position(|(name, _)| *name == wanted)
+            .unwrap()
+    };
+    let (observed, invoke) = (position("observed"), position("invoke"));
+    let ratios: Vec<f64> = per_call[observed]
+        .iter()
+        .zip(&per_call[invoke])
+        .map(|(o, i)| o / i)
+        .collect();
+    let (ratio, low, high) = median(ratios);
+    println!("observed: ratio to invoke {ratio:.2}x (p10 {low:.2}, p90 {high:.2})");
+    for stats in bench.observed.observer_stats() {
+        println!("          {stats:?}");
+    }
 }
 
 /// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `awaiting`: `invoke` of
@@ -258,7 +298,8 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
 /// `invoke` of the same `add` behind an `async` `authorize` hook,
 /// `fn_hook`: behind one that is a plain `fn`, or `injected`:
 /// `invoke` of `add_one`, which injects one REQUEST value, `f64` and
-/// `f32`: `invoke` of `add` over floats of each width): make N calls
+/// `f32`: `invoke` of `add` over floats of each width, `observed`:
+/// `invoke` of `add` with an execution log and one more observer): make N calls
 /// of one variant and nothing else, for an instruction counter;
 /// `bench/instructions.sh` runs this under callgrind.
 fn count_calls(spec: &str) {
@@ -275,12 +316,13 @@ fn count_calls(spec: &str) {
         "hooked" => bench.invoke_tool("add_checked", calls),
         "fn_hook" => bench.invoke_tool("add_allowed", calls),
         "injected" => bench.invoke_tool("add_one", calls),
+        "observed" => bench.observed(calls),
         "f64" => bench.invoke_tool("add_f64", calls),
         "f32" => bench.invoke_tool("add_f32", calls),
         other => {
             panic!(
                 "unknown variant {other:?}: floor, invoke, awaiting, call, hooked, fn_hook, \
-                 injected, f64 or f32"
+                 injected, observed, f64 or f32"
             )
         }
     };

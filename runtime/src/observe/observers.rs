@@ -1,19 +1,24 @@
-//! Observers and how events reach them: one bounded queue and one thread
-//! per observer, so that a slow or panicking observer never holds up a
-//! call, nor the other observers.
+//! Observers and how events reach them: a dispatcher thread that builds
+//! each call's event, then one bounded queue and one thread per observer,
+//! so that a slow or panicking observer never holds up a call, nor the
+//! other observers.
 
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use super::Event;
+use super::recording::CallRecord;
 
 /// Something told about every [`Event`] of an executor: register it with
 /// [`ExecutorBuilder::observe`](crate::ExecutorBuilder::observe).
 ///
 /// Each observer has its own thread, which calls `on_event` with the
-/// events in the order they happened, and its own bounded queue. A call
+/// events in the order they happened, and its own bounded queue. While
+/// calls keep coming the thread collects their events every millisecond
+/// or so, so that no call pays for waking it. A call
 /// never waits for an observer: when the queue is full the event is
 /// dropped for that observer and counted
 /// ([`ObserverStats::dropped`]). An observer may block (write a file,
@@ -118,17 +123,21 @@ impl Pending {
     }
 }
 
-/// An executor's running observers: their queues and counters, and the
-/// next call's number.
+/// An executor's running observers: the dispatcher's queue, and each
+/// observer's queue and counters.
+///
+/// A call hands what it found to the dispatcher, a thread that builds the
+/// event (digest, redaction) and queues it for each observer: a call pays
+/// for neither.
 pub(crate) struct Observers {
-    slots: Vec<Slot>,
-    next_call: AtomicU64,
+    dispatch: Arc<Mailbox<Raw>>,
+    slots: Arc<[Slot]>,
 }
 
 struct Slot {
     name: &'static str,
-    queue: SyncSender<Arc<Event>>,
-    counts: Arc<Counts>,
+    mailbox: Mailbox<Arc<Event>>,
+    counts: Counts,
 }
 
 #[derive(Default)]
@@ -138,46 +147,172 @@ struct Counts {
     panicked: AtomicU64,
 }
 
-impl Observers {
-    /// Starts a thread for each observer, with a queue of `queue` events.
-    pub(crate) fn start(pending: Vec<Pending>, queue: usize) -> std::io::Result<Self> {
-        let mut slots = Vec::with_capacity(pending.len());
-        for Pending { name, observer } in pending {
-            let (sender, receiver) = mpsc::sync_channel(queue.max(1));
-            let counts = Arc::new(Counts::default());
-            let counted = counts.clone();
-            std::thread::Builder::new()
-                .name("toolwright-observer".to_owned())
-                .spawn(move || drain(&*observer, &receiver, &counted))?;
-            slots.push(Slot {
-                name,
-                queue: sender,
-                counts,
-            });
+/// What reaches the dispatcher.
+enum Raw {
+    Call(CallRecord),
+    Event(Event),
+}
+
+/// How long a queue's thread waits for more, once its queue is empty,
+/// before it goes to sleep until the next item: while calls keep coming,
+/// it collects them every `LINGER` and no call pays for waking it.
+const LINGER: Duration = Duration::from_millis(1);
+
+/// A bounded queue with one thread taking from it.
+///
+/// A channel would wake the thread for every item (a system call per call,
+/// microseconds on a busy machine). Here a sender wakes it only when it is
+/// asleep, or when the queue is half full while it lingers: under load,
+/// the thread takes items in batches.
+struct Mailbox<T> {
+    inbox: Mutex<Inbox<T>>,
+    wake: Condvar,
+    capacity: usize,
+}
+
+struct Inbox<T> {
+    items: VecDeque<T>,
+    waiting: Waiting,
+    /// No more items will come: take what is queued, then end.
+    closed: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// At work: it looks for more when it is done.
+    No,
+    /// Waiting at most [`LINGER`] for more.
+    Lingering,
+    /// Waiting with no deadline: only a new item wakes it.
+    Asleep,
+}
+
+impl<T> Mailbox<T> {
+    fn new(capacity: usize) -> Self {
+        Mailbox {
+            inbox: Mutex::new(Inbox {
+                items: VecDeque::new(),
+                waiting: Waiting::No,
+                closed: false,
+            }),
+            wake: Condvar::new(),
+            capacity: capacity.max(1),
         }
-        Ok(Observers {
-            slots,
-            next_call: AtomicU64::new(1),
-        })
     }
 
-    /// The number of the call that starts now.
-    pub(crate) fn next_call(&self) -> u64 {
-        self.next_call.fetch_add(1, Ordering::Relaxed)
+    fn lock(&self) -> MutexGuard<'_, Inbox<T>> {
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `item`, or gives it back when the queue is full. Never
+    /// waits for the taker.
+    fn post(&self, item: T) -> Result<(), T> {
+        let mut inbox = self.lock();
+        if inbox.items.len() >= self.capacity {
+            return Err(item);
+        }
+        inbox.items.push_back(item);
+        let wake = match inbox.waiting {
+            Waiting::Asleep => true,
+            Waiting::Lingering => inbox.items.len() >= self.capacity.div_ceil(2),
+            Waiting::No => false,
+        };
+        if wake {
+            inbox.waiting = Waiting::No;
+            drop(inbox);
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The items queued, swapped for `spare` (empty); waits for some
+    /// first. `None` once the mailbox is closed and empty.
+    fn take(&self, spare: VecDeque<T>) -> Option<VecDeque<T>> {
+        let mut inbox = self.lock();
+        let mut lingered = false;
+        loop {
+            if !inbox.items.is_empty() {
+                inbox.waiting = Waiting::No;
+                return Some(std::mem::replace(&mut inbox.items, spare));
+            }
+            if inbox.closed {
+                return None;
+            }
+            if lingered {
+                inbox.waiting = Waiting::Asleep;
+                inbox = self
+                    .wake
+                    .wait(inbox)
+                    .unwrap_or_else(PoisonError::into_inner);
+            } else {
+                inbox.waiting = Waiting::Lingering;
+                inbox = self
+                    .wake
+                    .wait_timeout(inbox, LINGER)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                lingered = true;
+            }
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.wake.notify_one();
+    }
+
+    /// Calls `each` with every item posted, in order, until the mailbox is
+    /// closed and empty.
+    fn serve(&self, mut each: impl FnMut(T)) {
+        let mut spare = VecDeque::new();
+        while let Some(mut items) = self.take(spare) {
+            items.drain(..).for_each(&mut each);
+            spare = items;
+        }
+    }
+}
+
+impl Observers {
+    /// Starts the dispatcher and a thread for each observer, each with a
+    /// queue of `queue` items.
+    pub(crate) fn start(pending: Vec<Pending>, queue: usize) -> std::io::Result<Self> {
+        let mut observers = Vec::with_capacity(pending.len());
+        let slots: Arc<[Slot]> = pending
+            .into_iter()
+            .map(|Pending { name, observer }| {
+                observers.push(observer);
+                Slot {
+                    name,
+                    mailbox: Mailbox::new(queue),
+                    counts: Counts::default(),
+                }
+            })
+            .collect();
+        for (index, observer) in observers.into_iter().enumerate() {
+            let slots = slots.clone();
+            spawn(move || deliver(&*observer, &slots[index]))?;
+        }
+        let dispatch = Arc::new(Mailbox::new(queue));
+        let (taking, fanned) = (dispatch.clone(), slots.clone());
+        spawn(move || dispatch_all(&taking, &fanned))?;
+        Ok(Observers { dispatch, slots })
     }
 
     /// Queues `event` for every observer, dropping it for those whose
-    /// queue is full. Never waits.
+    /// queue is full. Never waits for an observer.
     pub(crate) fn emit(&self, event: Event) {
-        let event = Arc::new(event);
-        for slot in &self.slots {
-            match slot.queue.try_send(event.clone()) {
-                Ok(()) => {}
-                Err(TrySendError::Full(_)) => {
-                    slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                // The thread is gone only if it could not go on; nothing to tell.
-                Err(TrySendError::Disconnected(_)) => {}
+        self.post(Raw::Event(event));
+    }
+
+    /// Queues a call's findings, which the dispatcher turns into its event.
+    pub(crate) fn emit_call(&self, call: CallRecord) {
+        self.post(Raw::Call(call));
+    }
+
+    fn post(&self, raw: Raw) {
+        if self.dispatch.post(raw).is_err() {
+            for slot in &*self.slots {
+                slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -195,13 +330,55 @@ impl Observers {
     }
 }
 
-/// An observer's thread: each event in turn, until the executor is gone.
-fn drain(observer: &dyn Observer, events: &Receiver<Arc<Event>>, counts: &Counts) {
-    for event in events {
-        let told = std::panic::catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
-        counts.delivered.fetch_add(1, Ordering::Relaxed);
-        if told.is_err() {
-            counts.panicked.fetch_add(1, Ordering::Relaxed);
-        }
+impl Drop for Observers {
+    /// The dispatcher delivers what is queued, then closes every
+    /// observer's queue, and each thread ends once its queue is empty.
+    fn drop(&mut self) {
+        self.dispatch.close();
     }
+}
+
+fn spawn(work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("toolwright-observer".to_owned())
+        .spawn(work)
+        .map(drop)
+}
+
+/// The dispatcher's thread: each call's event built, then queued for every
+/// observer.
+fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
+    dispatch.serve(|raw| {
+        let built = std::panic::catch_unwind(AssertUnwindSafe(|| match raw {
+            Raw::Event(event) => event,
+            Raw::Call(call) => call.into_event(),
+        }));
+        // Building an event does not panic; were it to, the event is lost
+        // for everyone, and the dispatcher goes on.
+        let Ok(event) = built.map(Arc::new) else {
+            for slot in slots {
+                slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        };
+        for slot in slots {
+            if slot.mailbox.post(event.clone()).is_err() {
+                slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    for slot in slots {
+        slot.mailbox.close();
+    }
+}
+
+/// An observer's thread: each event in turn, until the executor is gone.
+fn deliver(observer: &dyn Observer, slot: &Slot) {
+    slot.mailbox.serve(|event| {
+        let told = std::panic::catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
+        slot.counts.delivered.fetch_add(1, Ordering::Relaxed);
+        if told.is_err() {
+            slot.counts.panicked.fetch_add(1, Ordering::Relaxed);
+        }
+    });
 }

@@ -38,8 +38,8 @@ pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 use steps::{Json, Typed};
-pub(crate) use trace::{Traced, traced};
-pub(crate) use watch::{Findings, Watch};
+pub(crate) use trace::{CallNumbers, Traced, traced};
+pub(crate) use watch::{Findings, Shown, Watch};
 
 use crate::approval::Approvals;
 use crate::context::ErasedContext;
@@ -64,6 +64,8 @@ pub(crate) struct Services {
     pub(crate) approvals: Option<Approvals>,
     /// Who calls, for a policy's "ask" on a tool without an `approve` hook.
     pub(crate) principal: Option<Identify>,
+    /// The numbers of the calls that events or spans show.
+    pub(crate) calls: CallNumbers,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval

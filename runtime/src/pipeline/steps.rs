@@ -12,7 +12,7 @@ use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
-use crate::request::{ApprovalId, Digest};
+use crate::request::ApprovalId;
 use crate::scope::ScopeGuard;
 use crate::tool::Tool;
 
@@ -72,7 +72,7 @@ pub(super) async fn run<T: Tool, R>(
     let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
     if hookless && let Some(watch) = env.watch {
         // No invocation will digest them: the call's event needs them now.
-        validated(watch, key, &args);
+        validated(watch, &args);
     }
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
@@ -127,15 +127,14 @@ pub(super) async fn preflight<T: Tool>(
     ask_hooks(&env, args, None).await.map(|_| Value::Null)
 }
 
-/// Leaves the validated arguments of a call that builds no invocation,
-/// and their digest, for its event.
+/// Leaves the validated arguments of a call that builds no invocation for
+/// its event, which digests them off the call's thread.
 #[cold]
 #[inline(never)]
-fn validated<T: Tool>(watch: &dyn Watch, key: &str, args: &T) {
+fn validated<T: Tool>(watch: &dyn Watch, args: &T) {
     // Arguments that came through validation always serialize.
     let arguments = crate::util::json::to_value(args).unwrap_or(Value::Null);
-    let digest = Digest::of(key, &arguments);
-    watch.findings().validated(arguments, digest);
+    watch.findings().validated(arguments, None);
 }
 
 /// How a call that consumed an approval ended, for the ledger.
@@ -170,7 +169,9 @@ async fn ask_hooks<T: Tool>(
     let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight);
     if let Some(watch) = env.watch {
         let arguments = invocation.canonical_arguments().clone();
-        watch.findings().validated(arguments, invocation.digest());
+        watch
+            .findings()
+            .validated(arguments, Some(invocation.digest()));
     }
     let policy_asks = match asked {
         Some(asks) => asks,

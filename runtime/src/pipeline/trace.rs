@@ -2,36 +2,74 @@
 //! deserializer's), and the one place that records how the call ended: in
 //! the span, and to the call's watch (its event) when it has one, also when
 //! the call is dropped before it ends.
+//!
+//! The span follows OpenTelemetry's semantic conventions for generative-AI
+//! tool execution: `tracing-opentelemetry` exports it as
+//! `execute_tool <name>` with the `gen_ai.*` attributes, and an error status
+//! with `error.type` when the call fails.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
-use super::{Gate, Served, Watch};
+use super::{Gate, Watch};
+use crate::catalog::ToolEntry;
 use crate::error::CallError;
 use crate::util::panic::CatchUnwind;
 
-/// Runs `call`, a call of the tool `served`, inside its `toolwright.call`
-/// span and records its outcome there, and the policy's ruling when it
-/// was made from the tool alone (`gate`), and tells `watch` how it ended.
+/// The numbers an executor gives its calls, 1, 2, 3…: the call id of
+/// their events and their spans. A call takes one only when something
+/// shows it (an observer, or a subscriber that wants the span).
+#[derive(Debug)]
+pub(crate) struct CallNumbers(AtomicU64);
+
+impl Default for CallNumbers {
+    fn default() -> Self {
+        CallNumbers(AtomicU64::new(1))
+    }
+}
+
+impl CallNumbers {
+    pub(crate) fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Runs `call`, a call of `tool`, inside its `toolwright.call` span and
+/// records its outcome there, and the policy's ruling when it was made
+/// from the tool alone (`gate`), and tells `watch` how it ended.
+///
+/// The span's fields are evaluated only when a subscriber wants it: a call
+/// nobody traces takes no number from `numbers` for it.
 ///
 /// A plain future rather than an `async fn`, which would hold `call` twice
 /// (as its argument and as the future it awaits).
 pub(crate) fn traced<'w, F: Future>(
-    served: &Served,
+    tool: &ToolEntry,
     gate: Gate<'_>,
     watch: Option<&'w dyn Watch>,
+    numbers: &CallNumbers,
     call: F,
 ) -> Traced<'w, F> {
+    let served = tool.served();
     let span = tracing::info_span!(
         "toolwright.call",
+        otel.name = %format_args!("execute_tool {}", served.name),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = served.name,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.id = %watch.map_or_else(|| numbers.next(), |watch| watch.id()),
+        gen_ai.tool.description = tool.description(),
         key = served.key,
         name = served.name,
         effect = served.effect.as_str(),
         outcome = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
         policy = tracing::field::Empty,
         policy_rule = tracing::field::Empty,
     );
@@ -83,7 +121,13 @@ impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<'_, F> {
                 message,
             }),
         };
-        this.call.span().record("outcome", outcome(&result));
+        let span = this.call.span();
+        let outcome = outcome(&result);
+        span.record("outcome", outcome);
+        if result.is_err() {
+            span.record("error.type", outcome);
+            span.record("otel.status_code", "ERROR");
+        }
         if let Some(watch) = this.watch.take() {
             watch.ended(Some(result.as_ref().map(|_| ())));
         }

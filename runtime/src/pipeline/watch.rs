@@ -3,7 +3,7 @@
 //! approval it consumed. An unwatched call (no observer) carries `None`
 //! and pays a branch where a watched one writes.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
@@ -14,6 +14,9 @@ use crate::request::{ApprovalId, Digest};
 /// Someone following one call: the executor's recording of it, when the
 /// executor has observers.
 pub(crate) trait Watch: Sync {
+    /// The call's number, which its span carries too.
+    fn id(&self) -> u64;
+
     /// Where the steps leave what they find.
     fn findings(&self) -> &Findings;
 
@@ -27,9 +30,8 @@ pub(crate) trait Watch: Sync {
 pub(crate) struct Findings {
     /// The policy's ruling and the rule that made it (`None`: the fallback).
     pub(crate) ruling: OnceLock<(Decision, Option<String>)>,
-    /// The arguments as validated (defaults applied) and their digest; the
-    /// raw arguments, without a digest, when they did not validate.
-    pub(crate) arguments: OnceLock<(Value, Option<Digest>)>,
+    /// The arguments as the call's event shows them, taken when it ends.
+    pub(crate) arguments: Mutex<Option<Shown>>,
     /// The ledger approval the call consumed.
     pub(crate) consumed: OnceLock<ApprovalId>,
 }
@@ -41,11 +43,42 @@ impl Findings {
             .set((ruling.decision.clone(), ruling.rule.map(str::to_owned)));
     }
 
-    pub(crate) fn validated(&self, arguments: Value, digest: Digest) {
-        _ = self.arguments.set((arguments, Some(digest)));
+    /// The arguments validated (defaults applied), with their digest when
+    /// the call computed it; otherwise the event's builder does, off the
+    /// call's thread.
+    pub(crate) fn validated(&self, arguments: Value, digest: Option<Digest>) {
+        self.show(Shown::Validated { arguments, digest });
     }
 
+    /// The arguments as the caller sent them, when they did not validate.
     pub(crate) fn unreadable(&self, arguments: Value) {
-        _ = self.arguments.set((arguments, None));
+        self.show(Shown::Unreadable(arguments));
     }
+
+    fn show(&self, shown: Shown) {
+        let mut arguments = self
+            .arguments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        arguments.get_or_insert(shown);
+    }
+
+    /// The arguments found, taken (each call's event takes them once).
+    pub(crate) fn take_arguments(&self) -> Option<Shown> {
+        self.arguments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// A call's arguments, for its event.
+pub(crate) enum Shown {
+    /// As validated, defaults applied; the digest when it was computed.
+    Validated {
+        arguments: Value,
+        digest: Option<Digest>,
+    },
+    /// As sent, when they did not validate: no digest binds them.
+    Unreadable(Value),
 }
