@@ -1,0 +1,1 @@
+// toolwright admin page
