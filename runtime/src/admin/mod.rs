@@ -75,7 +75,7 @@ pub(crate) struct Shared {
 
 /// Someone allowed to use the admin API: an id (who disabled a tool, who
 /// decided an approval) and roles (see
-/// [`ApprovalsBuilder::approver_role`](crate::ApprovalsBuilder::approver_role)).
+/// [`ApprovalsBuilder::approver_role`](crate::approval::ApprovalsBuilder::approver_role)).
 ///
 /// It is the [`Principal`] the admin API decides approvals as, so the
 /// four-eyes rule applies: an operator cannot decide a request made under
