@@ -253,7 +253,7 @@ function toolRow(tool) {
   const status = tool.enabled
     ? h("span", { class: "status on", text: "enabled" })
     : h("span", { class: "status off" }, "disabled",
-      tool.disabled && tool.disabled.reason ? h("span", { class: "reason", text: ": " + tool.disabled.reason }) : null);
+      tool.disabled && tool.disabled.reason ? h("span", { class: "reason", text: tool.disabled.reason }) : null);
   return h("tr", { class: tool.enabled ? "" : "is-disabled", dataset: { tool: tool.name } },
     cell("Tool",
       h("button", { type: "button", class: "link tool-name", onclick: () => openDetail(tool.name), text: tool.name }),
@@ -532,7 +532,7 @@ function logRow(entry) {
   } else {
     details.push(jsonInline(event));
   }
-  return h("tr", { dataset: { seq: String(entry.seq) } },
+  return h("tr", { dataset: { seq: String(entry.seq), kind: event.event || "", outcome: event.event === "call" ? event.outcome || "" : "" } },
     cell("#", String(entry.seq)),
     cell("Time", time(event.at || event.decided_at || event.requested_at)),
     cell("Event", what),
@@ -727,6 +727,19 @@ function init() {
   $("log-live").addEventListener("change", () => { if ($("log-live").checked) pollLog(); });
   $("state-show").addEventListener("click", showState);
   $("state-download").addEventListener("click", downloadState);
+  // In-page links move focus to their section themselves: the page may
+  // carry a <base> (mounted without a trailing slash), under which
+  // "#tools" would name another URL.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest('a[href^="#"]');
+    if (!link) return;
+    const target = document.getElementById(link.getAttribute("href").slice(1));
+    if (!target) return;
+    event.preventDefault();
+    if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+    target.scrollIntoView({ block: "start" });
+    target.focus({ preventScroll: true });
+  });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && state.detail && !$("ask").open) closeDetail();
   });
