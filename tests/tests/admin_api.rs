@@ -8,10 +8,11 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use toolwright::admin::{self, Admin, Operator, ServeError};
 use toolwright::approval::{LedgerError, MemoryLedger};
+use toolwright::mcp::McpServer;
 use toolwright::observe::ExecutionLog;
 use toolwright::{
     Approvals, Arguments, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor,
-    Invocation, Principal, Registry, Verdict, tool,
+    Invocation, Policy, Principal, Registry, Rule, Selector, Verdict, tool,
 };
 
 /// Whoever calls tools (the application's context).
@@ -73,11 +74,18 @@ struct Shop {
 
 impl Shop {
     async fn start() -> Shop {
-        Shop::start_with(true).await
+        Shop::start_with(Approvals::new(MemoryLedger::new()), |admin, log| {
+            admin.log(log)
+        })
+        .await
     }
 
-    /// A shop with the admin mounted at `/admin`; with the log when `log`.
-    async fn start_with(log: bool) -> Shop {
+    /// A shop with `approvals`, and the admin (alice and bob as operators,
+    /// then as `configure` makes it, given the log) mounted at `/admin`.
+    async fn start_with(
+        approvals: Approvals,
+        configure: impl FnOnce(Admin, ExecutionLog) -> Admin,
+    ) -> Shop {
         let registry = Registry::new(
             Catalog::builder()
                 .register::<GetProductArgs>()
@@ -87,17 +95,15 @@ impl Shop {
         registry.register(charge()).unwrap();
         let execution_log = ExecutionLog::new(100).unwrap();
         let executor = Executor::builder(registry, Container::default())
-            .approvals(Approvals::new(MemoryLedger::new()))
+            .approvals(approvals)
             .principal::<Caller>()
             .observe(execution_log.clone())
             .build()
             .unwrap();
-        let mut admin = Admin::new(executor.clone())
+        let admin = Admin::new(executor.clone())
             .operator(ALICE_TOKEN, Operator::new("alice"))
             .operator(BOB_TOKEN, Operator::new("bob"));
-        if log {
-            admin = admin.log(execution_log.clone());
-        }
+        let admin = configure(admin, execution_log.clone());
         let app = axum::Router::new().nest("/admin", admin.router());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -160,6 +166,23 @@ impl Shop {
     fn changes(&self) -> u64 {
         self.executor.registry().generation() - self.start
     }
+}
+
+/// The tool names an MCP client is offered by `executor`.
+async fn mcp_names(executor: &Executor) -> Vec<String> {
+    use rmcp::ServiceExt as _;
+    let server = McpServer::<Caller>::new(executor.clone(), "admin-test", "0");
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(Caller("carol"));
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    tools.iter().map(|t| t.name.to_string()).collect()
 }
 
 /// An answer, read whole.
@@ -343,6 +366,7 @@ async fn a_disabled_tool_is_gone_and_refused_until_enabled_again() {
 
     // Gone from what every front end lists, and refused when called.
     assert!(shop.executor.tools().get("get_product").is_none());
+    assert_eq!(mcp_names(&shop.executor).await, ["charge"]);
     let refused = shop
         .executor
         .invoke("get_product", json!({"id": 1}), &Caller("carol"))
@@ -369,6 +393,7 @@ async fn a_disabled_tool_is_gone_and_refused_until_enabled_again() {
         .await;
     assert_eq!(enabled.status, StatusCode::OK, "{}", enabled.text);
     assert_eq!(enabled.json()["enabled"], true);
+    assert_eq!(mcp_names(&shop.executor).await, ["charge", "get_product"]);
     let answer = shop
         .executor
         .invoke("get_product", json!({"id": 1}), &Caller("carol"))
@@ -712,7 +737,7 @@ async fn the_log_pages_from_a_sequence_number() {
 
 #[tokio::test]
 async fn an_admin_without_a_log_answers_404_for_it() {
-    let shop = Shop::start_with(false).await;
+    let shop = Shop::start_with(Approvals::new(MemoryLedger::new()), |admin, _| admin).await;
     let answer = shop.get("api/log").await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert!(answer.error().contains("log"));
@@ -768,6 +793,90 @@ async fn an_exported_state_imported_back_restores_the_disabled_tools() {
         (disabled.reason.as_str(), disabled.by.as_deref()),
         ("fraud wave", Some("alice"))
     );
+}
+
+#[tokio::test]
+async fn each_tool_shows_what_the_policy_rules_for_it() {
+    let shop = Shop::start().await;
+    shop.executor.registry().set_policy(
+        Policy::new()
+            .rule(
+                Rule::deny("no big charges", Selector::name("charge"), "over the limit")
+                    .when_arguments(|args| args["cents"].as_u64() > Some(10_000)),
+            )
+            .rule(Rule::deny_tag("catalog")),
+    );
+    let tools = shop.get("api/tools").await.json();
+    let policy = |name: &str| {
+        let tools = tools["tools"].as_array().unwrap();
+        tools.iter().find(|t| t["name"] == name).unwrap()["policy"].clone()
+    };
+    assert_eq!(
+        policy("get_product"),
+        json!({"decision": "deny", "rule": "deny tag catalog",
+               "reason": "tools tagged `catalog` are not allowed"})
+    );
+    // A rule on the arguments decides each call of it.
+    assert_eq!(
+        policy("charge"),
+        json!({"decision": "depends", "rule": null})
+    );
+}
+
+#[tokio::test]
+async fn only_operators_holding_the_approver_role_decide() {
+    const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
+    let approvals = Approvals::builder(MemoryLedger::new())
+        .approver_role("approver")
+        .build();
+    let shop = Shop::start_with(approvals, |admin, _| {
+        admin.operator(CAROL_TOKEN, Operator::new("carol").role("approver"))
+    })
+    .await;
+    let id = alice_asks(&shop).await;
+    let tag = shop.get("api/approvals").await.etag();
+    let path = format!("api/approvals/{id}/approve");
+    let bob = shop.post(&path, BOB_TOKEN, Some(&tag), json!({})).await;
+    assert_eq!(bob.status, StatusCode::FORBIDDEN, "{}", bob.text);
+    assert!(bob.error().contains("approver"), "{}", bob.text);
+    let carol = shop.post(&path, CAROL_TOKEN, Some(&tag), json!({})).await;
+    assert_eq!(carol.status, StatusCode::OK, "{}", carol.text);
+    assert_eq!(carol.json()["decided_by"], "carol");
+}
+
+#[tokio::test]
+async fn an_allowed_origin_passes_and_unknown_tools_are_404() {
+    let shop = Shop::start_with(Approvals::new(MemoryLedger::new()), |admin, _| {
+        admin.allow_origin("https://ops.example.com")
+    })
+    .await;
+    let allowed = Answer::of(
+        shop.request(Method::GET, "api/tools", Some(ALICE_TOKEN))
+            .header("origin", "https://ops.example.com"),
+    )
+    .await;
+    assert_eq!(allowed.status, StatusCode::OK);
+    assert!(allowed.header("access-control-allow-origin").is_empty());
+    let other_port = Answer::of(
+        shop.request(Method::GET, "api/tools", Some(ALICE_TOKEN))
+            .header("origin", "https://ops.example.com:8443"),
+    )
+    .await;
+    assert_eq!(other_port.status, StatusCode::FORBIDDEN);
+
+    let unknown = shop
+        .post(
+            "api/tools/nothing/disable",
+            ALICE_TOKEN,
+            Some(&shop.tag(0)),
+            json!({"reason": "x"}),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    let nowhere = shop.get("api/nothing").await;
+    assert_eq!(nowhere.status, StatusCode::NOT_FOUND);
+    assert!(!nowhere.error().is_empty());
+    assert_eq!(shop.changes(), 0);
 }
 
 fn bare_admin() -> Admin {
