@@ -415,6 +415,41 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         .unwrap();
     assert!(row.text().await.unwrap().contains("pii"));
 
+    // Its detail shows the schema; Escape goes back to the list, and the
+    // focus to the tool's button.
+    row.find(Locator::Css("button.tool-name"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the tool's detail",
+        "const detail = document.getElementById('detail');
+         return !detail.hidden && detail.innerText.includes('customers.lookup')
+             && detail.innerText.includes('customer_id');",
+    )
+    .await;
+    client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E00C}") // Escape
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the list again, focused on the tool",
+        "return document.getElementById('detail').hidden
+             && document.activeElement.textContent === 'lookup_customer';",
+    )
+    .await;
+    let row = client
+        .find(Locator::Css("tr[data-tool='lookup_customer']"))
+        .await
+        .unwrap();
+
     // 4. Disabling it with a reason takes it out of MCP's tools/list.
     row.find(Locator::Css("button[aria-label='Disable lookup_customer']"))
         .await
@@ -456,6 +491,30 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         "{listed:?}"
     );
     assert!(listed.contains(&"list_orders".to_owned()), "{listed:?}");
+
+    // The state export says so too.
+    client
+        .find(Locator::Id("state-show"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the state as JSON",
+        "const pre = document.getElementById('state-json');
+         return !pre.hidden && pre.textContent.includes('leaks addresses to the model');",
+    )
+    .await;
+
+    client
+        .find(Locator::Id("state-show"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 
     // 5. Another actor's write waits; the operator approves it in the page.
     let arguments = json!({"order": 42, "card_number": SECRET});

@@ -38,7 +38,7 @@ function h(tag, props, ...children) {
     else if (key === "dataset") Object.assign(el.dataset, value);
     else el.setAttribute(key, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -348,8 +348,15 @@ function row(label, value) {
   return [h("dt", { text: label }), h("dd", {}, value)];
 }
 
+// What the detail view shows in its own rows; any other field of a tool
+// (title, idempotent, ...) is listed after them as it comes.
+const SHOWN = new Set(["name", "key", "namespace", "description", "effect", "tags", "enabled",
+  "disabled", "policy", "input_schema", "output_schema"]);
+
 function renderDetail(tool) {
   $("detail-title").textContent = tool.name;
+  const more = Object.keys(tool).filter((key) => !SHOWN.has(key)).sort()
+    .map((key) => row(key.replace(/_/g, " "), typeof tool[key] === "string" ? tool[key] : JSON.stringify(tool[key])));
   const disabled = tool.disabled;
   const policy = tool.policy;
   const body = clear($("detail-body"));
@@ -363,7 +370,8 @@ function renderDetail(tool) {
       row("Tags", (tool.tags || []).length ? h("span", { class: "pills" }, tool.tags.map(tagPill)) : "none"),
       row("Status", tool.enabled ? "enabled" : "disabled"),
       disabled ? row("Disabled", [disabled.reason || "", disabled.by ? " — by " + disabled.by : "", disabled.at ? ", " + time(disabled.at) : ""].join("")) : null,
-      row("Policy", policy ? decisionText(policy.decision) + (policy.rule ? " (rule " + policy.rule + ")" : " (the policy's fallback)") : "no policy")),
+      row("Policy", policy ? decisionText(policy.decision) + (policy.rule ? " (rule " + policy.rule + ")" : " (the policy's fallback)") : "no policy"),
+      more),
     h("h3", { text: "Input schema" }),
     jsonBlock(tool.input_schema, "Input schema"),
     h("h3", { text: "Output schema" }),
