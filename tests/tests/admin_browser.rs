@@ -31,7 +31,7 @@ use toolwright::mcp::McpServer;
 use toolwright::observe::ExecutionLog;
 use toolwright::{
     Approvals, Arguments, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor,
-    Invocation, Principal, Verdict, tool,
+    Invocation, Principal, Selector, Verdict, tool,
 };
 
 /// The operator's token, typed into the page.
@@ -244,6 +244,37 @@ async fn wait_until(client: &Client, what: &str, script: &str) {
     }
 }
 
+/// Types `reason` into the open reason dialog and confirms.
+async fn answer(client: &Client, reason: &str) {
+    client
+        .find(Locator::Id("ask-reason"))
+        .await
+        .unwrap()
+        .send_keys(reason)
+        .await
+        .unwrap();
+    client
+        .find(Locator::Id("ask-ok"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Sets the filter box to `text`, as typing would.
+async fn filter(client: &Client, text: &str) {
+    client
+        .execute(
+            "const box = document.getElementById('filter');
+             box.value = arguments[0];
+             box.dispatchEvent(new Event('input'));",
+            vec![json!(text)],
+        )
+        .await
+        .unwrap();
+}
+
 async fn visible(client: &Client, id: &str) -> bool {
     client
         .execute(
@@ -445,13 +476,13 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
              && document.activeElement.textContent === 'lookup_customer';",
     )
     .await;
-    let row = client
-        .find(Locator::Css("tr[data-tool='lookup_customer']"))
-        .await
-        .unwrap();
 
-    // 4. Disabling it with a reason takes it out of MCP's tools/list.
-    row.find(Locator::Css("button[aria-label='Disable lookup_customer']"))
+    // 4. Disabling it with a reason takes it out of MCP's tools/list. The
+    // first try meets a change the application made while the operator
+    // typed: refused (412), the tools reloaded, the operator told.
+    let disable = "button[aria-label='Disable lookup_customer']";
+    client
+        .find(Locator::Css(disable))
         .await
         .unwrap()
         .click()
@@ -463,20 +494,48 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         "return document.getElementById('ask').open",
     )
     .await;
-    client
-        .find(Locator::Id("ask-reason"))
-        .await
-        .unwrap()
-        .send_keys("leaks addresses to the model")
-        .await
+    executor
+        .registry()
+        .disable(&Selector::name("ping"), "nightly maintenance")
         .unwrap();
+    answer(&client, "leaks addresses to the model").await;
+    wait_until(
+        &client,
+        "the stale change refused",
+        "return document.getElementById('notice').innerText.includes('changed since')",
+    )
+    .await;
+    assert!(
+        executor
+            .registry()
+            .tools()
+            .disabled("lookup_customer")
+            .is_none()
+    );
+    filter(&client, "").await;
+    wait_until(
+        &client,
+        "the reloaded tools",
+        "const row = document.querySelector(\"tr[data-tool='ping']\");
+         return !!row && row.innerText.includes('nightly maintenance');",
+    )
+    .await;
+    filter(&client, "pii").await;
+
     client
-        .find(Locator::Id("ask-ok"))
+        .find(Locator::Css(disable))
         .await
         .unwrap()
         .click()
         .await
         .unwrap();
+    wait_until(
+        &client,
+        "the reason dialog",
+        "return document.getElementById('ask').open",
+    )
+    .await;
+    answer(&client, "leaks addresses to the model").await;
     wait_until(
         &client,
         "the tool disabled",
@@ -542,21 +601,8 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         "the secret shows in the page: {pending}"
     );
 
-    // The README's screenshot: tools, one disabled, and a pending request.
-    client
-        .find(Locator::Id("filter"))
-        .await
-        .unwrap()
-        .clear()
-        .await
-        .unwrap();
-    client
-        .execute(
-            "document.getElementById('filter').dispatchEvent(new Event('input'))",
-            vec![],
-        )
-        .await
-        .unwrap();
+    // The README's screenshot: the tools, two disabled, and a pending request.
+    filter(&client, "").await;
     let wide = screenshot(&client, 1280, 800).await;
     if std::env::var("UPDATE_SCREENSHOT").as_deref() == Ok("1") {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
@@ -581,20 +627,7 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         "return document.getElementById('ask').open",
     )
     .await;
-    client
-        .find(Locator::Id("ask-reason"))
-        .await
-        .unwrap()
-        .send_keys("order 42 checked")
-        .await
-        .unwrap();
-    client
-        .find(Locator::Id("ask-ok"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    answer(&client, "order 42 checked").await;
     wait_until(
         &client,
         "the request gone from the pending list",

@@ -279,6 +279,9 @@ function path(name) {
 }
 
 async function disableTool(tool) {
+  // The change is made against the tools as the operator saw them when
+  // deciding, even if the page reloads them while the dialog is open.
+  const seen = state.toolsEtag;
   const reason = await ask({
     title: "Disable " + tool.name,
     what: "Callers will no longer see or call " + tool.key + ".",
@@ -287,18 +290,19 @@ async function disableTool(tool) {
     required: true,
   });
   if (reason === null) return;
-  await change(path(tool.name) + "/disable", { reason }, tool.name + " disabled");
+  await change(path(tool.name) + "/disable", { reason }, tool.name + " disabled", seen);
 }
 
 async function enableTool(tool) {
-  await change(path(tool.name) + "/enable", {}, tool.name + " enabled");
+  await change(path(tool.name) + "/enable", {}, tool.name + " enabled", state.toolsEtag);
 }
 
-// A change to the registry, made against the tools as last loaded.
-async function change(url, body, done) {
+// A change to the registry, made only if the registry is still as `seen`
+// (an ETag): otherwise 412, the tools are reloaded, and the operator told.
+async function change(url, body, done, seen) {
   problem("");
   try {
-    await api(url, { method: "POST", body, ifMatch: state.toolsEtag });
+    await api(url, { method: "POST", body, ifMatch: seen });
     notice(done + ".");
   } catch (error) {
     if (error instanceof HttpError && (error.status === 412 || error.status === 428)) {
@@ -423,6 +427,7 @@ function renderApprovals() {
 }
 
 async function decide(approval, verdict) {
+  const seen = state.approvalsEtag;
   const request = approval.request || {};
   const reason = await ask({
     title: (verdict === "approve" ? "Approve" : "Reject") + " request " + approval.id,
@@ -437,7 +442,7 @@ async function decide(approval, verdict) {
     await api("api/approvals/" + encodeURIComponent(approval.id) + "/" + verdict, {
       method: "POST",
       body: { reason },
-      ifMatch: state.approvalsEtag,
+      ifMatch: seen,
     });
     notice("Request " + approval.id + (verdict === "approve" ? " approved." : " rejected."));
   } catch (error) {
