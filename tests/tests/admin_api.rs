@@ -508,6 +508,34 @@ async fn bad_bodies_are_refused_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn an_oversized_body_without_a_declared_length_is_refused_too() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let shop = Shop::start().await;
+    let mut stream = tokio::net::TcpStream::connect(shop.addr).await.unwrap();
+    let head = format!(
+        "POST /admin/api/tools/get_product/disable HTTP/1.1\r\nHost: {}\r\n\
+         Authorization: Bearer {ALICE_TOKEN}\r\nIf-Match: {}\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        shop.addr,
+        shop.tag(0)
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let chunk = "x".repeat(16 * 1024);
+    for _ in 0..5 {
+        let framed = format!("{:x}\r\n{chunk}\r\n", chunk.len());
+        if stream.write_all(framed.as_bytes()).await.is_err() {
+            break; // refused mid-body: the answer is already there
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(shop.changes(), 0);
+}
+
+#[tokio::test]
 async fn reads_answer_304_while_nothing_changed() {
     let shop = Shop::start().await;
     for path in [
