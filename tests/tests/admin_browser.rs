@@ -387,6 +387,14 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
             .contains(&"lookup_customer".to_owned())
     );
 
+    // More calls than one page of the log holds: the page reads them all.
+    for _ in 0..150 {
+        executor
+            .invoke("ping", json!({}), &Actor("probe"))
+            .await
+            .unwrap();
+    }
+
     let (client, _driver) = open_browser(&chromium, &driver).await;
 
     // 1. Without a token the page asks for one; a wrong one is refused.
@@ -424,6 +432,12 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
     )
     .await;
     assert!(!visible(&client, "signin").await);
+    wait_until(
+        &client,
+        "the 150 calls in the log",
+        "return document.querySelectorAll('#log-rows tr[data-kind=call]').length === 150",
+    )
+    .await;
 
     // 3. Filtering by a tag leaves the tagged tool.
     client

@@ -19,6 +19,8 @@ const state = {
   approvalsMissing: false,
   logNext: 0,
   logEtag: null,
+  logCaughtUp: false,
+  logLost: 0,
   logMissing: false,
   detail: null,
   timers: [],
@@ -469,11 +471,12 @@ async function pollLog() {
   if (logBusy || state.logMissing || !token()) return;
   logBusy = true;
   try {
-    // Pages until caught up; an unchanged log answers 304.
+    // Pages until caught up. The log's ETag names its latest entry, so it
+    // is sent only once caught up: then an unchanged log answers 304.
     for (let pages = 0; pages < 20; pages++) {
       let result;
       try {
-        result = await api("api/log?since=" + state.logNext, { ifNoneMatch: state.logEtag });
+        result = await api("api/log?since=" + state.logNext, { ifNoneMatch: state.logCaughtUp ? state.logEtag : null });
       } catch (error) {
         if (error instanceof HttpError && error.status === 404) {
           state.logMissing = true;
@@ -484,11 +487,18 @@ async function pollLog() {
         throw error;
       }
       if (result.status === 304) return;
+      const data = result.data;
+      const entries = data.entries || [];
       state.logEtag = result.etag;
-      const entries = result.data.entries || [];
-      if (typeof result.data.next === "number") state.logNext = result.data.next;
+      if (typeof data.next === "number") state.logNext = data.next;
+      state.logCaughtUp = !entries.length || state.logNext >= data.latest;
+      if (data.lost) {
+        state.logLost += data.lost;
+        $("log-lost").textContent = state.logLost + " older entries were overwritten before this page read them.";
+        $("log-lost").hidden = false;
+      }
       if (entries.length) addLogEntries(entries);
-      if (!entries.length || state.logNext > result.data.latest) return;
+      if (state.logCaughtUp) return;
     }
   } catch (error) {
     report(error, "Reading the log failed");
@@ -654,11 +664,13 @@ function signOut(refused) {
   sessionStorage.removeItem(TOKEN_KEY);
   Object.assign(state, {
     tools: [], generation: null, toolsEtag: null, approvals: [], approvalsEtag: null,
-    approvalsMissing: false, logNext: 0, logEtag: null, logMissing: false, detail: null,
+    approvalsMissing: false, logNext: 0, logEtag: null, logCaughtUp: false, logLost: 0, logMissing: false,
+    detail: null,
   });
   clear($("tool-groups"));
   clear($("approval-list"));
   clear($("log-rows"));
+  $("log-lost").hidden = true;
   clear($("detail-body"));
   $("state-json").textContent = "";
   $("panel").hidden = true;
