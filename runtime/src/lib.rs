@@ -6,11 +6,11 @@
 // < principal < scope
 // < inject < args, schema < tool < pipeline < registration < catalog
 // < registry < observe < executor < providers, mcp, admin < __private.
-#[cfg(feature = "admin")]
-pub mod admin;
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
+#[cfg(feature = "admin")]
+pub mod admin;
 pub mod approval;
 mod args;
 mod catalog;

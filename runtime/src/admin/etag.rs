@@ -12,9 +12,11 @@ pub(crate) fn registry(generation: u64) -> String {
     format!("\"r{generation}\"")
 }
 
-/// The ETag of the execution log whose newest entry is `latest`.
-pub(crate) fn log(latest: u64) -> String {
-    format!("\"l{latest}\"")
+/// The ETag of the log page after `since` of at most `limit` entries,
+/// when the newest entry is `latest`: a client that keeps one tag across
+/// pages never gets a 304 for a page it has not seen.
+pub(crate) fn log(latest: u64, since: u64, limit: usize) -> String {
+    format!("\"l{latest}-{since}-{limit}\"")
 }
 
 /// The ETag of a representation: `prefix` and the start of its SHA-256.

@@ -33,7 +33,7 @@ pub(crate) async fn page(
     // Read before the page: entries appended in between make the next
     // poll's tag differ, never the other way round.
     let latest = log.latest();
-    let tag = etag::log(latest);
+    let tag = etag::log(latest, since, limit);
     if etag::unchanged(&headers, &tag) {
         return Ok(api::not_modified(&tag));
     }
