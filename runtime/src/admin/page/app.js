@@ -524,6 +524,7 @@ function logRow(entry) {
   let what = event.event || "event";
   let who = "";
   let outcome = "";
+  let at = event.at || event.decided_at || event.requested_at;
   const details = [];
   if (event.event === "call") {
     what = "call " + (event.name || "");
@@ -541,6 +542,7 @@ function logRow(entry) {
     what = "registry " + name;
     const body = kind && typeof kind === "object" ? kind[name] : null;
     if (body && body.by) who = body.by;
+    if (body && body.at) at = body.at;
     outcome = "generation " + event.generation;
     if (body && body.reason) details.push(h("div", { text: "reason: " + body.reason }));
     if (event.keys && event.keys.length) details.push(h("div", {}, h("code", { text: event.keys.join(", ") })));
@@ -557,7 +559,7 @@ function logRow(entry) {
   }
   return h("tr", { dataset: { seq: String(entry.seq), kind: event.event || "", outcome: event.event === "call" ? event.outcome || "" : "" } },
     cell("#", String(entry.seq)),
-    cell("Time", time(event.at || event.decided_at || event.requested_at)),
+    cell("Time", time(at)),
     cell("Event", what),
     cell("Who", who),
     cell("Outcome", outcome),
