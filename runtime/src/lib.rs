@@ -5,10 +5,12 @@
 // util < effect, concurrency < request < error < approval < context < invocation < hook
 // < principal < scope
 // < inject < args, schema < tool < pipeline < registration < catalog
-// < registry < observe < executor < providers, mcp < __private.
+// < registry < observe < executor < providers, mcp, admin < __private.
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
+#[cfg(feature = "admin")]
+pub mod admin;
 pub mod approval;
 mod args;
 mod catalog;

@@ -8,6 +8,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{Sqlite, Transaction};
 use tokio::sync::Mutex;
 use toolwright::approval::{Approval, ApprovalId, LedgerError, SqliteLedger};
+use toolwright::observe::ExecutionLog;
 use toolwright::{
     Approvals, Catalog, Container, Executor, Invocation, Policy, Principal, ResolveError, Rule,
     Scope, Selector, View,
@@ -249,11 +250,18 @@ pub struct Shop {
     /// database. Decide through [`Shop::approve`] and [`Shop::reject`],
     /// which also keep a manager to their own tenant.
     pub approvals: Approvals,
+    /// The executor's last [`LOG_CAPACITY`] calls, registry changes and
+    /// approval decisions, as the admin page shows them.
+    pub log: ExecutionLog,
     /// What managers see (everything) and what other actors see (no
     /// `managers`-tagged tool), built once.
     views: (View, View),
     begun: Arc<AtomicUsize>,
 }
+
+/// How many events the shop's [`ExecutionLog`] keeps before dropping the
+/// oldest.
+pub const LOG_CAPACITY: usize = 10_000;
 
 /// The shop's permission policy, on top of every tool's own hooks:
 /// anything destructive waits for a person; reads go on to their hooks.
@@ -279,8 +287,10 @@ impl Shop {
             .approver_role(MANAGER)
             .build();
         let begun = Arc::new(AtomicUsize::new(0));
+        let log = ExecutionLog::new(LOG_CAPACITY)?;
         let executor = Executor::builder(catalog, container(pool.clone(), begun.clone()))
             .approvals(approvals.clone())
+            .observe(log.clone())
             // A tool without an `approve` hook that the policy asks about
             // goes through the same ledger, for the calling actor.
             .principal::<Caller>()
@@ -288,6 +298,7 @@ impl Shop {
         executor.registry().set_policy(policy());
         Ok(Shop {
             approvals,
+            log,
             pool,
             executor,
             views: (

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
+use toolwright::admin::{self, Admin, Operator};
 use toolwright::approval::{Approval, ApprovalId, Status};
 use toolwright::mcp::{HttpOptions, McpServer};
 use toolwright::providers::{self, Format};
 use toolwright::{ApprovalRequest, CallError, Catalog, Reason, Selector, Tools};
 
-use crate::app::{Caller, Shop, open_database};
-use crate::tokens::{TokenInfo, Tokens};
+use crate::app::{Caller, MANAGER, Shop, open_database};
+use crate::tokens::{ADMIN_PREFIX, TokenInfo, Tokens, random_token};
 
 /// A shop whose products, prices and orders are tools.
 #[derive(Debug, Parser)]
@@ -24,6 +25,9 @@ pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 }
+
+/// Who the admin page's operator is, in the log and the approvals.
+pub const ADMIN_OPERATOR: &str = "operator";
 
 /// Where the shop keeps its data unless told otherwise.
 pub const DEFAULT_DATABASE: &str = "sqlite://.shop/shop.db";
@@ -115,8 +119,14 @@ struct Serve {
     /// from `shop token issue`. ADDR is loopback unless `--public` is given.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Let `--http` bind an address other machines reach (0.0.0.0, say).
-    /// The shop speaks plain HTTP: put a TLS proxy in front.
+    /// Also serve the admin page and its API at http://ADDR/ (loopback
+    /// unless `--public` is given), to operators signing in with the token
+    /// printed at start, a new one each time: the tools, switching them off
+    /// and on, the requests waiting for a manager, and the call log.
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    admin: Option<SocketAddr>,
+    /// Let `--http` and `--admin` bind addresses other machines reach
+    /// (0.0.0.0, say). The shop speaks plain HTTP: put a TLS proxy in front.
     #[arg(long, requires = "http", conflicts_with = "stdio")]
     public: bool,
     /// Who the stdio client is: alice, bob and dave of tenant 1 (bob and
@@ -229,7 +239,14 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
                 Some(addr) => Some((addr, http_options(addr, serve.public)?)),
                 None => None,
             };
+            if let Some(addr) = serve.admin {
+                check_admin_address(addr, serve.public)?;
+            }
             let shop = open(&cli.database).await?;
+            let admin = match serve.admin {
+                Some(addr) => Some(admin_server(&shop, addr, serve.public).await?),
+                None => None,
+            };
             let views = shop.clone();
             let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
                 .with_instructions(
@@ -242,7 +259,19 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
                      a token from `shop token issue --as <actor>`"
                 );
                 let tokens = Tokens::new(shop.pool.clone());
-                server.serve_http(addr, tokens, options).await?;
+                let mcp = async {
+                    server
+                        .serve_http(addr, tokens, options)
+                        .await
+                        .map_err(AnyError::from)
+                };
+                let admin = async {
+                    match admin {
+                        Some(admin) => admin.await.map_err(AnyError::from),
+                        None => Ok(()),
+                    }
+                };
+                tokio::try_join!(mcp, admin)?;
             } else {
                 let caller = shop.caller(&serve.actor).await?;
                 server.serve_stdio(caller).await?;
@@ -302,6 +331,55 @@ fn http_options(addr: SocketAddr, public: bool) -> Result<HttpOptions, AnyError>
     // `Host` guards against DNS rebinding, which gains a web page nothing
     // here: every request needs a token, and browsers never add one.
     Ok(HttpOptions::default().allowed_hosts(std::iter::empty::<String>()))
+}
+
+/// The admin switches tools off and approves writes: serving it where other
+/// machines reach takes `--public`, as for `--http`.
+fn check_admin_address(addr: SocketAddr, public: bool) -> Result<(), AnyError> {
+    if addr.ip().to_canonical().is_loopback() {
+        return Ok(());
+    }
+    if !public {
+        return Err(format!(
+            "--admin {addr} is not a loopback address: other machines could reach the admin, \
+             which switches tools off and approves writes. Serve it on 127.0.0.1, or pass \
+             --public if they should"
+        )
+        .into());
+    }
+    eprintln!(
+        "shop: warning: serving the admin on {addr}, which other machines reach, over plain \
+         HTTP: its token crosses the network readable. Put a TLS proxy in front"
+    );
+    Ok(())
+}
+
+/// Binds the admin's address, prints where it is and the token that signs
+/// in (new at each start, kept nowhere), and gives back the server to run.
+async fn admin_server(
+    shop: &Shop,
+    addr: SocketAddr,
+    public: bool,
+) -> Result<impl Future<Output = Result<(), admin::ServeError>> + use<>, AnyError> {
+    let token = random_token(ADMIN_PREFIX)?;
+    // A manager of every tenant: the operator decides any request (never
+    // one made under their own id, which no shop actor has).
+    let mut admin = Admin::new(shop.executor.clone())
+        .log(shop.log.clone())
+        .operator(&token, Operator::new(ADMIN_OPERATOR).role(MANAGER));
+    if public {
+        admin = admin.public();
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot serve the admin on {addr}: {e}"))?;
+    let bound = listener.local_addr()?;
+    eprintln!(
+        "serving the admin page at http://{bound}/ to operators who sign in with this token \
+         (new at each start, shown once):"
+    );
+    eprintln!("{token}");
+    Ok(admin::serve_on(listener, admin))
 }
 
 /// `30d`, `12h`, `15m` or `90s` as a duration.

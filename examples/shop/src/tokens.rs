@@ -19,6 +19,25 @@ use crate::app::{Actor, Caller, ShopError};
 /// recognised for what it is.
 pub const PREFIX: &str = "shop_";
 
+/// What the admin token of `shop serve --admin` starts with.
+pub const ADMIN_PREFIX: &str = "shop_admin_";
+
+/// A new token: `prefix`, then 256 random bits from the operating system
+/// in hex. Both the tokens `issue` keeps and the admin token of
+/// `shop serve --admin` (kept nowhere: a new one each start) are made here.
+///
+/// ```
+/// let token = shop::tokens::random_token(shop::tokens::ADMIN_PREFIX).unwrap();
+/// assert!(token.starts_with("shop_admin_"));
+/// assert_eq!(token.len(), "shop_admin_".len() + 64);
+/// assert_ne!(token, shop::tokens::random_token(shop::tokens::ADMIN_PREFIX).unwrap());
+/// ```
+pub fn random_token(prefix: &str) -> Result<String, ShopError> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(ShopError::Random)?;
+    Ok(format!("{prefix}{}", hex(&secret)))
+}
+
 /// The shop's tokens, in its database. As an [`Authenticate`] it lets in
 /// the requests that bear a token neither expired nor revoked, as the
 /// token's actor.
@@ -119,9 +138,7 @@ impl Tokens {
     /// Issues a token for `actor`, valid for `ttl`.
     pub async fn issue(&self, actor: &str, ttl: Duration) -> Result<Issued, ShopError> {
         let actor = Actor::load(&self.pool, actor).await?;
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).map_err(ShopError::Random)?;
-        let token = format!("{PREFIX}{}", hex(&secret));
+        let token = random_token(PREFIX)?;
         let now = now();
         let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
         let (id, expires): (i64, String) = sqlx::query_as(&format!(

@@ -1,0 +1,111 @@
+//! Serving the admin on its own port: loopback unless asked otherwise.
+
+use std::io;
+use std::net::SocketAddr;
+
+use super::Admin;
+
+/// Why [`serve`] or [`serve_on`] did not (or no longer does) serve.
+///
+/// ```
+/// use toolwright::admin::{self, Admin, Operator, ServeError};
+/// use toolwright::{Catalog, Container, Executor};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+/// let admin = Admin::new(executor).operator("a-long-random-token", Operator::new("ops"));
+/// let error = admin::serve("0.0.0.0:8001".parse().unwrap(), admin).await.unwrap_err();
+/// assert!(matches!(error, ServeError::NotLoopback { .. }));
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The address is reachable from other machines, and the admin was not
+    /// made [`public`](Admin::public).
+    #[error(
+        "the admin would listen on {addr}, which other machines can reach: serve it on loopback \
+         (127.0.0.1 or ::1) behind a proxy, or call `Admin::public` to mean it"
+    )]
+    NotLoopback {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The admin has no operator: no request could ever get in.
+    #[error("the admin has no operator token: add one with `Admin::operator`")]
+    NoOperators,
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// Serving failed.
+    #[error("the admin stopped serving")]
+    Io(#[source] io::Error),
+}
+
+/// Binds `addr` and serves `admin`'s [router](Admin::router) at its root
+/// until the process ends. Refuses an address other than loopback unless
+/// the admin is [`public`](Admin::public), and an admin with no operator.
+///
+/// ```no_run
+/// use toolwright::admin::{self, Admin, Operator};
+/// use toolwright::{Catalog, Container, Executor};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let executor = Executor::new(Catalog::builder().build()?, Container::default())?;
+/// let token = std::env::var("ADMIN_TOKEN")?;
+/// let admin = Admin::new(executor).operator(token, Operator::new("ops"));
+/// // The page is at http://127.0.0.1:8001/
+/// admin::serve("127.0.0.1:8001".parse()?, admin).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve(addr: SocketAddr, admin: Admin) -> Result<(), ServeError> {
+    check(addr, &admin)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    serve_on(listener, admin).await
+}
+
+/// Serves `admin` on a listener the application bound (on a port the
+/// system chose, say), with the same checks as [`serve`].
+///
+/// ```
+/// use toolwright::admin::{self, Admin, Operator};
+/// use toolwright::{Catalog, Container, Executor};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let executor = Executor::new(Catalog::builder().build()?, Container::default())?;
+/// let admin = Admin::new(executor).operator("a-long-random-token", Operator::new("ops"));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// println!("admin at http://{}/", listener.local_addr()?);
+/// tokio::spawn(admin::serve_on(listener, admin));
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_on(listener: tokio::net::TcpListener, admin: Admin) -> Result<(), ServeError> {
+    let addr = listener.local_addr().map_err(ServeError::Io)?;
+    check(addr, &admin)?;
+    axum::serve(listener, admin.router())
+        .await
+        .map_err(ServeError::Io)
+}
+
+fn check(addr: SocketAddr, admin: &Admin) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() && !admin.is_public() {
+        return Err(ServeError::NotLoopback { addr });
+    }
+    if admin.shared.operators.is_empty() {
+        return Err(ServeError::NoOperators);
+    }
+    Ok(())
+}
