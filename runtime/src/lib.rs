@@ -11,6 +11,7 @@
 pub mod __private;
 pub mod approval;
 mod args;
+pub mod audit;
 mod catalog;
 mod concurrency;
 mod context;

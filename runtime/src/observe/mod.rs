@@ -13,4 +13,4 @@ pub use redact::REDACTED;
 
 pub(crate) use observers::{Observers, Pending};
 pub(crate) use recording::{Recording, refused};
-use redact::redact;
+pub(crate) use redact::redact;

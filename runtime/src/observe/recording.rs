@@ -12,7 +12,8 @@ use crate::pipeline::{Findings, Watch};
 
 /// A call of a tool that was found, followed from its start.
 pub(crate) struct Recording<'a> {
-    observers: &'a Observers,
+    /// `None` when only the audit trail follows the call.
+    observers: Option<&'a Observers>,
     id: u64,
     at: SystemTime,
     started: Instant,
@@ -26,7 +27,8 @@ pub(crate) struct Recording<'a> {
 
 impl<'a> Recording<'a> {
     pub(crate) fn start(
-        observers: &'a Observers,
+        observers: Option<&'a Observers>,
+        id: u64,
         key: &'static str,
         name: &'static str,
         actor: Option<&'a str>,
@@ -34,7 +36,7 @@ impl<'a> Recording<'a> {
     ) -> Self {
         Recording {
             observers,
-            id: observers.next_call(),
+            id,
             at: SystemTime::now(),
             started: Instant::now(),
             key,
@@ -52,6 +54,12 @@ impl Watch for Recording<'_> {
     }
 
     fn ended(&self, result: Option<Result<(), &CallError>>) {
+        if let Some(observers) = self.observers {
+            observers.emit(Event::Call(self.event(result)));
+        }
+    }
+
+    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent {
         let findings = &self.findings;
         let (arguments, digest) = match findings.arguments.get() {
             Some((arguments, digest)) => (Some(redact(self.schema, arguments)), *digest),
@@ -72,7 +80,7 @@ impl Watch for Recording<'_> {
             Some(Ok(())) => (OutcomeClass::Ok, None),
             Some(Err(error)) => (OutcomeClass::of_error(error), Some(ErrorText::of(error))),
         };
-        self.observers.emit(Event::Call(CallEvent {
+        CallEvent {
             id: self.id,
             at: self.at,
             key: Some(self.key),
@@ -88,7 +96,7 @@ impl Watch for Recording<'_> {
             outcome,
             duration: self.started.elapsed(),
             error,
-        }));
+        }
     }
 }
 

@@ -42,6 +42,7 @@ pub(crate) use trace::{Traced, traced};
 pub(crate) use watch::{Findings, Watch};
 
 use crate::approval::Approvals;
+use crate::audit::Trail;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -64,6 +65,8 @@ pub(crate) struct Services {
     pub(crate) approvals: Option<Approvals>,
     /// Who calls, for a policy's "ask" on a tool without an `approve` hook.
     pub(crate) principal: Option<Identify>,
+    /// Where calls of `write` and `destructive` tools are recorded.
+    pub(crate) audit: Option<Trail>,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval

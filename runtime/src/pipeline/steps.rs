@@ -8,12 +8,13 @@ use serde_json::Value;
 
 use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
+use crate::audit::{self, AuditTrail};
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
 use crate::request::{ApprovalId, Digest};
-use crate::scope::ScopeGuard;
+use crate::scope::{Outcome, ScopeGuard};
 use crate::tool::Tool;
 
 /// What a call starts from, and how step 2 reads it: a generic parameter
@@ -65,8 +66,70 @@ pub(super) async fn run<T: Tool, R>(
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
     let key = env.served.key;
+    let audit = audited::<T>(&env);
+    // Steps 2 to 5a. A refusal of a call the trail records is recorded.
+    let (args, consumed, turn) = match admit::<T>(&env, input).await {
+        Ok(admitted) => admitted,
+        Err(error) => match audit {
+            None => return Err(error),
+            // Boxed: only audited calls carry it.
+            Some(audit) => return Err(Box::pin(refused(audit, &env, error)).await),
+        },
+    };
+    let timeout = env.served.timeout.or(env.services.default_timeout);
+    let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
+    // Steps 5 to 7. An audited call is recorded after its body and before
+    // its scope closes: a record that fails fails the call, and its
+    // finalizers see an error (they roll back).
+    let output = if T::INJECTS {
+        let guard = ScopeGuard::open(&env.services.container);
+        // The body (which may hold injected values) is dropped at the end of
+        // this statement, before the finalizers run.
+        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
+        let (mut result, mut outcome) = body::run(key, timeout, waited, body).await;
+        if let Some(audit) = audit
+            && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
+        {
+            result = Err(error);
+            outcome = Outcome::Error;
+        }
+        let recorded_ok = audit.is_some() && result.is_ok();
+        // Boxed: closing is most of this future's size, and only calls that
+        // opened a scope (which allocate for it anyway) should carry it.
+        let closed = Box::pin(guard.close(key, outcome, result)).await;
+        if let (true, Some(audit), Err(error)) = (recorded_ok, audit, &closed) {
+            // Recorded as a success, then the commit failed: say so too.
+            Box::pin(uncommitted(audit, &env, error)).await;
+        }
+        closed
+    } else {
+        let mut result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
+            .await
+            .0;
+        if let Some(audit) = audit
+            && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
+        {
+            result = Err(error);
+        }
+        result
+    };
+    drop(turn);
+    if let Some(id) = consumed {
+        // Boxed: only calls that used a ledger's approval settle one.
+        Box::pin(settle(&env, id, settlement(&output))).await;
+    }
+    finish(key, output?)
+}
+
+/// Steps 2 to 5a: the arguments read, the policy and the hooks asked, and
+/// the call's turn taken (held until its scope is closed).
+async fn admit<'a, T: Tool>(
+    env: &Env<'a>,
+    input: impl Input<T>,
+) -> Result<(T, Option<ApprovalId>, Option<admission::Turn<'a>>), CallError> {
+    let key = env.served.key;
     // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = input.read(&env)?;
+    let args = input.read(env)?;
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
     let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
@@ -79,43 +142,72 @@ pub(super) async fn run<T: Tool, R>(
         Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
             false => (args, None),
             // Boxed: rare, and it would make every such call's future larger.
-            true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
+            true => Box::pin(ask_hooks(env, args, Some(true))).await?,
         },
-        _ => ask_hooks(&env, args, None).await?,
+        _ => ask_hooks(env, args, None).await?,
     };
     if let (Some(watch), Some(id)) = (env.watch, consumed) {
         _ = watch.findings().consumed.set(id);
     }
     let timeout = env.served.timeout.or(env.services.default_timeout);
-    // Step 5a: the call's turn, held until its scope is closed. Boxed:
-    // only calls that wait should carry the wait's space.
-    let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
-        Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
+    // Step 5a: the call's turn. Boxed: only calls that wait should carry
+    // the wait's space.
+    let turn = if admission::needs_turn(env, T::CONCURRENCY) {
+        Some(Box::pin(admission::take_turn(env, key, T::CONCURRENCY, timeout)).await?)
     } else {
         None
     };
-    let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
-    // Steps 5 to 7.
-    let output = if T::INJECTS {
-        let guard = ScopeGuard::open(&env.services.container);
-        // The body (which may hold injected values) is dropped at the end of
-        // this statement, before the finalizers run.
-        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-        let (result, outcome) = body::run(key, timeout, waited, body).await;
-        // Boxed: closing is most of this future's size, and only calls that
-        // opened a scope (which allocate for it anyway) should carry it.
-        Box::pin(guard.close(key, outcome, result)).await
-    } else {
-        body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
-            .await
-            .0
-    };
-    drop(turn);
-    if let Some(id) = consumed {
-        // Boxed: only calls that used a ledger's approval settle one.
-        Box::pin(settle(&env, id, settlement(&output))).await;
+    Ok((args, consumed, turn))
+}
+
+/// The trail a call of `T` is recorded in, and the recording that follows
+/// it: only for `write` and `destructive` tools (known at compile time
+/// for a `#[tool]`), on an executor with a trail.
+fn audited<'a, T: Tool>(env: &Env<'a>) -> Option<Audit<'a>> {
+    if !T::EFFECT.requires_approval() || !env.served.effect.requires_approval() {
+        return None;
     }
-    finish(key, output?)
+    match (&env.services.audit, env.watch) {
+        (Some(trail), Some(watch)) => Some(Audit {
+            trail: &*trail.0,
+            watch,
+        }),
+        _ => None,
+    }
+}
+
+/// Where an audited call is recorded.
+#[derive(Clone, Copy)]
+struct Audit<'a> {
+    trail: &'a dyn AuditTrail,
+    watch: &'a dyn Watch,
+}
+
+/// Records a call whose body ran, as it ended.
+async fn ran(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    result: Result<(), &CallError>,
+) -> Result<(), CallError> {
+    let served = env.served;
+    audit::record_call(audit.trail, audit.watch, served.key, served.effect, result).await
+}
+
+/// Records a call refused before its body ran, and returns its error:
+/// nothing ran, so a record that fails changes no answer (it is logged).
+#[cold]
+#[inline(never)]
+async fn refused(audit: Audit<'_>, env: &Env<'_>, error: CallError) -> CallError {
+    _ = ran(audit, env, Err(&error)).await;
+    error
+}
+
+/// Records that an audited call recorded as a success failed to close its
+/// scope (`error`); the call fails either way, so a failed record is logged.
+#[cold]
+#[inline(never)]
+async fn uncommitted(audit: Audit<'_>, env: &Env<'_>, error: &CallError) {
+    _ = ran(audit, env, Err(error)).await;
 }
 
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.

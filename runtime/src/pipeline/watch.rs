@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{Decision, Ruling};
 use crate::error::CallError;
+use crate::observe::CallEvent;
 use crate::request::{ApprovalId, Digest};
 
 /// Someone following one call: the executor's recording of it, when the
@@ -20,6 +21,10 @@ pub(crate) trait Watch: Sync {
     /// The call ended: `Err` with its error, `Ok` when it succeeded, or
     /// `None` when it was dropped before it ended (cancelled).
     fn ended(&self, result: Option<Result<(), &CallError>>);
+
+    /// The call's event as it would read had it ended with `result`, for
+    /// the audit trail (which records it before the call's scope closes).
+    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent;
 }
 
 /// What the steps of one call found; each is set at most once.
