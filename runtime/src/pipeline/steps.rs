@@ -66,11 +66,12 @@ pub(super) async fn run<T: Tool, R>(
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
     let key = env.served.key;
-    let audit = audited::<T>(&env);
     // Steps 2 to 5a. A refusal of a call the trail records is recorded.
+    // (`audited` is asked where it is needed rather than kept: kept, it
+    // would make every call's future larger.)
     let (args, consumed, turn) = match admit::<T>(&env, input).await {
         Ok(admitted) => admitted,
-        Err(error) => match audit {
+        Err(error) => match audited::<T>(&env) {
             None => return Err(error),
             // Boxed: only audited calls carry it.
             Some(audit) => return Err(Box::pin(refused(audit, &env, error)).await),
@@ -87,6 +88,7 @@ pub(super) async fn run<T: Tool, R>(
         // this statement, before the finalizers run.
         let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
         let (mut result, mut outcome) = body::run(key, timeout, waited, body).await;
+        let audit = audited::<T>(&env);
         if let Some(audit) = audit
             && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
         {
@@ -97,7 +99,10 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
         let closed = Box::pin(guard.close(key, outcome, result)).await;
-        if let (true, Some(audit), Err(error)) = (recorded_ok, audit, &closed) {
+        if recorded_ok
+            && let Err(error) = &closed
+            && let Some(audit) = audited::<T>(&env)
+        {
             // Recorded as a success, then the commit failed: say so too.
             Box::pin(uncommitted(audit, &env, error)).await;
         }
@@ -106,7 +111,7 @@ pub(super) async fn run<T: Tool, R>(
         let mut result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
             .await
             .0;
-        if let Some(audit) = audit
+        if let Some(audit) = audited::<T>(&env)
             && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
         {
             result = Err(error);
