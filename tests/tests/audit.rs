@@ -93,6 +93,17 @@ async fn always(_: &Caller, _: &Invocation<'_, PlaceOrderArgs>) -> bool {
     true
 }
 
+/// Wait for a reply that never comes.
+#[tool(key = "mail.wait", effect = write, authorize = public, approve = always_wait)]
+async fn wait_for_reply(thread: u64) -> bool {
+    std::future::pending::<()>().await;
+    thread > 0
+}
+
+async fn always_wait(_: &Caller, _: &Invocation<'_, WaitForReplyArgs>) -> bool {
+    true
+}
+
 /// Delete an account, once a person approved.
 #[tool(key = "accounts.delete", effect = destructive, authorize = public,
        approve = Caller::approval_ledger)]
@@ -126,6 +137,7 @@ fn catalog() -> Catalog {
         .register::<ReadNoteArgs>()
         .register::<PlaceOrderArgs>()
         .register::<DeleteAccountArgs>()
+        .register::<WaitForReplyArgs>()
         .build()
         .unwrap()
 }
@@ -789,4 +801,27 @@ async fn decisions_mask_secrets() {
         panic!("{records:?}")
     };
     assert_eq!(decision.approval.request.arguments["password"], REDACTED);
+}
+
+#[tokio::test]
+async fn a_call_dropped_mid_body_is_recorded_as_cancelled() {
+    let journal = Arc::new(Journal::default());
+    let trail = Flaky::default();
+    let approvals = Approvals::new(MemoryLedger::new());
+    let exec = executor(trail.clone(), &journal, &approvals, None);
+    let call = exec.invoke("wait_for_reply", json!({"thread": 1}), &Caller("al"));
+    // The caller gives up: the call is dropped in its body.
+    let dropped = tokio::time::timeout(Duration::from_millis(20), call).await;
+    assert!(dropped.is_err());
+    // Recorded in the background: wait for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while trail.outcomes().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never recorded");
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        trail.outcomes(),
+        [("wait_for_reply".to_owned(), OutcomeClass::Cancelled)]
+    );
 }

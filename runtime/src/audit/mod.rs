@@ -229,6 +229,30 @@ impl std::fmt::Debug for Trail {
     }
 }
 
+/// Records, in the background, a call of a `write` or `destructive` tool
+/// dropped before it ended (`event` says
+/// [`OutcomeClass::Cancelled`](crate::observe::OutcomeClass::Cancelled)).
+/// Nothing is left to fail: a record that fails is logged.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_cancelled(trail: &Trail, effect: Effect, event: CallEvent) {
+    let record = AuditRecord::Call(CallRecord { effect, event });
+    let trail = trail.0.clone();
+    let write = async move {
+        if let Err(error) = trail.record(&record).await {
+            tracing::error!(error = %error, cause = %error.0, "audit trail: a cancelled call could not be recorded");
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn(write)),
+        Err(_) => {
+            tracing::error!(
+                "audit trail: a cancelled call could not be recorded outside a tokio runtime"
+            );
+        }
+    }
+}
+
 /// What records an [`Approvals`](crate::Approvals)' decisions: a trail,
 /// and how to mask a request's arguments (by its tool's schema).
 pub(crate) struct DecisionAudit {

@@ -902,8 +902,13 @@ impl Executor {
             Some(observers) => observers.next_call(),
             None => self.inner.calls.fetch_add(1, Ordering::Relaxed),
         };
+        let audit = match &self.inner.services.audit {
+            Some(trail) if served.effect.requires_approval() => Some((trail, served.effect)),
+            _ => None,
+        };
         Some(Box::new(Recording::start(
             observers,
+            audit,
             id,
             served.key,
             served.name,

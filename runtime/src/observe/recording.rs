@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use super::event::{ApprovalUse, CallEvent, ErrorText, OutcomeClass, PolicyRuling};
 use super::{Event, Observers, redact};
+use crate::audit::Trail;
+use crate::effect::Effect;
 use crate::error::CallError;
 use crate::pipeline::{Findings, Watch};
 
@@ -14,6 +16,9 @@ use crate::pipeline::{Findings, Watch};
 pub(crate) struct Recording<'a> {
     /// `None` when only the audit trail follows the call.
     observers: Option<&'a Observers>,
+    /// The audit trail, for a call of a `write` or `destructive` tool on
+    /// an executor that has one: told when the call is dropped unended.
+    audit: Option<(&'a Trail, Effect)>,
     id: u64,
     at: SystemTime,
     started: Instant,
@@ -28,6 +33,7 @@ pub(crate) struct Recording<'a> {
 impl<'a> Recording<'a> {
     pub(crate) fn start(
         observers: Option<&'a Observers>,
+        audit: Option<(&'a Trail, Effect)>,
         id: u64,
         key: &'static str,
         name: &'static str,
@@ -36,6 +42,7 @@ impl<'a> Recording<'a> {
     ) -> Self {
         Recording {
             observers,
+            audit,
             id,
             at: SystemTime::now(),
             started: Instant::now(),
@@ -54,6 +61,11 @@ impl Watch for Recording<'_> {
     }
 
     fn ended(&self, result: Option<Result<(), &CallError>>) {
+        // The steps record a call that ends; one dropped on the way is
+        // recorded here, in the background.
+        if let (None, Some((trail, effect))) = (result, self.audit) {
+            crate::audit::record_cancelled(trail, effect, self.event(None));
+        }
         if let Some(observers) = self.observers {
             observers.emit(Event::Call(self.event(result)));
         }
