@@ -253,11 +253,14 @@ pub(crate) fn record_cancelled(trail: &Trail, effect: Effect, event: CallEvent) 
     }
 }
 
+/// Masks the arguments of a request for the tool of a key and name.
+pub(crate) type Mask = Box<dyn Fn(&str, &str, &Value) -> Value + Send + Sync>;
+
 /// What records an [`Approvals`](crate::Approvals)' decisions: a trail,
 /// and how to mask a request's arguments (by its tool's schema).
 pub(crate) struct DecisionAudit {
     pub(crate) trail: Arc<dyn AuditTrail>,
-    pub(crate) mask: Box<dyn Fn(&str, &str, &Value) -> Value + Send + Sync>,
+    pub(crate) mask: Mask,
 }
 
 impl DecisionAudit {
