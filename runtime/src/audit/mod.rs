@@ -30,7 +30,7 @@ pub use sqlite::SqliteAudit;
 /// `destructive` tool and every approval decision, written before the
 /// call's or the decision's effect is committed.
 ///
-/// [`SqliteAudit`] and [`PostgresAudit`] (features `sqlite`, `postgres`)
+/// `SqliteAudit` and `PostgresAudit` (features `sqlite`, `postgres`)
 /// keep the records in a table; an application may write its own, to a
 /// store of its choice. `record` must return `Ok` only once the record is
 /// durable: the executor commits the call (its scope's finalizers) only
