@@ -65,19 +65,52 @@ pub(super) async fn run<T: Tool, R>(
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
+    // A refusal before the body, of a call the trail records, is
+    // recorded; for a `read` tool this is `?`.
+    macro_rules! refuse {
+        ($step:expr) => {
+            match $step {
+                Ok(value) => value,
+                Err(error) => match audited::<T>(&env) {
+                    None => return Err(error),
+                    // Boxed: only audited calls carry it.
+                    Some(audit) => return Err(Box::pin(refused(audit, &env, error)).await),
+                },
+            }
+        };
+    }
     let key = env.served.key;
-    // Steps 2 to 5a. A refusal of a call the trail records is recorded.
-    // (`audited` is asked where it is needed rather than kept: kept, it
-    // would make every call's future larger.)
-    let (args, consumed, turn) = match admit::<T>(&env, input).await {
-        Ok(admitted) => admitted,
-        Err(error) => match audited::<T>(&env) {
-            None => return Err(error),
-            // Boxed: only audited calls carry it.
-            Some(audit) => return Err(Box::pin(refused(audit, &env, error)).await),
+    // Step 2: the arguments, checked against the schema the catalog advertises.
+    let args = refuse!(input.read(&env));
+    // Steps 3 and 4. A tool with no hook to ask meets a policy that
+    // needs no arguments here, without taking them apart.
+    let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
+    if hookless && let Some(watch) = env.watch {
+        // No invocation will digest them: the call's event needs them now.
+        validated(watch, key, &args);
+    }
+    let (args, consumed) = match env.gate {
+        Gate::Open if hookless => (args, None),
+        Gate::Ruled(_) if hookless => match refuse!(env.gate.check(key, || &Value::Null, None)) {
+            false => (args, None),
+            // Boxed: rare, and it would make every such call's future larger.
+            true => refuse!(Box::pin(ask_hooks(&env, args, Some(true))).await),
         },
+        _ => refuse!(ask_hooks(&env, args, None).await),
     };
+    if let (Some(watch), Some(id)) = (env.watch, consumed) {
+        _ = watch.findings().consumed.set(id);
+    }
     let timeout = env.served.timeout.or(env.services.default_timeout);
+    // Step 5a: the call's turn, held until its scope is closed. Boxed:
+    // only calls that wait should carry the wait's space.
+    let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
+        Some(refuse!(
+            Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await
+        ))
+    } else {
+        None
+    };
     let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
     // Steps 5 to 7. An audited call is recorded after its body and before
     // its scope closes: a record that fails fails the call, and its
@@ -124,45 +157,6 @@ pub(super) async fn run<T: Tool, R>(
         Box::pin(settle(&env, id, settlement(&output))).await;
     }
     finish(key, output?)
-}
-
-/// Steps 2 to 5a: the arguments read, the policy and the hooks asked, and
-/// the call's turn taken (held until its scope is closed).
-async fn admit<'a, T: Tool>(
-    env: &Env<'a>,
-    input: impl Input<T>,
-) -> Result<(T, Option<ApprovalId>, Option<admission::Turn<'a>>), CallError> {
-    let key = env.served.key;
-    // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = input.read(env)?;
-    // Steps 3 and 4. A tool with no hook to ask meets a policy that
-    // needs no arguments here, without taking them apart.
-    let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
-    if hookless && let Some(watch) = env.watch {
-        // No invocation will digest them: the call's event needs them now.
-        validated(watch, key, &args);
-    }
-    let (args, consumed) = match env.gate {
-        Gate::Open if hookless => (args, None),
-        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
-            false => (args, None),
-            // Boxed: rare, and it would make every such call's future larger.
-            true => Box::pin(ask_hooks(env, args, Some(true))).await?,
-        },
-        _ => ask_hooks(env, args, None).await?,
-    };
-    if let (Some(watch), Some(id)) = (env.watch, consumed) {
-        _ = watch.findings().consumed.set(id);
-    }
-    let timeout = env.served.timeout.or(env.services.default_timeout);
-    // Step 5a: the call's turn. Boxed: only calls that wait should carry
-    // the wait's space.
-    let turn = if admission::needs_turn(env, T::CONCURRENCY) {
-        Some(Box::pin(admission::take_turn(env, key, T::CONCURRENCY, timeout)).await?)
-    } else {
-        None
-    };
-    Ok((args, consumed, turn))
 }
 
 /// The trail a call of `T` is recorded in, and the recording that follows
