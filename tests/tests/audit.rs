@@ -236,6 +236,24 @@ impl Db {
     }
 }
 
+/// Waits until the table has `n` rows: a call refused before its body is
+/// recorded in the background.
+async fn rows_at_least(db: &Db, n: usize) -> Vec<Row> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let rows = db.rows().await;
+        if rows.len() >= n {
+            return rows;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} rows: {rows:#?}",
+            rows.len()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// An `Arc<dyn AuditTrail>` as a trail.
 struct Shared(Arc<dyn AuditTrail>);
 
@@ -343,6 +361,7 @@ async fn records_every_write_and_decision(db: Db) {
     assert!(matches!(failed, Err(CallError::Tool { .. })));
     let invalid = exec.invoke("place_order", json!({"sku": 7}), &alice).await;
     assert!(matches!(invalid, Err(CallError::InvalidArguments { .. })));
+    rows_at_least(&db, 3).await;
     // A secret, masked in the row; the digest still binds it.
     exec.invoke(
         "store_credential",
@@ -414,7 +433,7 @@ async fn records_every_write_and_decision(db: Db) {
         .await;
     assert!(matches!(denied, Err(CallError::PolicyDenied { .. })));
     exec.registry().set_policy(Policy::new());
-    let row = db.rows().await.pop().unwrap();
+    let row = rows_at_least(&db, 5).await.pop().unwrap();
     assert_eq!(row.outcome, "policy_denied");
     assert_eq!(row.policy.as_deref(), Some("deny: quarter-end freeze"));
     assert_eq!(row.policy_rule.as_deref(), Some("frozen"));
@@ -427,6 +446,7 @@ async fn records_every_write_and_decision(db: Db) {
         panic!("the delete needs approval")
     };
     let id = request.id.unwrap();
+    rows_at_least(&db, 6).await;
     approvals
         .approve(id, &Caller("bob"), "customer asked in writing")
         .await
@@ -440,6 +460,7 @@ async fn records_every_write_and_decision(db: Db) {
     else {
         panic!("the delete needs approval")
     };
+    rows_at_least(&db, 9).await;
     approvals
         .reject(other.id.unwrap(), &Caller("bob"), "wrong account")
         .await
@@ -566,6 +587,16 @@ impl AuditTrail for Flaky {
 }
 
 impl Flaky {
+    /// Waits until `n` records are kept: a call refused before its body is
+    /// recorded in the background.
+    async fn wait_for(&self, n: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.records.lock().unwrap().len() < n {
+            assert!(std::time::Instant::now() < deadline, "never recorded");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     fn down(&self, down: bool) {
         *self.down.lock().unwrap() = down;
     }
@@ -654,7 +685,6 @@ async fn a_failing_trail_fails_the_call_and_its_transaction_rolls_back() {
     let invalid = exec.invoke("place_order", json!({"sku": 1}), &alice).await;
     assert!(matches!(invalid, Err(CallError::InvalidArguments { .. })));
 
-    trail.down(false);
     assert_eq!(
         trail.outcomes(),
         [("place_order".to_owned(), OutcomeClass::Ok)]
@@ -785,6 +815,8 @@ async fn decisions_mask_secrets() {
     else {
         panic!("the rotation needs approval")
     };
+    // The request is recorded in the background.
+    trail.wait_for(1).await;
     approvals
         .approve(request.id.unwrap(), &Caller("bo"), "")
         .await

@@ -230,24 +230,24 @@ impl std::fmt::Debug for Trail {
 }
 
 /// Records, in the background, a call of a `write` or `destructive` tool
-/// dropped before it ended (`event` says
-/// [`OutcomeClass::Cancelled`](crate::observe::OutcomeClass::Cancelled)).
-/// Nothing is left to fail: a record that fails is logged.
+/// that ended without its body's record: refused before its body ran, or
+/// dropped before it ended (`event` says how). Nothing ran or nothing is
+/// left to fail, so a record that fails is logged.
 #[cold]
 #[inline(never)]
-pub(crate) fn record_cancelled(trail: &Trail, effect: Effect, event: CallEvent) {
+pub(crate) fn record_ended(trail: &Trail, effect: Effect, event: CallEvent) {
     let record = AuditRecord::Call(CallRecord { effect, event });
     let trail = trail.0.clone();
     let write = async move {
         if let Err(error) = trail.record(&record).await {
-            tracing::error!(error = %error, cause = %error.0, "audit trail: a cancelled call could not be recorded");
+            tracing::error!(error = %error, cause = %error.0, "audit trail: a refused or cancelled call could not be recorded");
         }
     };
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => drop(runtime.spawn(write)),
         Err(_) => {
             tracing::error!(
-                "audit trail: a cancelled call could not be recorded outside a tokio runtime"
+                "audit trail: a refused or cancelled call could not be recorded outside a tokio runtime"
             );
         }
     }

@@ -61,10 +61,12 @@ impl Watch for Recording<'_> {
     }
 
     fn ended(&self, result: Option<Result<(), &CallError>>) {
-        // The steps record a call that ends; one dropped on the way is
-        // recorded here, in the background.
-        if let (None, Some((trail, effect))) = (result, self.audit) {
-            crate::audit::record_cancelled(trail, effect, self.event(None));
+        // The steps record a call whose body ran; one refused before it,
+        // or dropped on the way, is recorded here, in the background.
+        if let Some((trail, effect)) = self.audit
+            && (result.is_none() || self.findings.audited.get().is_none())
+        {
+            crate::audit::record_ended(trail, effect, self.event(result));
         }
         if let Some(observers) = self.observers {
             observers.emit(Event::Call(self.event(result)));

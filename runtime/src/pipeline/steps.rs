@@ -65,23 +65,9 @@ pub(super) async fn run<T: Tool, R>(
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
 ) -> Result<R, CallError> {
-    // A refusal before the body, of a call the trail records, is
-    // recorded; for a `read` tool this is `?`.
-    macro_rules! refuse {
-        ($step:expr) => {
-            match $step {
-                Ok(value) => value,
-                Err(error) => match audited::<T>(&env) {
-                    None => return Err(error),
-                    // Boxed: only audited calls carry it.
-                    Some(audit) => return Err(Box::pin(refused(audit, &env, error)).await),
-                },
-            }
-        };
-    }
     let key = env.served.key;
     // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = refuse!(input.read(&env));
+    let args = input.read(&env)?;
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
     let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
@@ -91,12 +77,12 @@ pub(super) async fn run<T: Tool, R>(
     }
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
-        Gate::Ruled(_) if hookless => match refuse!(env.gate.check(key, || &Value::Null, None)) {
+        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
             false => (args, None),
             // Boxed: rare, and it would make every such call's future larger.
-            true => refuse!(Box::pin(ask_hooks(&env, args, Some(true))).await),
+            true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
         },
-        _ => refuse!(ask_hooks(&env, args, None).await),
+        _ => ask_hooks(&env, args, None).await?,
     };
     if let (Some(watch), Some(id)) = (env.watch, consumed) {
         _ = watch.findings().consumed.set(id);
@@ -105,51 +91,52 @@ pub(super) async fn run<T: Tool, R>(
     // Step 5a: the call's turn, held until its scope is closed. Boxed:
     // only calls that wait should carry the wait's space.
     let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
-        Some(refuse!(
-            Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await
-        ))
+        Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
     } else {
         None
     };
     let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
     // Steps 5 to 7. An audited call is recorded after its body and before
     // its scope closes: a record that fails fails the call, and its
-    // finalizers see an error (they roll back).
+    // finalizers see an error (they roll back). (One refused before, its
+    // recording records when it ends.)
     let output = if T::INJECTS {
         let guard = ScopeGuard::open(&env.services.container);
         // The body (which may hold injected values) is dropped at the end of
         // this statement, before the finalizers run.
         let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-        let (mut result, mut outcome) = body::run(key, timeout, waited, body).await;
-        let audit = audited::<T>(&env);
-        if let Some(audit) = audit
-            && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
-        {
-            result = Err(error);
-            outcome = Outcome::Error;
-        }
-        let recorded_ok = audit.is_some() && result.is_ok();
+        let (result, outcome) = body::run(key, timeout, waited, body).await;
+        // Boxed, and handed the result: only audited calls carry the
+        // record's state (kept, the result would make every call's future
+        // larger).
+        let (result, outcome, recorded_ok) = match audited::<T>(&env) {
+            None => (result, outcome, false),
+            Some(audit) => {
+                let result = Box::pin(recorded(audit, &env, result)).await;
+                match (&result, outcome) {
+                    (Err(_), Outcome::Ok) => (result, Outcome::Error, false),
+                    (_, outcome) => (result, outcome, outcome.is_ok()),
+                }
+            }
+        };
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
         let closed = Box::pin(guard.close(key, outcome, result)).await;
-        if recorded_ok
-            && let Err(error) = &closed
-            && let Some(audit) = audited::<T>(&env)
-        {
+        match audited::<T>(&env) {
             // Recorded as a success, then the commit failed: say so too.
-            Box::pin(uncommitted(audit, &env, error)).await;
+            Some(audit) if recorded_ok && closed.is_err() => {
+                Box::pin(uncommitted(audit, &env, closed)).await
+            }
+            _ => closed,
         }
-        closed
     } else {
-        let mut result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
+        let result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
             .await
             .0;
-        if let Some(audit) = audited::<T>(&env)
-            && let Err(error) = Box::pin(ran(audit, &env, result.as_ref().map(|_| ()))).await
-        {
-            result = Err(error);
+        match audited::<T>(&env) {
+            None => result,
+            Some(audit) => Box::pin(recorded(audit, &env, result)).await,
         }
-        result
     };
     drop(turn);
     if let Some(id) = consumed {
@@ -182,31 +169,41 @@ struct Audit<'a> {
     watch: &'a dyn Watch,
 }
 
-/// Records a call whose body ran, as it ended.
+/// Records a call as it ended (`result`).
 async fn ran(
     audit: Audit<'_>,
     env: &Env<'_>,
     result: Result<(), &CallError>,
 ) -> Result<(), CallError> {
     let served = env.served;
+    // Recorded here: not again when the call ends.
+    _ = audit.watch.findings().audited.set(());
     audit::record_call(audit.trail, audit.watch, served.key, served.effect, result).await
 }
 
-/// Records a call refused before its body ran, and returns its error:
-/// nothing ran, so a record that fails changes no answer (it is logged).
-#[cold]
-#[inline(never)]
-async fn refused(audit: Audit<'_>, env: &Env<'_>, error: CallError) -> CallError {
-    _ = ran(audit, env, Err(&error)).await;
-    error
+/// Records a call whose body ran, as it ended, and returns its result:
+/// `AuditFailed` instead when the record fails.
+async fn recorded<O>(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    result: Result<O, CallError>,
+) -> Result<O, CallError> {
+    ran(audit, env, result.as_ref().map(|_| ())).await?;
+    result
 }
 
 /// Records that an audited call recorded as a success failed to close its
-/// scope (`error`); the call fails either way, so a failed record is logged.
+/// scope, and returns how it ended (`closed`): the call fails either way,
+/// so a record that fails is only logged.
 #[cold]
 #[inline(never)]
-async fn uncommitted(audit: Audit<'_>, env: &Env<'_>, error: &CallError) {
-    _ = ran(audit, env, Err(error)).await;
+async fn uncommitted<O>(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    closed: Result<O, CallError>,
+) -> Result<O, CallError> {
+    _ = ran(audit, env, closed.as_ref().map(|_| ())).await;
+    closed
 }
 
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.

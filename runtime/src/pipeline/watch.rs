@@ -37,6 +37,9 @@ pub(crate) struct Findings {
     pub(crate) arguments: OnceLock<(Value, Option<Digest>)>,
     /// The ledger approval the call consumed.
     pub(crate) consumed: OnceLock<ApprovalId>,
+    /// Set when the steps recorded the call in the audit trail (after its
+    /// body); a call that ends without it is recorded as it ends.
+    pub(crate) audited: OnceLock<()>,
 }
 
 impl Findings {
