@@ -440,8 +440,10 @@ impl ExecutorBuilder {
     /// `trail` (see [`audit`](crate::audit)), failing closed: a call whose
     /// record fails fails with [`CallError::AuditFailed`], after its body
     /// and before its scope's finalizers, which then see an error (roll
-    /// back); a decision whose record fails is not made. `read` calls are
-    /// not recorded, and an executor without a trail pays one branch.
+    /// back); a decision whose record fails is not made. A call refused
+    /// before its body is answered at once and recorded in the background.
+    /// `read` calls are not recorded, and an executor without a trail
+    /// pays one branch.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};

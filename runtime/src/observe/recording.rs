@@ -17,7 +17,8 @@ pub(crate) struct Recording<'a> {
     /// `None` when only the audit trail follows the call.
     observers: Option<&'a Observers>,
     /// The audit trail, for a call of a `write` or `destructive` tool on
-    /// an executor that has one: told when the call is dropped unended.
+    /// an executor that has one: told of a call that ends without the
+    /// steps' record (refused before its body, or dropped).
     audit: Option<(&'a Trail, Effect)>,
     id: u64,
     at: SystemTime,
