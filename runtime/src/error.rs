@@ -348,6 +348,20 @@ pub enum CallError {
         #[source]
         source: BoxError,
     },
+    /// The executor's [`AuditTrail`](crate::audit::AuditTrail) could not
+    /// record the call of a `write` or `destructive` tool, so the call
+    /// failed closed: its scope's finalizers saw
+    /// [`Outcome::Error`](crate::Outcome::Error) (a transaction rolls
+    /// back). A body with effects no finalizer undoes may still have made
+    /// them. The model is only told the tool is unavailable.
+    #[error("the call of `{key}` could not be recorded in the audit trail, so it failed")]
+    AuditFailed {
+        /// The tool's key.
+        key: &'static str,
+        /// Why the trail could not record.
+        #[source]
+        source: crate::audit::AuditError,
+    },
     /// The tool's result could not be serialized.
     #[error("the result of `{key}` could not be serialized")]
     Output {
@@ -414,6 +428,9 @@ impl CallError {
                 ),
             },
             CallError::Timeout { .. } => "The tool did not finish in time.".into(),
+            CallError::AuditFailed { .. } => {
+                "The tool is unavailable right now; the call failed.".into()
+            }
             _ => "The tool failed.".into(),
         }
     }
@@ -442,7 +459,8 @@ impl CallError {
             | CallError::Panicked { key, .. }
             | CallError::Timeout { key, .. }
             | CallError::Output { key, .. }
-            | CallError::Finalizer { key, .. } => Some(key),
+            | CallError::Finalizer { key, .. }
+            | CallError::AuditFailed { key, .. } => Some(key),
         }
     }
 
@@ -464,7 +482,8 @@ impl CallError {
             | CallError::Panicked { key, .. }
             | CallError::Timeout { key, .. }
             | CallError::Output { key, .. }
-            | CallError::Finalizer { key, .. } => *key = served,
+            | CallError::Finalizer { key, .. }
+            | CallError::AuditFailed { key, .. } => *key = served,
         }
         self
     }

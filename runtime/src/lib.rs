@@ -13,6 +13,7 @@ pub mod __private;
 pub mod admin;
 pub mod approval;
 mod args;
+pub mod audit;
 mod catalog;
 mod concurrency;
 mod context;

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status,
 };
+use crate::audit::DecisionAudit;
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
 
 /// How long a request waits for a decision, and an approval for its call,
@@ -88,6 +89,8 @@ struct Rules {
     approver_role: Option<String>,
     /// Executors' observers, told of every decision made here.
     taps: Mutex<Vec<Weak<DecisionTap>>>,
+    /// The audit trails decisions are recorded in before they are made.
+    audits: Mutex<Vec<Weak<DecisionAudit>>>,
 }
 
 /// How an executor's observers hear of approval decisions.
@@ -217,6 +220,7 @@ impl Approvals {
                 self_approval: false,
                 approver_role: None,
                 taps: Mutex::new(Vec::new()),
+                audits: Mutex::new(Vec::new()),
             },
         }
     }
@@ -391,7 +395,20 @@ impl Approvals {
             reason: (!reason.is_empty()).then(|| reason.to_owned()),
             at: SystemTime::now(),
         };
-        let decided = self.ledger().decide(id, decision).await?;
+        // Recorded first: a decision the trail could not record is not made.
+        let audits = self.audits();
+        for audit in &audits {
+            audit.before(&approval, &decision).await?;
+        }
+        let decided = match self.ledger().decide(id, decision).await {
+            Ok(decided) => decided,
+            Err(error) => {
+                for audit in &audits {
+                    audit.refused(id, by, &error).await;
+                }
+                return Err(error);
+            }
+        };
         self.taps().retain(|tap| match tap.upgrade() {
             Some(tap) => {
                 tap(&decided);
@@ -406,6 +423,27 @@ impl Approvals {
     /// (the executor holds it).
     pub(crate) fn tap(&self, tap: &Arc<DecisionTap>) {
         self.taps().push(Arc::downgrade(tap));
+    }
+
+    /// Records this ledger's decisions in `audit` while it lives.
+    pub(crate) fn audit(&self, audit: &Arc<DecisionAudit>) {
+        let mut audits = self
+            .inner
+            .audits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        audits.retain(|audit| audit.strong_count() > 0);
+        audits.push(Arc::downgrade(audit));
+    }
+
+    /// The audit trails that record decisions now.
+    fn audits(&self) -> Vec<Arc<DecisionAudit>> {
+        let audits = self
+            .inner
+            .audits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        audits.iter().filter_map(Weak::upgrade).collect()
     }
 
     fn taps(&self) -> MutexGuard<'_, Vec<Weak<DecisionTap>>> {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::approval::{Approval, Approvals, DecisionTap};
+use crate::audit::{AuditTrail, DecisionAudit, Trail};
 #[cfg(feature = "mcp")]
 use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
@@ -80,6 +81,9 @@ struct ExecutorInner {
     registry: Registry,
     services: Services,
     observing: Option<Observing>,
+    /// What records the approvals' decisions in the audit trail (held
+    /// here: the approvals hold it weakly).
+    _decisions_audit: Option<Arc<DecisionAudit>>,
 }
 
 /// An executor's running observers, and the taps through which its
@@ -248,6 +252,7 @@ pub struct ExecutorBuilder {
     principal: Option<Identify>,
     observers: Vec<Pending>,
     observer_queue: usize,
+    audit: Option<Trail>,
 }
 
 /// At most how many characters of a result a model is shown, for tools
@@ -427,6 +432,51 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Records every call of a `write` or `destructive` tool, and every
+    /// decision on this executor's [`approvals`](Self::approvals), in
+    /// `trail` (see [`audit`](crate::audit)), failing closed: a call whose
+    /// record fails fails with [`CallError::AuditFailed`], after its body
+    /// and before its scope's finalizers, which then see an error (roll
+    /// back); a decision whose record fails is not made. A call refused
+    /// before its body is answered at once and recorded in the background.
+    /// `read` calls are not recorded, and an executor without a trail
+    /// pays one branch.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::json;
+    /// use toolwright::audit::{AuditError, AuditRecord, AuditTrail};
+    /// use toolwright::{tool, BoxFuture, CallError, Catalog, Container, Executor};
+    ///
+    /// struct Down;
+    /// impl AuditTrail for Down {
+    ///     fn record<'a>(&'a self, _: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
+    ///         Box::pin(async { Err(AuditError::new("database unreachable")) })
+    ///     }
+    /// }
+    ///
+    /// /// Cancel an order.
+    /// #[tool(key = "orders.cancel", effect = write, authorize = public, approve = always)]
+    /// async fn cancel_order(id: u64) -> bool { true }
+    /// async fn always(_: &(), _: &toolwright::Invocation<'_, CancelOrderArgs>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<CancelOrderArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .audit(Down)
+    ///     .build()
+    ///     .unwrap();
+    /// let error = executor.invoke("cancel_order", json!({"id": 7}), &()).await.unwrap_err();
+    /// assert!(matches!(error, CallError::AuditFailed { .. }));
+    /// assert_eq!(error.model_message(), "The tool is unavailable right now; the call failed.");
+    /// # }
+    /// ```
+    pub fn audit(mut self, trail: impl AuditTrail) -> Self {
+        self.audit = Some(Trail(Arc::new(trail)));
+        self
+    }
+
     /// How many events each observer's queue holds before new ones are
     /// dropped for it (default: [`DEFAULT_OBSERVER_QUEUE`](crate::observe::DEFAULT_OBSERVER_QUEUE);
     /// at least 1).
@@ -510,9 +560,16 @@ impl ExecutorBuilder {
         if !problems.is_empty() {
             return Err(ExecutorError { problems });
         }
+        let decisions_audit = match (&self.audit, &self.approvals) {
+            (Some(trail), Some(approvals)) => {
+                Some(audit_decisions(trail, &self.registry, approvals))
+            }
+            _ => None,
+        };
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
                 observing,
+                _decisions_audit: decisions_audit,
                 registry: self.registry,
                 services: Services {
                     container: self.container,
@@ -522,6 +579,7 @@ impl ExecutorBuilder {
                     approvals: self.approvals,
                     principal: self.principal,
                     calls: CallNumbers::default(),
+                    audit: self.audit,
                 },
             }),
             view: None,
@@ -597,6 +655,7 @@ impl Executor {
             principal: None,
             observers: Vec::new(),
             observer_queue: crate::observe::DEFAULT_OBSERVER_QUEUE,
+            audit: None,
         }
     }
 
@@ -819,7 +878,13 @@ impl Executor {
         found: &'a Found,
         ctx: &'a C,
     ) -> Option<Box<Recording<'a>>> {
-        let observers = self.observers()?;
+        let observers = self.observers();
+        if observers.is_none()
+            && (self.inner.services.audit.is_none()
+                || !found.tool().served().effect.requires_approval())
+        {
+            return None;
+        }
         self.record(observers, found, ctx)
     }
 
@@ -827,14 +892,19 @@ impl Executor {
     #[inline(never)]
     fn record<'a, C: Any + Send + Sync>(
         &'a self,
-        observers: &'a Observers,
+        observers: Option<&'a Observers>,
         found: &'a Found,
         ctx: &'a C,
     ) -> Option<Box<Recording<'a>>> {
         let tool = found.tool();
         let served = tool.served();
+        let audit = match &self.inner.services.audit {
+            Some(trail) if served.effect.requires_approval() => Some((trail, served.effect)),
+            _ => None,
+        };
         Some(Box::new(Recording::start(
             observers,
+            audit,
             self.inner.services.calls.next(),
             served.key,
             served.name,
@@ -1124,6 +1194,32 @@ fn observing(
         _registry: changes,
         _decisions: decisions,
     }
+}
+
+/// Records the decisions of `approvals` in `trail`, their arguments
+/// masked by the schema of their tool in `registry`.
+fn audit_decisions(
+    trail: &Trail,
+    registry: &Registry,
+    approvals: &Approvals,
+) -> Arc<DecisionAudit> {
+    let registry = registry.clone();
+    let audit = Arc::new(DecisionAudit {
+        trail: trail.0.clone(),
+        mask: Box::new(move |key, name, arguments| {
+            let snapshot = registry.current();
+            let catalog = &snapshot.catalog;
+            match catalog.index_of(name).map(|index| catalog.entry(index)) {
+                Some(tool) if tool.served().key == key => {
+                    observe::redact(tool.input_schema(), arguments)
+                }
+                // A tool no longer served: nothing says what is secret.
+                _ => Value::String(observe::REDACTED.to_owned()),
+            }
+        }),
+    });
+    approvals.audit(&audit);
+    audit
 }
 
 /// What [`Executor::preflight`] found: whether the call would run now.

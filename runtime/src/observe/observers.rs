@@ -351,7 +351,7 @@ fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
     dispatch.serve(|raw| {
         let built = std::panic::catch_unwind(AssertUnwindSafe(|| match raw {
             Raw::Event(event) => event,
-            Raw::Call(call) => call.into_event(),
+            Raw::Call(call) => Event::Call(call.into_event()),
         }));
         // Building an event does not panic; were it to, the event is lost
         // for everyone, and the dispatcher goes on.

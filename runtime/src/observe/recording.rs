@@ -1,18 +1,25 @@
 //! One call followed for its event: what the executor knows when it
 //! starts, what the steps find on the way, and the event built when it ends.
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::event::{ApprovalUse, CallEvent, ErrorText, OutcomeClass, PolicyRuling};
 use super::{Event, Observers, redact};
+use crate::audit::Trail;
 use crate::catalog::ToolEntry;
+use crate::effect::Effect;
 use crate::error::CallError;
 use crate::pipeline::{Findings, Shown, Watch};
 use crate::request::Digest;
 
 /// A call of a tool that was found, followed from its start.
 pub(crate) struct Recording<'a> {
-    observers: &'a Observers,
+    /// `None` when only the audit trail follows the call.
+    observers: Option<&'a Observers>,
+    /// The audit trail, for a call of a `write` or `destructive` tool on
+    /// an executor that has one: told of a call that ends without the
+    /// steps' record (refused before its body, or dropped).
+    audit: Option<(&'a Trail, Effect)>,
     id: u64,
     at: SystemTime,
     started: Instant,
@@ -26,7 +33,8 @@ pub(crate) struct Recording<'a> {
 
 impl<'a> Recording<'a> {
     pub(crate) fn start(
-        observers: &'a Observers,
+        observers: Option<&'a Observers>,
+        audit: Option<(&'a Trail, Effect)>,
         id: u64,
         key: &'static str,
         name: &'static str,
@@ -35,6 +43,7 @@ impl<'a> Recording<'a> {
     ) -> Self {
         Recording {
             observers,
+            audit,
             id,
             at: SystemTime::now(),
             started: Instant::now(),
@@ -45,20 +54,13 @@ impl<'a> Recording<'a> {
             findings: Findings::default(),
         }
     }
-}
 
-impl Watch for Recording<'_> {
-    fn id(&self) -> u64 {
-        self.id
-    }
-
-    fn findings(&self) -> &Findings {
-        &self.findings
-    }
-
-    /// Hands what the call found to the observers' dispatcher, which
-    /// builds the event (digest, redaction) off the call's thread.
-    fn ended(&self, result: Option<Result<(), &CallError>>) {
+    /// What the call found, with `arguments` and the end `result`.
+    fn record(
+        &self,
+        arguments: Option<Shown>,
+        result: Option<Result<(), &CallError>>,
+    ) -> CallRecord {
         let findings = &self.findings;
         let requested = match result {
             Some(Err(CallError::ApprovalRequired(request))) => {
@@ -75,14 +77,14 @@ impl Watch for Recording<'_> {
             Some(Ok(())) => (OutcomeClass::Ok, None),
             Some(Err(error)) => (OutcomeClass::of_error(error), Some(ErrorText::of(error))),
         };
-        self.observers.emit_call(CallRecord {
+        CallRecord {
             id: self.id,
             at: self.at,
             duration: self.started.elapsed(),
             key: self.key,
             name: self.name,
             actor: self.actor.map(str::to_owned),
-            arguments: findings.take_arguments(),
+            arguments,
             tool: self.tool.clone(),
             policy: findings.ruling.get().map(|(decision, rule)| PolicyRuling {
                 decision: decision.clone(),
@@ -91,7 +93,39 @@ impl Watch for Recording<'_> {
             approval: consumed.or(requested),
             outcome,
             error,
-        });
+        }
+    }
+}
+
+impl Watch for Recording<'_> {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn findings(&self) -> &Findings {
+        &self.findings
+    }
+
+    /// Records a call of an audited tool that ended without the steps'
+    /// record (refused before its body, or dropped), in the background;
+    /// then hands what the call found to the observers' dispatcher, which
+    /// builds the event (digest, redaction) off the call's thread.
+    fn ended(&self, result: Option<Result<(), &CallError>>) {
+        if let Some((trail, effect)) = self.audit
+            && (result.is_none() || self.findings.audited.get().is_none())
+        {
+            crate::audit::record_ended(trail, effect, self.event(result));
+        }
+        if let Some(observers) = self.observers {
+            observers.emit_call(self.record(self.findings.take_arguments(), result));
+        }
+    }
+
+    /// The event now, built on the call's thread: the audit trail records
+    /// it before the call's scope closes.
+    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent {
+        let arguments = self.findings.shown().clone();
+        self.record(arguments, result).into_event()
     }
 }
 
@@ -99,7 +133,7 @@ impl Watch for Recording<'_> {
 pub(crate) struct CallRecord {
     id: u64,
     at: SystemTime,
-    duration: std::time::Duration,
+    duration: Duration,
     key: &'static str,
     name: &'static str,
     actor: Option<String>,
@@ -114,7 +148,7 @@ pub(crate) struct CallRecord {
 impl CallRecord {
     /// The call's event: the arguments digested (unless the call did) and
     /// redacted.
-    pub(crate) fn into_event(self) -> Event {
+    pub(crate) fn into_event(self) -> CallEvent {
         let (arguments, digest) = match self.arguments {
             Some(Shown::Validated { arguments, digest }) => {
                 let digest = digest.unwrap_or_else(|| Digest::of(self.key, &arguments));
@@ -124,7 +158,7 @@ impl CallRecord {
             None => (None, None),
         };
         let schema = self.tool.input_schema();
-        Event::Call(CallEvent {
+        CallEvent {
             id: self.id,
             at: self.at,
             key: Some(self.key),
@@ -137,7 +171,7 @@ impl CallRecord {
             outcome: self.outcome,
             duration: self.duration,
             error: self.error,
-        })
+        }
     }
 }
 
@@ -163,7 +197,7 @@ pub(crate) fn refused(
         policy: None,
         approval: None,
         outcome: OutcomeClass::of_error(error),
-        duration: std::time::Duration::ZERO,
+        duration: Duration::ZERO,
         error: Some(ErrorText::of(error)),
     }));
 }

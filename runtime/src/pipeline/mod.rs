@@ -42,6 +42,7 @@ pub(crate) use trace::{CallNumbers, Traced, traced};
 pub(crate) use watch::{Findings, Shown, Watch};
 
 use crate::approval::Approvals;
+use crate::audit::Trail;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -66,6 +67,8 @@ pub(crate) struct Services {
     pub(crate) principal: Option<Identify>,
     /// The numbers of the calls that events or spans show.
     pub(crate) calls: CallNumbers,
+    /// Where calls of `write` and `destructive` tools are recorded.
+    pub(crate) audit: Option<Trail>,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval

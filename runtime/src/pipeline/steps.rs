@@ -8,12 +8,13 @@ use serde_json::Value;
 
 use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
+use crate::audit::{self, AuditTrail};
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
-use crate::scope::ScopeGuard;
+use crate::scope::{Outcome, ScopeGuard};
 use crate::tool::Tool;
 
 /// What a call starts from, and how step 2 reads it: a generic parameter
@@ -95,20 +96,47 @@ pub(super) async fn run<T: Tool, R>(
         None
     };
     let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
-    // Steps 5 to 7.
+    // Steps 5 to 7. An audited call is recorded after its body and before
+    // its scope closes: a record that fails fails the call, and its
+    // finalizers see an error (they roll back). (One refused before, its
+    // recording records when it ends.)
     let output = if T::INJECTS {
         let guard = ScopeGuard::open(&env.services.container);
         // The body (which may hold injected values) is dropped at the end of
         // this statement, before the finalizers run.
         let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
         let (result, outcome) = body::run(key, timeout, waited, body).await;
+        // Boxed, and handed the result: only audited calls carry the
+        // record's state (kept, the result would make every call's future
+        // larger).
+        let (result, outcome, recorded_ok) = match audited::<T>(&env) {
+            None => (result, outcome, false),
+            Some(audit) => {
+                let result = Box::pin(recorded(audit, &env, result)).await;
+                match (&result, outcome) {
+                    (Err(_), Outcome::Ok) => (result, Outcome::Error, false),
+                    (_, outcome) => (result, outcome, outcome.is_ok()),
+                }
+            }
+        };
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
-        Box::pin(guard.close(key, outcome, result)).await
+        let closed = Box::pin(guard.close(key, outcome, result)).await;
+        match audited::<T>(&env) {
+            // Recorded as a success, then the commit failed: say so too.
+            Some(audit) if recorded_ok && closed.is_err() => {
+                Box::pin(uncommitted(audit, &env, closed)).await
+            }
+            _ => closed,
+        }
     } else {
-        body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
+        let result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
             .await
-            .0
+            .0;
+        match audited::<T>(&env) {
+            None => result,
+            Some(audit) => Box::pin(recorded(audit, &env, result)).await,
+        }
     };
     drop(turn);
     if let Some(id) = consumed {
@@ -116,6 +144,66 @@ pub(super) async fn run<T: Tool, R>(
         Box::pin(settle(&env, id, settlement(&output))).await;
     }
     finish(key, output?)
+}
+
+/// The trail a call of `T` is recorded in, and the recording that follows
+/// it: only for `write` and `destructive` tools (known at compile time
+/// for a `#[tool]`), on an executor with a trail.
+fn audited<'a, T: Tool>(env: &Env<'a>) -> Option<Audit<'a>> {
+    if !T::EFFECT.requires_approval() || !env.served.effect.requires_approval() {
+        return None;
+    }
+    match (&env.services.audit, env.watch) {
+        (Some(trail), Some(watch)) => Some(Audit {
+            trail: &*trail.0,
+            watch,
+        }),
+        _ => None,
+    }
+}
+
+/// Where an audited call is recorded.
+#[derive(Clone, Copy)]
+struct Audit<'a> {
+    trail: &'a dyn AuditTrail,
+    watch: &'a dyn Watch,
+}
+
+/// Records a call as it ended (`result`).
+async fn ran(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    result: Result<(), &CallError>,
+) -> Result<(), CallError> {
+    let served = env.served;
+    // Recorded here: not again when the call ends.
+    _ = audit.watch.findings().audited.set(());
+    audit::record_call(audit.trail, audit.watch, served.key, served.effect, result).await
+}
+
+/// Records a call whose body ran, as it ended, and returns its result:
+/// `AuditFailed` instead when the record fails.
+async fn recorded<O>(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    result: Result<O, CallError>,
+) -> Result<O, CallError> {
+    ran(audit, env, result.as_ref().map(|_| ())).await?;
+    result
+}
+
+/// Records that an audited call recorded as a success failed to close its
+/// scope, and returns how it ended (`closed`): the call fails either way,
+/// so a record that fails is only logged.
+#[cold]
+#[inline(never)]
+async fn uncommitted<O>(
+    audit: Audit<'_>,
+    env: &Env<'_>,
+    closed: Result<O, CallError>,
+) -> Result<O, CallError> {
+    _ = ran(audit, env, closed.as_ref().map(|_| ())).await;
+    closed
 }
 
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.

@@ -3,12 +3,13 @@
 //! approval it consumed. An unwatched call (no observer) carries `None`
 //! and pays a branch where a watched one writes.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde_json::Value;
 
 use super::{Decision, Ruling};
 use crate::error::CallError;
+use crate::observe::CallEvent;
 use crate::request::{ApprovalId, Digest};
 
 /// Someone following one call: the executor's recording of it, when the
@@ -23,6 +24,10 @@ pub(crate) trait Watch: Sync {
     /// The call ended: `Err` with its error, `Ok` when it succeeded, or
     /// `None` when it was dropped before it ended (cancelled).
     fn ended(&self, result: Option<Result<(), &CallError>>);
+
+    /// The call's event as it would read had it ended with `result`, for
+    /// the audit trail (which records it before the call's scope closes).
+    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent;
 }
 
 /// What the steps of one call found; each is set at most once.
@@ -34,6 +39,9 @@ pub(crate) struct Findings {
     pub(crate) arguments: Mutex<Option<Shown>>,
     /// The ledger approval the call consumed.
     pub(crate) consumed: OnceLock<ApprovalId>,
+    /// Set when the steps recorded the call in the audit trail (after its
+    /// body); a call that ends without it is recorded as it ends.
+    pub(crate) audited: OnceLock<()>,
 }
 
 impl Findings {
@@ -63,6 +71,13 @@ impl Findings {
         arguments.get_or_insert(shown);
     }
 
+    /// The arguments found, as they are now.
+    pub(crate) fn shown(&self) -> MutexGuard<'_, Option<Shown>> {
+        self.arguments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The arguments found, taken (each call's event takes them once).
     pub(crate) fn take_arguments(&self) -> Option<Shown> {
         self.arguments
@@ -73,6 +88,7 @@ impl Findings {
 }
 
 /// A call's arguments, for its event.
+#[derive(Clone)]
 pub(crate) enum Shown {
     /// As validated, defaults applied; the digest when it was computed.
     Validated {

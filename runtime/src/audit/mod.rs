@@ -1,0 +1,308 @@
+#![doc = include_str!("../../docs/audit.md")]
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::approval::{Approval, LedgerError, Review, Status};
+use crate::effect::Effect;
+use crate::error::{BoxError, CallError};
+use crate::observe::CallEvent;
+use crate::pipeline::Watch;
+use crate::request::ApprovalId;
+use crate::util::BoxFuture;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresAudit;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteAudit;
+
+/// A durable record of what changed state: every call of a `write` or
+/// `destructive` tool and every approval decision, written before the
+/// call's or the decision's effect is committed.
+///
+/// `SqliteAudit` and `PostgresAudit` (features `sqlite`, `postgres`)
+/// keep the records in a table; an application may write its own, to a
+/// store of its choice. `record` must return `Ok` only once the record is
+/// durable: the executor commits the call (its scope's finalizers) only
+/// after that, and fails the call with [`CallError::AuditFailed`] when it
+/// returns `Err`.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolwright::audit::{AuditError, AuditRecord, AuditTrail};
+/// use toolwright::BoxFuture;
+///
+/// /// Records kept in memory (a test double; nothing durable).
+/// #[derive(Default, Clone)]
+/// struct Kept(Arc<Mutex<Vec<AuditRecord>>>);
+///
+/// impl AuditTrail for Kept {
+///     fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
+///         self.0.lock().unwrap().push(record.clone());
+///         Box::pin(async { Ok(()) })
+///     }
+/// }
+/// # let _ = Kept::default();
+/// ```
+pub trait AuditTrail: Send + Sync + 'static {
+    /// Writes `record` durably, or says why it could not.
+    fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>>;
+}
+
+/// One entry of an [`AuditTrail`]. Arguments in it are masked as in call
+/// events: every property whose schema says `"writeOnly": true` reads
+/// [`REDACTED`](crate::observe::REDACTED); the digest still binds the
+/// real values.
+///
+/// ```
+/// use toolwright::audit::AuditRecord;
+///
+/// fn tool_of(record: &AuditRecord) -> Option<&str> {
+///     match record {
+///         AuditRecord::Call(call) => call.event.key,
+///         AuditRecord::Decision(decision) => Some(&decision.approval.request.key),
+///         _ => None,
+///     }
+/// }
+/// # let _ = tool_of;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AuditRecord {
+    /// A call of a `write` or `destructive` tool ended, or was refused.
+    Call(CallRecord),
+    /// A person approved or rejected a request: recorded before the
+    /// ledger is told, so that a decision the trail could not record is
+    /// not made.
+    Decision(DecisionRecord),
+    /// The ledger refused a decision the trail had recorded already (it
+    /// had been decided or had expired meanwhile): the decision was not made.
+    DecisionRefused(DecisionRefused),
+}
+
+/// A call of a `write` or `destructive` tool, as it ended.
+///
+/// The event is the call's [`CallEvent`] (its `id` is the event's, so the
+/// trail and the [`ExecutionLog`](crate::observe::ExecutionLog) agree),
+/// with the arguments masked. A call whose body ran is recorded before its
+/// scope closes; when a finalizer then fails (a commit), a second record
+/// with the same id says
+/// [`OutcomeClass::FailedCommit`](crate::observe::OutcomeClass::FailedCommit):
+/// the last record of an id is how the call ended.
+///
+/// ```
+/// use toolwright::audit::CallRecord;
+/// use toolwright::observe::OutcomeClass;
+///
+/// fn succeeded(record: &CallRecord) -> bool {
+///     record.event.outcome == OutcomeClass::Ok
+/// }
+/// # let _ = succeeded;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct CallRecord {
+    /// The tool's effect: `write` or `destructive`.
+    pub effect: Effect,
+    /// The call, as observers are told of it.
+    #[serde(flatten)]
+    pub event: CallEvent,
+}
+
+/// A person's decision on an approval request, before the ledger makes it.
+///
+/// ```
+/// use toolwright::audit::DecisionRecord;
+///
+/// fn who(record: &DecisionRecord) -> Option<&str> {
+///     record.approval.decided_by.as_deref()
+/// }
+/// # let _ = who;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct DecisionRecord {
+    /// The request as it will read once decided: its status (`approved`
+    /// or `rejected`), who decided, when and why, and the request's tool,
+    /// masked arguments, digest and requester.
+    pub approval: Approval,
+}
+
+/// A decision the ledger refused after the trail recorded it.
+///
+/// ```
+/// use toolwright::audit::DecisionRefused;
+///
+/// fn why(refused: &DecisionRefused) -> &str {
+///     &refused.error
+/// }
+/// # let _ = why;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct DecisionRefused {
+    /// The request.
+    pub id: ApprovalId,
+    /// Who tried to decide it.
+    pub by: String,
+    /// When.
+    #[serde(serialize_with = "unix_ms")]
+    pub at: SystemTime,
+    /// The ledger's error.
+    pub error: String,
+}
+
+fn unix_ms<S: serde::Serializer>(time: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    let ms = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    s.serialize_i64(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+/// An [`AuditTrail`] could not record: its store is unreachable, full, or
+/// refused the record. The call (or decision) it was for fails closed.
+///
+/// ```
+/// use toolwright::audit::AuditError;
+///
+/// let error = AuditError::new("disk full");
+/// assert_eq!(error.to_string(), "the audit trail could not record");
+/// assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "disk full");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("the audit trail could not record")]
+pub struct AuditError(#[source] BoxError);
+
+impl AuditError {
+    /// The error of a trail that could not record, because of `source`.
+    ///
+    /// ```
+    /// use toolwright::audit::AuditError;
+    /// let error = AuditError::new(std::io::Error::other("unreachable"));
+    /// # let _ = error;
+    /// ```
+    pub fn new(source: impl Into<BoxError>) -> Self {
+        AuditError(source.into())
+    }
+}
+
+/// Records the call `watch` follows, of tool `key`, as it ended
+/// (`result`): `Err(CallError::AuditFailed)` when the trail could not.
+#[cold]
+#[inline(never)]
+pub(crate) async fn record_call(
+    trail: &dyn AuditTrail,
+    watch: &dyn Watch,
+    key: &'static str,
+    effect: Effect,
+    result: Result<(), &CallError>,
+) -> Result<(), CallError> {
+    let record = AuditRecord::Call(CallRecord {
+        effect,
+        event: watch.event(Some(result)),
+    });
+    trail.record(&record).await.map_err(|source| {
+        tracing::error!(key, error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");
+        CallError::AuditFailed { key, source }
+    })
+}
+
+/// The executor's trail, in its services.
+#[derive(Clone)]
+pub(crate) struct Trail(pub(crate) Arc<dyn AuditTrail>);
+
+impl std::fmt::Debug for Trail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditTrail")
+    }
+}
+
+/// Records, in the background, a call of a `write` or `destructive` tool
+/// that ended without its body's record: refused before its body ran, or
+/// dropped before it ended (`event` says how). Nothing ran or nothing is
+/// left to fail, so a record that fails is logged.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_ended(trail: &Trail, effect: Effect, event: CallEvent) {
+    let record = AuditRecord::Call(CallRecord { effect, event });
+    let trail = trail.0.clone();
+    let write = async move {
+        if let Err(error) = trail.record(&record).await {
+            tracing::error!(error = %error, cause = %error.0, "audit trail: a refused or cancelled call could not be recorded");
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn(write)),
+        Err(_) => {
+            tracing::error!(
+                "audit trail: a refused or cancelled call could not be recorded outside a tokio runtime"
+            );
+        }
+    }
+}
+
+/// Masks the arguments of a request for the tool of a key and name.
+pub(crate) type Mask = Box<dyn Fn(&str, &str, &Value) -> Value + Send + Sync>;
+
+/// What records an [`Approvals`](crate::Approvals)' decisions: a trail,
+/// and how to mask a request's arguments (by its tool's schema).
+pub(crate) struct DecisionAudit {
+    pub(crate) trail: Arc<dyn AuditTrail>,
+    pub(crate) mask: Mask,
+}
+
+impl DecisionAudit {
+    /// Records `review` of `approval` before the ledger makes it:
+    /// [`LedgerError::Unavailable`] when the trail could not.
+    pub(crate) async fn before(
+        &self,
+        approval: &Approval,
+        review: &Review,
+    ) -> Result<(), LedgerError> {
+        let mut approval = approval.clone();
+        approval.request.arguments = (self.mask)(
+            &approval.request.key,
+            &approval.request.name,
+            &approval.request.arguments,
+        );
+        approval.status = if review.approve {
+            Status::Approved
+        } else {
+            Status::Rejected
+        };
+        approval.decided_by = Some(review.by.clone());
+        approval.decided_at = Some(review.at);
+        approval.reason.clone_from(&review.reason);
+        let record = AuditRecord::Decision(DecisionRecord { approval });
+        self.trail.record(&record).await.map_err(|error| {
+            tracing::error!(error = %error, cause = %error.0, "audit trail: a decision could not be recorded; it is not made");
+            LedgerError::unavailable(error)
+        })
+    }
+
+    /// Records that the ledger refused a decision recorded before; a
+    /// failure is logged (the decision was not made either way).
+    pub(crate) async fn refused(&self, id: ApprovalId, by: &str, error: &LedgerError) {
+        let record = AuditRecord::DecisionRefused(DecisionRefused {
+            id,
+            by: by.to_owned(),
+            at: SystemTime::now(),
+            error: error.to_string(),
+        });
+        if let Err(error) = self.trail.record(&record).await {
+            tracing::error!(approval = id.0, error = %error, cause = %error.0, "audit trail: a refused decision could not be recorded");
+        }
+    }
+}

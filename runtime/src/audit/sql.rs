@@ -1,0 +1,138 @@
+//! What the SQLite and PostgreSQL trails share: a record as the columns
+//! of its row, and the schema's versions.
+
+use std::time::SystemTime;
+
+use super::{AuditError, AuditRecord};
+use crate::approval::Status;
+use crate::observe::ApprovalUse;
+
+/// The trail's name in the shared `toolwright_schema` table (the
+/// approvals' ledger keeps its own row there).
+pub(super) const COMPONENT: &str = "audit";
+
+/// One row of the trail.
+#[derive(Debug, Default)]
+pub(super) struct Row {
+    pub(super) kind: &'static str,
+    pub(super) at: i64,
+    pub(super) call_id: Option<i64>,
+    pub(super) tool_key: Option<String>,
+    pub(super) tool_name: Option<String>,
+    pub(super) effect: Option<&'static str>,
+    /// Who called, or who decided.
+    pub(super) actor: Option<String>,
+    /// Masked, as JSON text.
+    pub(super) arguments: Option<String>,
+    pub(super) digest: Option<String>,
+    /// `allow`, `ask` or `deny: <reason>`.
+    pub(super) policy: Option<String>,
+    pub(super) policy_rule: Option<String>,
+    pub(super) approval_id: Option<i64>,
+    /// `requested` or `consumed` (a call), `decided` (a decision).
+    pub(super) approval_use: Option<&'static str>,
+    /// A call's outcome class; `approved`, `rejected` or `refused` for a decision.
+    pub(super) outcome: &'static str,
+    /// The application-facing error text.
+    pub(super) error: Option<String>,
+    pub(super) reason: Option<String>,
+    pub(super) requested_by: Option<String>,
+    pub(super) duration_ms: Option<i64>,
+}
+
+/// The row `record` is stored as.
+pub(super) fn row(record: &AuditRecord) -> Row {
+    match record {
+        AuditRecord::Call(call) => {
+            let event = &call.event;
+            let (approval_id, approval_use) = match event.approval {
+                Some(ApprovalUse::Consumed { id }) => (Some(id.0), Some("consumed")),
+                Some(ApprovalUse::Requested { id }) => (id.map(|id| id.0), Some("requested")),
+                _ => (None, None),
+            };
+            Row {
+                kind: "call",
+                at: unix_ms(event.at),
+                call_id: Some(int(event.id)),
+                tool_key: event.key.map(str::to_owned),
+                tool_name: Some(event.name.clone()),
+                effect: Some(call.effect.as_str()),
+                actor: event.actor.clone(),
+                arguments: event.arguments.as_ref().map(ToString::to_string),
+                digest: event.digest.map(|digest| digest.to_string()),
+                policy: event
+                    .policy
+                    .as_ref()
+                    .map(|ruling| ruling.decision.to_string()),
+                policy_rule: event.policy.as_ref().and_then(|ruling| ruling.rule.clone()),
+                approval_id: approval_id.map(int),
+                approval_use,
+                outcome: event.outcome.as_str(),
+                error: event.error.as_ref().map(|error| error.message.clone()),
+                duration_ms: Some(int(
+                    u64::try_from(event.duration.as_millis()).unwrap_or(u64::MAX)
+                )),
+                ..Row::default()
+            }
+        }
+        AuditRecord::Decision(decision) => {
+            let approval = &decision.approval;
+            Row {
+                kind: "decision",
+                at: unix_ms(approval.decided_at.unwrap_or_else(SystemTime::now)),
+                tool_key: Some(approval.request.key.clone()),
+                tool_name: Some(approval.request.name.clone()),
+                actor: approval.decided_by.clone(),
+                arguments: Some(approval.request.arguments.to_string()),
+                digest: Some(approval.request.digest.to_string()),
+                approval_id: Some(int(approval.id.0)),
+                approval_use: Some("decided"),
+                outcome: match approval.status {
+                    Status::Approved => "approved",
+                    _ => "rejected",
+                },
+                reason: approval.reason.clone(),
+                requested_by: Some(approval.requested_by.clone()),
+                ..Row::default()
+            }
+        }
+        AuditRecord::DecisionRefused(refused) => Row {
+            kind: "decision_refused",
+            at: unix_ms(refused.at),
+            actor: Some(refused.by.clone()),
+            approval_id: Some(int(refused.id.0)),
+            approval_use: Some("decided"),
+            outcome: "refused",
+            error: Some(refused.error.clone()),
+            ..Row::default()
+        },
+    }
+}
+
+/// A number as the databases store it (they have no unsigned 64-bit type).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn unix_ms(time: SystemTime) -> i64 {
+    let ms = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// Whether a schema at version `found` needs the trail's one version
+/// created; a schema newer than this build knows is refused.
+pub(super) fn needs_creating(found: Option<i64>) -> Result<bool, AuditError> {
+    match found {
+        None | Some(0) => Ok(true),
+        Some(VERSION) => Ok(false),
+        Some(found) => Err(AuditError::new(format!(
+            "the audit schema is at version {found}, newer than the {VERSION} this build of toolwright knows"
+        ))),
+    }
+}
+
+/// The version of the trail's schema this build writes.
+pub(super) const VERSION: i64 = 1;
