@@ -1,6 +1,7 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
 //! approve, open the scope, run the body, close the scope with how it ended.
 
+use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
 
@@ -14,13 +15,18 @@ use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
 use crate::request::{ApprovalId, Digest};
 use crate::scope::ScopeGuard;
+use crate::secret::{SecretValues, Secrets};
 use crate::tool::Tool;
+use crate::util::panic::CatchUnwind;
 
 /// What a call starts from, and how step 2 reads it: a generic parameter
 /// rather than an enum, so that a tool compiles only the reading it uses.
 pub(super) trait Input<T>: Send {
     /// The validated arguments.
     fn read(self, env: &Env<'_>) -> Result<T, CallError>;
+
+    /// The text of the values of the `secrets` among the arguments.
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues;
 }
 
 /// A model's or client's JSON arguments.
@@ -33,6 +39,10 @@ impl<T: Tool> Input<T> for Json {
             watch.findings().unreadable(self.0);
         }
         read
+    }
+
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
+        secrets.values(&self.0)
     }
 }
 
@@ -48,6 +58,11 @@ impl<T: Tool> Input<T> for Typed<T> {
         }
         checked.map(|()| self.0)
     }
+
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
+        let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
+        secrets.values(&arguments)
+    }
 }
 
 /// How a call's output becomes its result: serialized, or as it is.
@@ -60,6 +75,41 @@ pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 /// namespaced key (`traced` renames what generated code names by
 /// `T::KEY`). `T`'s constants only choose what to compile.
 pub(super) async fn run<T: Tool, R>(
+    env: Env<'_>,
+    input: impl Input<T>,
+    finish: Finish<T::Output, R>,
+) -> Result<R, CallError> {
+    let secrets = env.validation.secrets();
+    if secrets.is_empty() {
+        return steps(env, input, finish).await;
+    }
+    let values = input.secret_values(secrets);
+    // Boxed: only the calls of tools with secrets carry the catch.
+    Box::pin(keeping_secrets(
+        env.served.key,
+        &values,
+        steps(env, input, finish),
+    ))
+    .await
+}
+
+/// `call`, a call of the tool `key` whose secret values are `secrets`,
+/// with those values scrubbed from its error, a panic's (a hook's, say)
+/// included: caught here, before the message leaves for the call's span,
+/// event or caller.
+async fn keeping_secrets<R>(
+    key: &'static str,
+    secrets: &SecretValues,
+    call: impl Future<Output = Result<R, CallError>>,
+) -> Result<R, CallError> {
+    CatchUnwind::new(call)
+        .await
+        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
+        .map_err(|error| error.scrubbed(secrets))
+}
+
+/// [`run`]'s steps.
+async fn steps<T: Tool, R>(
     env: Env<'_>,
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
@@ -123,8 +173,16 @@ pub(super) async fn preflight<T: Tool>(
     env: Env<'_>,
     input: impl Input<T>,
 ) -> Result<Value, CallError> {
-    let args = input.read(&env)?;
-    ask_hooks(&env, args, None).await.map(|_| Value::Null)
+    let secrets = env.validation.secrets();
+    let values = (!secrets.is_empty()).then(|| input.secret_values(secrets));
+    let asked = async {
+        let args = input.read(&env)?;
+        ask_hooks(&env, args, None).await.map(|_| Value::Null)
+    };
+    match values {
+        None => asked.await,
+        Some(values) => keeping_secrets(env.served.key, &values, asked).await,
+    }
 }
 
 /// Leaves the validated arguments of a call that builds no invocation,
@@ -167,7 +225,8 @@ async fn ask_hooks<T: Tool>(
         key, name, effect, ..
     } = *env.served;
     let approvals = env.services.approvals.as_ref();
-    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight);
+    let secrets = env.validation.secrets();
+    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight, secrets);
     if let Some(watch) = env.watch {
         let arguments = invocation.canonical_arguments().clone();
         watch.findings().validated(arguments, invocation.digest());
