@@ -470,16 +470,14 @@ impl CallError {
             CallError::Dependency { source, .. }
             | CallError::Hook { source, .. }
             | CallError::Tool { source, .. }
-            | CallError::Finalizer { source, .. } => {
-                if quotes_secret(&**source, secrets) {
-                    *source = Box::new(Scrubbed::of(&**source, secrets));
-                }
+            | CallError::Finalizer { source, .. }
+                if quotes_secret(&**source, secrets) =>
+            {
+                *source = Box::new(Scrubbed::of(&**source, secrets));
             }
-            CallError::Output { source, .. } => {
-                if quotes_secret(source, secrets) {
-                    let text = secrets.scrub(&source.to_string()).into_owned();
-                    *source = <serde_json::Error as serde::ser::Error>::custom(text);
-                }
+            CallError::Output { source, .. } if quotes_secret(source, secrets) => {
+                let text = secrets.scrub(&source.to_string()).into_owned();
+                *source = <serde_json::Error as serde::ser::Error>::custom(text);
             }
             _ => {}
         }
