@@ -465,8 +465,18 @@ async fn an_mcp_client_sees_no_secret_in_error_results() {
             &serde_json::to_string(&result).unwrap(),
         );
     }
+    // A call waiting for approval carries its request, masked, in `_meta`.
+    let pay = json!({"to": "ACME", "cents": 1200, "otp": SECRET});
+    let waiting = call(&client, "pay", pay.clone()).await;
+    let request = approval_request(&waiting).unwrap().unwrap();
+    assert_eq!(request.arguments["otp"], REDACTED);
+    assert_eq!(request.digest, Digest::of("payments.pay", &pay));
+    assert_no_secret(
+        "an MCP approval-required result",
+        &serde_json::to_string(&waiting).unwrap(),
+    );
     client.cancel().await.unwrap();
-    assert_log_clean(&log, calls.len() as u64).await;
+    assert_log_clean(&log, calls.len() as u64 + 1).await;
 }
 
 /// The approval flow on `ledger`: the request, the ledger's rows and the

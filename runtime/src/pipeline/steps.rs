@@ -1,7 +1,6 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
 //! approve, open the scope, run the body, close the scope with how it ended.
 
-use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use crate::request::{ApprovalId, Digest};
 use crate::scope::ScopeGuard;
 use crate::secret::{SecretValues, Secrets};
 use crate::tool::Tool;
+use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
 /// What a call starts from, and how step 2 reads it: a generic parameter
@@ -74,7 +74,7 @@ pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 /// (`env.served`): a tool mounted under a namespace answers with its
 /// namespaced key (`traced` renames what generated code names by
 /// `T::KEY`). `T`'s constants only choose what to compile.
-pub(super) async fn run<T: Tool, R>(
+pub(super) async fn run<T: Tool, R: Send>(
     env: Env<'_>,
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
@@ -84,13 +84,10 @@ pub(super) async fn run<T: Tool, R>(
         return steps(env, input, finish).await;
     }
     let values = input.secret_values(secrets);
-    // Boxed: only the calls of tools with secrets carry the catch.
-    Box::pin(keeping_secrets(
-        env.served.key,
-        &values,
-        steps(env, input, finish),
-    ))
-    .await
+    // Boxed as a trait object: one `keeping_secrets` serves every tool
+    // (per output type), rather than a copy compiled for each.
+    let call: BoxFuture<'_, Result<R, CallError>> = Box::pin(steps(env, input, finish));
+    keeping_secrets(env.served.key, &values, call).await
 }
 
 /// `call`, a call of the tool `key` whose secret values are `secrets`,
@@ -100,7 +97,7 @@ pub(super) async fn run<T: Tool, R>(
 async fn keeping_secrets<R>(
     key: &'static str,
     secrets: &SecretValues,
-    call: impl Future<Output = Result<R, CallError>>,
+    call: BoxFuture<'_, Result<R, CallError>>,
 ) -> Result<R, CallError> {
     CatchUnwind::new(call)
         .await
@@ -175,13 +172,13 @@ pub(super) async fn preflight<T: Tool>(
 ) -> Result<Value, CallError> {
     let secrets = env.validation.secrets();
     let values = (!secrets.is_empty()).then(|| input.secret_values(secrets));
-    let asked = async {
+    let asked = async move {
         let args = input.read(&env)?;
         ask_hooks(&env, args, None).await.map(|_| Value::Null)
     };
     match values {
         None => asked.await,
-        Some(values) => keeping_secrets(env.served.key, &values, asked).await,
+        Some(values) => keeping_secrets(env.served.key, &values, Box::pin(asked)).await,
     }
 }
 
