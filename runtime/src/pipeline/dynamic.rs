@@ -361,7 +361,5 @@ pub(crate) fn json<'a>(
     if env.preflight {
         return Box::pin(steps::preflight::<Arguments>(env, input));
     }
-    Box::pin(steps::run::<Arguments, _>(env, input, |_, output| {
-        Ok(output)
-    }))
+    steps::boxed::<Arguments, _>(env, input, |_, output| Ok(output))
 }

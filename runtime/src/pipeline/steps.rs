@@ -1,7 +1,8 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
 //! approve, open the scope, run the body, close the scope with how it ended.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -74,39 +75,7 @@ pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
 /// (`env.served`): a tool mounted under a namespace answers with its
 /// namespaced key (`traced` renames what generated code names by
 /// `T::KEY`). `T`'s constants only choose what to compile.
-pub(super) async fn run<T: Tool, R: Send>(
-    env: Env<'_>,
-    input: impl Input<T>,
-    finish: Finish<T::Output, R>,
-) -> Result<R, CallError> {
-    let secrets = env.validation.secrets();
-    if secrets.is_empty() {
-        return steps(env, input, finish).await;
-    }
-    let values = input.secret_values(secrets);
-    // Boxed as a trait object: one `keeping_secrets` serves every tool
-    // (per output type), rather than a copy compiled for each.
-    let call: BoxFuture<'_, Result<R, CallError>> = Box::pin(steps(env, input, finish));
-    keeping_secrets(env.served.key, &values, call).await
-}
-
-/// `call`, a call of the tool `key` whose secret values are `secrets`,
-/// with those values scrubbed from its error, a panic's (a hook's, say)
-/// included: caught here, before the message leaves for the call's span,
-/// event or caller.
-async fn keeping_secrets<R>(
-    key: &'static str,
-    secrets: &SecretValues,
-    call: BoxFuture<'_, Result<R, CallError>>,
-) -> Result<R, CallError> {
-    CatchUnwind::new(call)
-        .await
-        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
-        .map_err(|error| error.scrubbed(secrets))
-}
-
-/// [`run`]'s steps.
-async fn steps<T: Tool, R>(
+pub(super) async fn run<T: Tool, R>(
     env: Env<'_>,
     input: impl Input<T>,
     finish: Finish<T::Output, R>,
@@ -165,20 +134,97 @@ async fn steps<T: Tool, R>(
     finish(key, output?)
 }
 
+/// `call`, a call of the tool `key` whose secret values are `secrets`,
+/// with those values scrubbed from its error, a panic's (a hook's, say)
+/// included: caught here, before the message leaves for the call's span,
+/// event or caller.
+async fn keeping_secrets<R>(
+    key: &'static str,
+    secrets: SecretValues,
+    call: BoxFuture<'_, Result<R, CallError>>,
+) -> Result<R, CallError> {
+    CatchUnwind::new(call)
+        .await
+        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
+        .map_err(|error| error.scrubbed(&secrets))
+}
+
+/// [`run`], boxed; for a tool with `#[secret]` properties, with the call's
+/// secret values scrubbed from its error ([`keeping_secrets`], one copy
+/// per output type rather than per tool). A tool without pays one check
+/// of an empty list.
+pub(super) fn boxed<'a, T: Tool, R: Send + 'a>(
+    env: Env<'a>,
+    input: impl Input<T> + 'a,
+    finish: Finish<T::Output, R>,
+) -> BoxFuture<'a, Result<R, CallError>> {
+    match secret_values(&env, &input) {
+        None => Box::pin(run(env, input, finish)),
+        Some(values) => {
+            let call = Box::pin(run(env, input, finish));
+            Box::pin(keeping_secrets(env.served.key, values, call))
+        }
+    }
+}
+
+/// The secret values among `input`, when its tool has secret properties.
+fn secret_values<T>(env: &Env<'_>, input: &impl Input<T>) -> Option<SecretValues> {
+    let secrets = env.validation.secrets();
+    (!secrets.is_empty()).then(|| input.secret_values(secrets))
+}
+
+pin_project_lite::pin_project! {
+    /// A typed call ([`typed`]): as it is, or, for a tool with `#[secret]`
+    /// properties, boxed with its secret values scrubbed from its error.
+    #[project = TypedProj]
+    pub(crate) enum TypedCall<'a, F, R> {
+        Plain { #[pin] call: F },
+        Scrubbed { call: BoxFuture<'a, Result<R, CallError>> },
+    }
+}
+
+impl<F: Future<Output = Result<R, CallError>>, R> Future for TypedCall<'_, F, R> {
+    type Output = Result<R, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            TypedProj::Plain { call } => call.poll(cx),
+            TypedProj::Scrubbed { call } => call.as_mut().poll(cx),
+        }
+    }
+}
+
+/// A typed call of `T` with `args`: [`run`], or [`boxed`] for a tool
+/// with `#[secret]` properties.
+pub(super) fn typed<'a, T: Tool>(
+    env: Env<'a>,
+    args: T,
+) -> TypedCall<'a, impl Future<Output = Result<T::Output, CallError>> + Send + 'a, T::Output> {
+    let input = Typed(args);
+    if env.validation.secrets().is_empty() {
+        TypedCall::Plain {
+            call: run(env, input, |_, output| Ok(output)),
+        }
+    } else {
+        TypedCall::Scrubbed {
+            call: boxed(env, input, |_, output| Ok(output)),
+        }
+    }
+}
+
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.
 pub(super) async fn preflight<T: Tool>(
     env: Env<'_>,
     input: impl Input<T>,
 ) -> Result<Value, CallError> {
-    let secrets = env.validation.secrets();
-    let values = (!secrets.is_empty()).then(|| input.secret_values(secrets));
+    let values = secret_values(&env, &input);
     let asked = async move {
         let args = input.read(&env)?;
         ask_hooks(&env, args, None).await.map(|_| Value::Null)
     };
     match values {
         None => asked.await,
-        Some(values) => keeping_secrets(env.served.key, &values, Box::pin(asked)).await,
+        Some(values) => keeping_secrets(env.served.key, values, Box::pin(asked)).await,
     }
 }
 
