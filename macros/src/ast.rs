@@ -50,6 +50,9 @@ pub(crate) struct Input {
     pub field_attrs: Vec<Attribute>,
     pub default: Option<Expr>,
     pub rename: Option<LitStr>,
+    /// `#[secret]`: the schema marks the field `writeOnly`, and the
+    /// runtime keeps its value out of every log, event and error text.
+    pub secret: bool,
     /// What the written `JsonSchema` impl reads of `field_attrs`; `None`
     /// when the struct's schema must be derived.
     pub written_schema: Option<WrittenSchema>,
@@ -168,6 +171,7 @@ fn classify(
     let mut kept = Vec::new();
     let mut input = Input::default();
     let mut marked_inject = None;
+    let mut marked_secret: Option<Attribute> = None;
     // `#[default]`, `#[rename]` and `#[schemars]`: wrong on a non-input.
     let mut input_only = Vec::new();
     for attr in attrs {
@@ -181,6 +185,14 @@ fn classify(
             match &attr.meta {
                 Meta::Path(_) => marked_inject = Some(attr),
                 _ => errors.spanned(&attr, "`#[inject]` takes no arguments; write `#[inject]`"),
+            }
+        } else if path.is_ident("secret") {
+            if !matches!(attr.meta, Meta::Path(_)) {
+                errors.spanned(&attr, "`#[secret]` takes no arguments; write `#[secret]`");
+            } else if marked_secret.is_some() {
+                errors.spanned(&attr, "`#[secret]` is given twice; remove this one");
+            } else {
+                marked_secret = Some(attr);
             }
         } else if path.is_ident("default") {
             match &attr.meta {
@@ -221,7 +233,7 @@ fn classify(
             errors.spanned(
                 &attr,
                 format!(
-                    "`#[{name}]` is not supported on tool parameters; they take doc comments, `#[inject]`, `#[default = expr]`, `#[rename = \"...\"]` and `#[schemars(...)]`"
+                    "`#[{name}]` is not supported on tool parameters; they take doc comments, `#[inject]`, `#[secret]`, `#[default = expr]`, `#[rename = \"...\"]` and `#[schemars(...)]`"
                 ),
             );
         }
@@ -264,6 +276,20 @@ fn classify(
             );
         }
     }
+    if let Some(attr) = marked_secret.as_ref().filter(|_| injected || context) {
+        let what = if injected {
+            "injected from the call's scope"
+        } else {
+            "the caller's context"
+        };
+        errors.spanned(
+            attr,
+            format!(
+                "`{ident}` is {what}, never an argument a caller sends, so it has no value to hide; `#[secret]` marks input parameters: remove it"
+            ),
+        );
+    }
+    input.secret = marked_secret.is_some();
     let kind = if injected {
         Kind::Inject
     } else if context {

@@ -149,12 +149,20 @@ impl<T> NotOption for OptionProbe<T> {
 /// per tool, where a written `fmt` would make rustc check a method call per
 /// field. A field whose `Serialize` fails (a map with non-string keys) is
 /// left out, and the struct ends in `..`.
+///
+/// The fields named in `secrets` (`#[secret]` parameters) show as
+/// `"[redacted]"`.
 pub fn debug_args<T: serde::Serialize>(
     args: &T,
     name: &'static str,
+    secrets: &'static [&'static str],
     f: &mut fmt::Formatter<'_>,
 ) -> fmt::Result {
-    match args.serialize(DebugArgs { f: &mut *f, name }) {
+    match args.serialize(DebugArgs {
+        f: &mut *f,
+        name,
+        secrets,
+    }) {
         Ok(written) => written,
         // Not a struct: the generated `Serialize` always writes one.
         Err(NotShown) => f.debug_struct(name).finish_non_exhaustive(),
@@ -167,6 +175,7 @@ pub fn debug_args<T: serde::Serialize>(
 struct DebugArgs<'a, 'b> {
     f: &'a mut fmt::Formatter<'b>,
     name: &'static str,
+    secrets: &'static [&'static str],
 }
 
 /// What [`DebugArgs`] answers for anything but a struct.
@@ -204,6 +213,7 @@ impl<'a, 'b> ser::Serializer for DebugArgs<'a, 'b> {
         Ok(DebugFields {
             out: self.f.debug_struct(self.name),
             elided: false,
+            secrets: self.secrets,
         })
     }
 
@@ -262,6 +272,8 @@ struct DebugFields<'a, 'b> {
     out: fmt::DebugStruct<'a, 'b>,
     /// Whether a field was left out.
     elided: bool,
+    /// The fields shown masked.
+    secrets: &'static [&'static str],
 }
 
 impl ser::SerializeStruct for DebugFields<'_, '_> {
@@ -273,6 +285,10 @@ impl ser::SerializeStruct for DebugFields<'_, '_> {
         key: &'static str,
         value: &V,
     ) -> Result<(), NotShown> {
+        if self.secrets.contains(&key) {
+            self.out.field(key, &Json(MASK));
+            return Ok(());
+        }
         // As text, not a `Value`: a `Value`'s objects would list a nested
         // struct's fields in key order too.
         match serde_json::to_string(value) {
@@ -292,6 +308,9 @@ impl ser::SerializeStruct for DebugFields<'_, '_> {
         })
     }
 }
+
+/// A secret field's value as [`debug_args`] shows it: [`REDACTED`](crate::observe::REDACTED), as JSON.
+const MASK: &str = "\"[redacted]\"";
 
 /// JSON text, shown as it is.
 struct Json<'a>(&'a str);
@@ -361,6 +380,18 @@ pub fn object_property(
     }
 }
 
+/// Marks property `key` of an object schema `"writeOnly": true`, as
+/// `#[schemars(extend("writeOnly" = true))]` does: a `#[secret]` parameter.
+pub fn write_only(object: &mut schemars::Schema, key: &str) {
+    if let Some(property) = object
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut(key))
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        property.insert("writeOnly".to_owned(), true.into());
+    }
+}
+
 /// `map[key]`, inserted first if missing. Not `Map::entry`, which would
 /// allocate the key for every property of every schema.
 fn member<'m>(
@@ -400,7 +431,7 @@ mod tests {
 
     impl<T: serde::Serialize> fmt::Debug for Shown<T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            debug_args(&self.0, "Args", f)
+            debug_args(&self.0, "Args", &["token"], f)
         }
     }
 
@@ -451,6 +482,25 @@ mod tests {
         assert_eq!(
             format!("{:?}", Shown(&pairs)),
             r#"Args { name: "p", last: 1, .. }"#
+        );
+        // A `#[secret]` field shows masked.
+        #[derive(serde::Serialize)]
+        struct Login {
+            user: &'static str,
+            token: &'static str,
+        }
+        assert_eq!(
+            format!(
+                "{:?}",
+                Shown(Login {
+                    user: "ann",
+                    token: "sk-LEAK"
+                })
+            ),
+            format!(
+                "Args {{ user: \"ann\", token: {:?} }}",
+                crate::observe::REDACTED
+            )
         );
         // Anything but a struct shows no fields.
         assert_eq!(format!("{:?}", Shown(json!({"a": 1}))), "Args { .. }");

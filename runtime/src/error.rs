@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::disabled::Disabled;
 use crate::request::ApprovalRequest;
+use crate::secret::SecretValues;
 use crate::util::excerpt::{Excerpt, Listed, PATH_CHARS, QUOTED_CHARS};
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
@@ -464,6 +465,43 @@ impl CallError {
         }
     }
 
+    /// The same error with the text of the call's secret values (its
+    /// `#[secret]` arguments) replaced by [`REDACTED`](crate::observe::REDACTED)
+    /// in every message it carries: a violation's path and message, a panic
+    /// message, a policy's reason. A source whose text (`Display` or
+    /// `Debug`, its own or a source's) quotes a secret is replaced by one
+    /// that says the same, scrubbed; a source that quotes none is kept as
+    /// it is, and still downcasts.
+    pub(crate) fn scrubbed(mut self, secrets: &SecretValues) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        match &mut self {
+            CallError::InvalidArguments { violations, .. } => {
+                for violation in &mut violations.0 {
+                    secrets.scrub_string(&mut violation.path);
+                    secrets.scrub_string(&mut violation.message);
+                }
+            }
+            CallError::Panicked { message, .. } => secrets.scrub_string(message),
+            CallError::PolicyDenied { reason, .. } => secrets.scrub_string(reason),
+            CallError::Dependency { source, .. }
+            | CallError::Hook { source, .. }
+            | CallError::Tool { source, .. }
+            | CallError::Finalizer { source, .. }
+                if quotes_secret(&**source, secrets) =>
+            {
+                *source = Box::new(Scrubbed::of(&**source, secrets));
+            }
+            CallError::Output { source, .. } if quotes_secret(source, secrets) => {
+                let text = secrets.scrub(&source.to_string()).into_owned();
+                *source = <serde_json::Error as serde::ser::Error>::custom(text);
+            }
+            _ => {}
+        }
+        self
+    }
+
     /// The same error, naming the tool by `served`, the key it is served
     /// under (a namespace's), rather than the key it was declared with.
     pub(crate) fn served_as(mut self, served: &'static str) -> Self {
@@ -486,5 +524,57 @@ impl CallError {
             | CallError::AuditFailed { key, .. } => *key = served,
         }
         self
+    }
+}
+
+/// Whether `error`, or any of its sources, quotes a secret in its
+/// `Display` or `Debug` text.
+fn quotes_secret(error: &(dyn std::error::Error + 'static), secrets: &SecretValues) -> bool {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if secrets.leak_in(&error.to_string()) || secrets.leak_in(&format!("{error:?}")) {
+            return true;
+        }
+        next = error.source();
+    }
+    false
+}
+
+/// An error whose text quoted a secret: the same texts, its sources'
+/// included, with the secret values replaced by
+/// [`REDACTED`](crate::observe::REDACTED).
+struct Scrubbed {
+    display: String,
+    debug: String,
+    source: Option<Box<Scrubbed>>,
+}
+
+impl Scrubbed {
+    fn of(error: &(dyn std::error::Error + 'static), secrets: &SecretValues) -> Self {
+        Scrubbed {
+            display: secrets.scrub(&error.to_string()).into_owned(),
+            debug: secrets.scrub(&format!("{error:?}")).into_owned(),
+            source: error
+                .source()
+                .map(|source| Box::new(Scrubbed::of(source, secrets))),
+        }
+    }
+}
+
+impl fmt::Display for Scrubbed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+impl fmt::Debug for Scrubbed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.debug)
+    }
+}
+
+impl std::error::Error for Scrubbed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|source| source as _)
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::approval::Approvals;
 use crate::effect::Effect;
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
+use crate::secret::Secrets;
 
 /// The validated arguments of one call, with the tool's identity.
 ///
@@ -63,6 +64,8 @@ pub struct Invocation<'a, A> {
     /// What the ledger hook did: the approval it consumed, or the request
     /// it recorded.
     ticket: OnceLock<Ticket>,
+    /// The tool's `#[secret]` properties, masked in an approval request.
+    secrets: &'a Secrets,
 }
 
 /// What the ledger hook left for the rest of the call.
@@ -91,6 +94,7 @@ impl<'a, A: Serialize> Invocation<'a, A> {
         effect: Effect,
         approvals: Option<&'a Approvals>,
         preflight: bool,
+        secrets: &'a Secrets,
     ) -> Self {
         Invocation {
             args,
@@ -102,6 +106,7 @@ impl<'a, A: Serialize> Invocation<'a, A> {
             approvals,
             preflight,
             ticket: OnceLock::new(),
+            secrets,
         }
     }
 }
@@ -376,7 +381,8 @@ impl<A> Invocation<'_, A> {
     }
 
     /// The canonical arguments the digest was computed from: the validated
-    /// arguments as JSON, defaults applied.
+    /// arguments as JSON, defaults applied, `#[secret]` values included
+    /// (an [`approval_request`](Self::approval_request) masks them).
     ///
     /// ```
     /// use std::sync::Mutex;
@@ -423,6 +429,11 @@ impl<A> Invocation<'_, A> {
 
     /// What a person must approve for this exact call to run.
     ///
+    /// Its arguments show every `#[secret]` value as
+    /// [`REDACTED`](crate::observe::REDACTED); its digest is the real
+    /// arguments', so an approval of it matches the call with the real
+    /// values and no other.
+    ///
     /// It is what [`CallError::ApprovalRequired`](crate::CallError::ApprovalRequired)
     /// carries when the `approve` hook answers `Pending`; a hook can also
     /// queue it for review itself:
@@ -462,7 +473,7 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn approval_request(&self) -> ApprovalRequest {
-        let mut request = approval_request(self.key, self.name, self.canonical());
+        let mut request = approval_request(self.key, self.name, self.canonical(), self.secrets);
         if let Some(Ticket::Requested { id, requested_by }) = self.ticket.get() {
             request.id = Some(*id);
             request.requested_by = Some(requested_by.clone());
@@ -493,11 +504,21 @@ fn canonical<'c>(
     })
 }
 
-fn approval_request(key: &str, name: &str, canonical: &Canonical) -> ApprovalRequest {
+fn approval_request(
+    key: &str,
+    name: &str,
+    canonical: &Canonical,
+    secrets: &Secrets,
+) -> ApprovalRequest {
+    let arguments = if secrets.is_empty() {
+        canonical.arguments.clone()
+    } else {
+        secrets.mask(&canonical.arguments)
+    };
     ApprovalRequest {
         key: key.to_owned(),
         name: name.to_owned(),
-        arguments: canonical.arguments.clone(),
+        arguments,
         digest: canonical.digest,
         id: None,
         requested_by: None,

@@ -37,6 +37,7 @@ mod registry;
 mod request;
 mod schema;
 mod scope;
+mod secret;
 mod tool;
 mod util;
 

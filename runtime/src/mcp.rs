@@ -640,6 +640,11 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let structured = self.shared.structured(found.catalog(), found.index());
         let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
+        // A request shows `#[secret]` values masked: asking a person about
+        // it, the call keeps its own to run again with.
+        let kept = (self.shared.elicitation.is_some()
+            && !found.tool().validation().secrets().is_empty())
+        .then(|| arguments.clone());
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
@@ -654,7 +659,9 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
                 // Boxed: asking a person is rare, and every call's future
                 // would otherwise carry its space.
-                let decided = elicitation.decide(&executor, result, ctx, &request).await;
+                let decided = elicitation
+                    .decide(&executor, result, kept, ctx, &request)
+                    .await;
                 decided.ok_or_else(|| ErrorData::internal_error("the call was cancelled", None))?
             }
             _ => result,

@@ -46,6 +46,10 @@ pub(crate) fn args_struct(
                 let path = spanned(format!("{args}::{}", default_fn(ident, at)), at);
                 serde_attrs.push(quote_spanned!(at=> #[serde(default = #path)]));
             }
+            if input.secret {
+                let key = spanned("writeOnly", at);
+                serde_attrs.push(quote_spanned!(at=> #[schemars(extend(#key = true))]));
+            }
         }
         // A field is documented by its parameter's doc comment, which is
         // also its schema description; an undocumented one stays so.

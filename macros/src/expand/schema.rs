@@ -73,6 +73,10 @@ pub(super) fn schema_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
         };
         let subschema = quote_spanned!(ty.span()=> __generator.subschema_for::<#ty>());
         let mutable = (!field.checks.is_empty()).then(|| quote_spanned!(at=> mut));
+        // After the property is complete, as the derive applies `extend`.
+        let secret = input
+            .secret
+            .then(|| quote_spanned!(at=> #krate::__private::write_only(&mut __schema, #wire);));
         quote_spanned! {at=>
             {
                 let #mutable __field = #subschema;
@@ -86,6 +90,7 @@ pub(super) fn schema_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
                     #field_description,
                     #default,
                 );
+                #secret
             }
         }
     });

@@ -205,13 +205,24 @@ impl AuditError {
 pub(crate) async fn record_call(
     trail: &dyn AuditTrail,
     watch: &dyn Watch,
-    key: &'static str,
-    effect: Effect,
+    served: &Served,
+    secrets: &Secrets,
     result: Result<(), &CallError>,
 ) -> Result<(), CallError> {
+    let key = served.key;
+    let mut event = watch.event(Some(result));
+    // Recorded inside the call, before its error is scrubbed on its way
+    // out: the record's texts are scrubbed here.
+    if let (false, Some(error)) = (secrets.is_empty(), &mut event.error)
+        && let Some(arguments) = watch.findings().real_arguments()
+    {
+        let values = secrets.values(&arguments);
+        values.scrub_string(&mut error.model_message);
+        values.scrub_string(&mut error.message);
+    }
     let record = AuditRecord::Call(CallRecord {
-        effect,
-        event: watch.event(Some(result)),
+        effect: served.effect,
+        event,
     });
     trail.record(&record).await.map_err(|source| {
         tracing::error!(key, error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");

@@ -66,16 +66,21 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
     /// request's peer when the client can ask them and the ledger lets the
     /// caller decide their own request; otherwise `waiting` unchanged.
     /// `None` when the request was cancelled meanwhile.
+    ///
+    /// `arguments` are the call's own, for a tool with `#[secret]`
+    /// properties, which its request shows masked; the call runs again
+    /// with them (the request's are enough for any other tool).
     pub(super) fn decide<'a>(
         &'a self,
         executor: &'a Executor,
         waiting: Result<Value, CallError>,
+        arguments: Option<Value>,
         ctx: &'a C,
         request: &'a RequestContext<RoleServer>,
     ) -> BoxFuture<'a, Option<Result<Value, CallError>>> {
         Box::pin(async move {
             tokio::select! {
-                decided = self.ask_and_run(executor, waiting, ctx, &request.peer) => Some(decided),
+                decided = self.ask_and_run(executor, waiting, arguments, ctx, &request.peer) => Some(decided),
                 () = request.ct.cancelled() => None,
             }
         })
@@ -85,6 +90,7 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         &self,
         executor: &Executor,
         waiting: Result<Value, CallError>,
+        arguments: Option<Value>,
         ctx: &C,
         peer: &Peer<RoleServer>,
     ) -> Result<Value, CallError> {
@@ -116,7 +122,8 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         // Through the pipeline again: the approval is consumed and the call
         // runs, or the rejection refuses it.
         let found = executor.find_call(&request.name, ctx)?;
-        executor.invoke_found(found, request.arguments, ctx).await
+        let arguments = arguments.unwrap_or(request.arguments);
+        executor.invoke_found(found, arguments, ctx).await
     }
 }
 
@@ -131,6 +138,7 @@ async fn ask(
         .optional_string("note")
         .build()
         .ok()?;
+    // `#[secret]` values are masked in the request already.
     let arguments = request.arguments.to_string();
     let message = format!(
         "Approve this call?\n\ntool: {} ({})\narguments: {}\ndigest: {}",

@@ -2,16 +2,13 @@
 
 use serde_json::Value;
 
-/// What an event shows in place of a secret value.
-///
-/// ```
-/// assert_eq!(toolwright::observe::REDACTED, "[redacted]");
-/// ```
-pub const REDACTED: &str = "[redacted]";
+pub use crate::secret::REDACTED;
+use crate::secret::is_secret;
 
 /// `arguments` as an event may show them: the value of every top-level
-/// property the tool's input `schema` marks `"writeOnly": true` is
-/// replaced by [`REDACTED`]. Every event's arguments come through here.
+/// property the tool's input `schema` marks `"writeOnly": true` (a
+/// `#[secret]` parameter) is replaced by [`REDACTED`]. Every event's
+/// arguments come through here.
 pub(crate) fn redact(schema: &Value, arguments: &Value) -> Value {
     let mut shown = arguments.clone();
     if let (Some(properties), Some(values)) = (
@@ -19,7 +16,7 @@ pub(crate) fn redact(schema: &Value, arguments: &Value) -> Value {
         shown.as_object_mut(),
     ) {
         for (name, property) in properties {
-            if property.get("writeOnly") == Some(&Value::Bool(true))
+            if is_secret(property)
                 && let Some(value) = values.get_mut(name)
             {
                 *value = Value::from(REDACTED);

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::Env;
 use crate::error::{CallError, Violation, Violations};
 use crate::schema::Enforcement;
+use crate::secret::{REDACTED, Secrets};
 use crate::util::excerpt::{Excerpt, Listed, QUOTED_CHARS};
 
 /// How one tool's arguments are checked against its schema.
@@ -24,6 +25,8 @@ pub(crate) struct Validation {
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// What the schema says beyond what deserializing enforces.
     enforcement: Enforcement,
+    /// The properties it marks secret (`#[secret]`).
+    secrets: Secrets,
 }
 
 impl Validation {
@@ -37,7 +40,14 @@ impl Validation {
         Validation {
             validator,
             enforcement: crate::schema::enforcement(schema),
+            secrets: Secrets::of(schema),
         }
+    }
+
+    /// The properties the schema marks secret, which a call of the tool
+    /// masks and scrubs.
+    pub(crate) fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The schema compiler's message, when the schema was compiled and failed.
@@ -153,11 +163,19 @@ pub(super) fn validate(
     if validator.is_valid(arguments) {
         return Ok(());
     }
+    let secrets = &env.validation.secrets;
     let violations = validator
         .iter_errors(arguments)
-        .map(|error| Violation {
-            path: error.instance_path().to_string(),
-            message: describe(&error),
+        .map(|error| {
+            let path = error.instance_path().to_string();
+            // A secret value is not quoted at all (a prefix of it would
+            // escape the scrubbing of whole values).
+            let message = if secrets.hold(&path) {
+                error.masked_with(REDACTED).to_string()
+            } else {
+                describe(&error)
+            };
+            Violation { path, message }
         })
         .collect();
     Err(CallError::InvalidArguments {

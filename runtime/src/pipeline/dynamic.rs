@@ -345,6 +345,10 @@ impl steps::Input<Arguments> for DynamicJson {
             tool: self.1,
         })
     }
+
+    fn secret_values(&self, secrets: &crate::secret::Secrets) -> crate::secret::SecretValues {
+        secrets.values(&self.0)
+    }
 }
 
 /// A JSON call of a tool built at run time: steps 2 to 7, its output as is.
@@ -357,7 +361,5 @@ pub(crate) fn json<'a>(
     if env.preflight {
         return Box::pin(steps::preflight::<Arguments>(env, input));
     }
-    Box::pin(steps::run::<Arguments, _>(env, input, |_, output| {
-        Ok(output)
-    }))
+    steps::boxed::<Arguments, _>(env, input, |_, output| Ok(output))
 }

@@ -37,7 +37,7 @@ pub use dynamic::{Arguments, DynamicCall};
 pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
-use steps::{Json, Typed};
+use steps::Json;
 pub(crate) use trace::{CallNumbers, Traced, traced};
 pub(crate) use watch::{Findings, Shown, Watch};
 
@@ -120,11 +120,7 @@ pub(crate) fn json<'a, T: Tool>(
     if env.preflight {
         return Box::pin(steps::preflight::<T>(env, Json(arguments)));
     }
-    Box::pin(steps::run::<T, _>(
-        env,
-        Json(arguments),
-        serialize::<T::Output>,
-    ))
+    steps::boxed::<T, _>(env, Json(arguments), serialize::<T::Output>)
 }
 
 /// A typed call of `T`: steps 2 to 7, its output as it is.
@@ -132,7 +128,7 @@ pub(crate) fn typed<T: Tool>(
     env: Env<'_>,
     args: T,
 ) -> impl Future<Output = Result<T::Output, CallError>> + Send + '_ {
-    steps::run(env, Typed(args), |_, output| Ok(output))
+    steps::typed(env, args)
 }
 
 /// A tool's output as JSON.

@@ -1,7 +1,8 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
 //! approve, open the scope, run the body, close the scope with how it ended.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,13 +16,19 @@ use crate::invocation::Invocation;
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
 use crate::scope::{Outcome, ScopeGuard};
+use crate::secret::{SecretValues, Secrets};
 use crate::tool::Tool;
+use crate::util::BoxFuture;
+use crate::util::panic::CatchUnwind;
 
 /// What a call starts from, and how step 2 reads it: a generic parameter
 /// rather than an enum, so that a tool compiles only the reading it uses.
 pub(super) trait Input<T>: Send {
     /// The validated arguments.
     fn read(self, env: &Env<'_>) -> Result<T, CallError>;
+
+    /// The text of the values of the `secrets` among the arguments.
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues;
 }
 
 /// A model's or client's JSON arguments.
@@ -34,6 +41,10 @@ impl<T: Tool> Input<T> for Json {
             watch.findings().unreadable(self.0);
         }
         read
+    }
+
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
+        secrets.values(&self.0)
     }
 }
 
@@ -48,6 +59,11 @@ impl<T: Tool> Input<T> for Typed<T> {
             watch.findings().unreadable(arguments);
         }
         checked.map(|()| self.0)
+    }
+
+    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
+        let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
+        secrets.values(&arguments)
     }
 }
 
@@ -178,7 +194,8 @@ async fn ran(
     let served = env.served;
     // Recorded here: not again when the call ends.
     _ = audit.watch.findings().audited.set(());
-    audit::record_call(audit.trail, audit.watch, served.key, served.effect, result).await
+    let secrets = env.validation.secrets();
+    audit::record_call(audit.trail, audit.watch, served, secrets, result).await
 }
 
 /// Records a call whose body ran, as it ended, and returns its result:
@@ -206,13 +223,98 @@ async fn uncommitted<O>(
     closed
 }
 
+/// `call`, a call of the tool `key` whose secret values are `secrets`,
+/// with those values scrubbed from its error, a panic's (a hook's, say)
+/// included: caught here, before the message leaves for the call's span,
+/// event or caller.
+async fn keeping_secrets<R>(
+    key: &'static str,
+    secrets: SecretValues,
+    call: BoxFuture<'_, Result<R, CallError>>,
+) -> Result<R, CallError> {
+    CatchUnwind::new(call)
+        .await
+        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
+        .map_err(|error| error.scrubbed(&secrets))
+}
+
+/// [`run`], boxed; for a tool with `#[secret]` properties, with the call's
+/// secret values scrubbed from its error ([`keeping_secrets`], one copy
+/// per output type rather than per tool). A tool without pays one check
+/// of an empty list.
+pub(super) fn boxed<'a, T: Tool, R: Send + 'a>(
+    env: Env<'a>,
+    input: impl Input<T> + 'a,
+    finish: Finish<T::Output, R>,
+) -> BoxFuture<'a, Result<R, CallError>> {
+    match secret_values(&env, &input) {
+        None => Box::pin(run(env, input, finish)),
+        Some(values) => {
+            let call = Box::pin(run(env, input, finish));
+            Box::pin(keeping_secrets(env.served.key, values, call))
+        }
+    }
+}
+
+/// The secret values among `input`, when its tool has secret properties.
+fn secret_values<T>(env: &Env<'_>, input: &impl Input<T>) -> Option<SecretValues> {
+    let secrets = env.validation.secrets();
+    (!secrets.is_empty()).then(|| input.secret_values(secrets))
+}
+
+pin_project_lite::pin_project! {
+    /// A typed call ([`typed`]): as it is, or, for a tool with `#[secret]`
+    /// properties, boxed with its secret values scrubbed from its error.
+    #[project = TypedProj]
+    pub(crate) enum TypedCall<'a, F, R> {
+        Plain { #[pin] call: F },
+        Scrubbed { call: BoxFuture<'a, Result<R, CallError>> },
+    }
+}
+
+impl<F: Future<Output = Result<R, CallError>>, R> Future for TypedCall<'_, F, R> {
+    type Output = Result<R, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            TypedProj::Plain { call } => call.poll(cx),
+            TypedProj::Scrubbed { call } => call.as_mut().poll(cx),
+        }
+    }
+}
+
+/// A typed call of `T` with `args`: [`run`], or [`boxed`] for a tool
+/// with `#[secret]` properties.
+pub(super) fn typed<'a, T: Tool>(
+    env: Env<'a>,
+    args: T,
+) -> TypedCall<'a, impl Future<Output = Result<T::Output, CallError>> + Send + 'a, T::Output> {
+    let input = Typed(args);
+    if env.validation.secrets().is_empty() {
+        TypedCall::Plain {
+            call: run(env, input, |_, output| Ok(output)),
+        }
+    } else {
+        TypedCall::Scrubbed {
+            call: boxed(env, input, |_, output| Ok(output)),
+        }
+    }
+}
+
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.
 pub(super) async fn preflight<T: Tool>(
     env: Env<'_>,
     input: impl Input<T>,
 ) -> Result<Value, CallError> {
-    let args = input.read(&env)?;
-    ask_hooks(&env, args, None).await.map(|_| Value::Null)
+    let values = secret_values(&env, &input);
+    let asked = async move {
+        let args = input.read(&env)?;
+        ask_hooks(&env, args, None).await.map(|_| Value::Null)
+    };
+    match values {
+        None => asked.await,
+        Some(values) => keeping_secrets(env.served.key, values, Box::pin(asked)).await,
+    }
 }
 
 /// Leaves the validated arguments of a call that builds no invocation for
@@ -254,7 +356,8 @@ async fn ask_hooks<T: Tool>(
         key, name, effect, ..
     } = *env.served;
     let approvals = env.services.approvals.as_ref();
-    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight);
+    let secrets = env.validation.secrets();
+    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight, secrets);
     if let Some(watch) = env.watch {
         let arguments = invocation.canonical_arguments().clone();
         watch

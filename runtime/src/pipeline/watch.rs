@@ -78,6 +78,16 @@ impl Findings {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The arguments found, with their real values (secrets included).
+    pub(crate) fn real_arguments(&self) -> Option<Value> {
+        match &*self.shown() {
+            Some(Shown::Validated { arguments, .. } | Shown::Unreadable(arguments)) => {
+                Some(arguments.clone())
+            }
+            None => None,
+        }
+    }
+
     /// The arguments found, taken (each call's event takes them once).
     pub(crate) fn take_arguments(&self) -> Option<Shown> {
         self.arguments

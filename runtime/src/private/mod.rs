@@ -9,7 +9,7 @@ pub use serde_json;
 
 pub use crate::args::{
     FieldSeed, IsOption, NotOption, OptionProbe, bound, debug_args, describe, format,
-    missing_field, noted, object_property, object_schema,
+    missing_field, noted, object_property, object_schema, write_only,
 };
 pub use crate::context::{ErasedContext, FromContext};
 pub use crate::effect::Effect;

@@ -1,0 +1,10 @@
+// `#[secret]` is a marker: an argument list is rejected on the attribute.
+use toolwright::tool;
+
+/// Sign in to the mail server.
+#[tool(key = "mail.login", effect = read, authorize = public)]
+async fn login(user: String, #[secret(mask = "***")] password: String) -> bool {
+    !user.is_empty() && !password.is_empty()
+}
+
+fn main() {}
