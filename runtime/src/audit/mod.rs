@@ -17,7 +17,8 @@ use crate::approval::{Approval, LedgerError, Review, Status};
 use crate::effect::Effect;
 use crate::error::{BoxError, CallError};
 use crate::observe::CallEvent;
-use crate::pipeline::Watch;
+use crate::pipeline::{Served, Watch};
+use crate::secret::Secrets;
 use crate::request::ApprovalId;
 use crate::util::BoxFuture;
 
