@@ -18,8 +18,8 @@ use crate::effect::Effect;
 use crate::error::{BoxError, CallError};
 use crate::observe::CallEvent;
 use crate::pipeline::{Served, Watch};
-use crate::secret::Secrets;
 use crate::request::ApprovalId;
+use crate::secret::Secrets;
 use crate::util::BoxFuture;
 
 #[cfg(feature = "postgres")]
