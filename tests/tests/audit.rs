@@ -7,13 +7,16 @@
 //! `postgres://postgres@127.0.0.1:5432/test`, in a schema of the test's
 //! own. Unreachable, a test says it is skipped, and with `CI=true` it fails.
 
+mod databases;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use databases::{postgres_pool, sqlite_pool};
 use serde_json::json;
 use sqlx::Row as _;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 use toolwright::approval::{LedgerError, MemoryLedger, Status};
 use toolwright::audit::{AuditError, AuditRecord, AuditTrail, PostgresAudit, SqliteAudit};
 use toolwright::observe::{ExecutionLog, OutcomeClass, REDACTED};
@@ -263,76 +266,6 @@ impl AuditTrail for Shared {
     }
 }
 
-/// A new database file of the test's own, in WAL mode.
-async fn sqlite_pool(test: &str) -> SqlitePool {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("audit");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{test}.db"));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
-    let options = SqliteConnectOptions::new()
-        .filename(file)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(10));
-    SqlitePoolOptions::new()
-        .max_connections(4)
-        .connect_with(options)
-        .await
-        .unwrap()
-}
-
-fn postgres_options() -> PgConnectOptions {
-    let url = std::env::var("TOOLWRIGHT_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    url.parse()
-        .unwrap_or_else(|e| panic!("TOOLWRIGHT_TEST_DATABASE_URL is no PostgreSQL URL: {e}"))
-}
-
-/// A pool whose `search_path` is a new schema of the test's own, or `None`
-/// (said on one line) when the database cannot be reached outside CI.
-async fn postgres_pool(test: &str) -> Option<PgPool> {
-    let options = postgres_options();
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .acquire_timeout(Duration::from_secs(5))
-        .connect_with(options.clone())
-        .await;
-    let admin = match admin {
-        Ok(admin) => admin,
-        Err(error) => {
-            let at = format!(
-                "{}:{}/{}",
-                options.get_host(),
-                options.get_port(),
-                options.get_database().unwrap_or_default()
-            );
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("PostgreSQL not reachable at {at} in CI: {error}");
-            }
-            println!(
-                "skipped: PostgreSQL not reachable at {at} (set TOOLWRIGHT_TEST_DATABASE_URL)"
-            );
-            return None;
-        }
-    };
-    let schema = format!("tw_audit_{test}");
-    for statement in [
-        format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
-        format!("CREATE SCHEMA {schema}"),
-    ] {
-        sqlx::raw_sql(&statement).execute(&admin).await.unwrap();
-    }
-    admin.close().await;
-    let pool = PgPoolOptions::new()
-        .max_connections(4)
-        .connect_with(options.options([("search_path", schema)]))
-        .await
-        .unwrap();
-    Some(pool)
-}
-
 // ---------------------------------------------------------------------------
 // What every store records.
 
@@ -515,13 +448,13 @@ async fn records_every_write_and_decision(db: Db) {
 
 #[tokio::test]
 async fn sqlite_records_every_write_and_decision() {
-    let pool = sqlite_pool("records").await;
+    let pool = sqlite_pool("audit", "records").await;
     records_every_write_and_decision(Db::Sqlite(pool)).await;
 }
 
 #[tokio::test]
 async fn postgres_records_every_write_and_decision() {
-    let Some(pool) = postgres_pool("records").await else {
+    let Some(pool) = postgres_pool("tw_audit_", "records").await else {
         return;
     };
     records_every_write_and_decision(Db::Postgres(pool)).await;
@@ -551,7 +484,7 @@ async fn sqlite_in_memory_and_connecting_twice() {
 
 #[tokio::test]
 async fn a_schema_newer_than_this_build_is_refused() {
-    let pool = sqlite_pool("newer").await;
+    let pool = sqlite_pool("audit", "newer").await;
     SqliteAudit::connect(pool.clone()).await.unwrap();
     sqlx::query("UPDATE toolwright_schema SET version = 99 WHERE component = 'audit'")
         .execute(&pool)

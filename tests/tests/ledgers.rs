@@ -7,14 +7,17 @@
 //! of its own. Unreachable, a test says it is skipped, and with `CI=true`
 //! it fails.
 
+mod databases;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use databases::{postgres_options, postgres_pool, sqlite_pool};
 use serde_json::{Value, json};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::SqlitePool;
 use toolwright::approval::{
     Approval, ApprovalId, ApprovalLedger, LedgerError, MemoryLedger, NewApproval, PostgresLedger,
     Review, Settlement, SqliteLedger, Status,
@@ -35,86 +38,15 @@ async fn memory(_test: &str) -> Option<Ledger> {
 
 async fn sqlite(test: &str) -> Option<Ledger> {
     Some(Arc::new(
-        SqliteLedger::connect(sqlite_pool(test).await)
+        SqliteLedger::connect(sqlite_pool("ledgers", test).await)
             .await
             .unwrap(),
     ))
 }
 
 async fn postgres(test: &str) -> Option<Ledger> {
-    let pool = postgres_pool(test).await?;
+    let pool = postgres_pool("tw_", test).await?;
     Some(Arc::new(PostgresLedger::connect(pool).await.unwrap()))
-}
-
-/// A pool on a new database file of the test's own, in WAL mode.
-async fn sqlite_pool(test: &str) -> SqlitePool {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ledgers");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{test}.db"));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
-    let options = SqliteConnectOptions::new()
-        .filename(file)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(10));
-    SqlitePoolOptions::new()
-        .max_connections(8)
-        .connect_with(options)
-        .await
-        .unwrap()
-}
-
-fn postgres_options() -> PgConnectOptions {
-    let url = std::env::var("TOOLWRIGHT_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    url.parse()
-        .unwrap_or_else(|e| panic!("TOOLWRIGHT_TEST_DATABASE_URL is no PostgreSQL URL: {e}"))
-}
-
-/// A pool whose `search_path` is a new schema of the test's own, or `None`
-/// (said on one line) when the database cannot be reached outside CI.
-async fn postgres_pool(test: &str) -> Option<PgPool> {
-    let options = postgres_options();
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .acquire_timeout(Duration::from_secs(5))
-        .connect_with(options.clone())
-        .await;
-    let admin = match admin {
-        Ok(admin) => admin,
-        Err(error) => {
-            let at = format!(
-                "{}:{}/{}",
-                options.get_host(),
-                options.get_port(),
-                options.get_database().unwrap_or_default()
-            );
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("PostgreSQL not reachable at {at} in CI: {error}");
-            }
-            println!(
-                "skipped: PostgreSQL not reachable at {at} (set TOOLWRIGHT_TEST_DATABASE_URL)"
-            );
-            return None;
-        }
-    };
-    let schema = format!("tw_{test}");
-    assert!(schema.len() <= 63, "schema name too long: {schema}");
-    for statement in [
-        format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
-        format!("CREATE SCHEMA {schema}"),
-    ] {
-        sqlx::raw_sql(&statement).execute(&admin).await.unwrap();
-    }
-    admin.close().await;
-    let pool = PgPoolOptions::new()
-        .max_connections(8)
-        .connect_with(options.options([("search_path", schema)]))
-        .await
-        .unwrap();
-    Some(pool)
 }
 
 // ---------------------------------------------------------------------------
@@ -608,7 +540,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_schema_is_made_once_and_kept() {
-    let pool = sqlite_pool("sqlite_schema_kept").await;
+    let pool = sqlite_pool("ledgers", "sqlite_schema_kept").await;
     // A pool each, as separate processes would have.
     let options = pool.connect_options();
     starts_at_once_then_again(|| {
@@ -629,7 +561,7 @@ async fn sqlite_schema_is_made_once_and_kept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_schema_is_made_once_and_kept() {
-    let Some(pool) = postgres_pool("postgres_schema_kept").await else {
+    let Some(pool) = postgres_pool("tw_", "postgres_schema_kept").await else {
         return;
     };
     starts_at_once_then_again(|| PostgresLedger::connect(pool.clone())).await;
@@ -647,7 +579,7 @@ fn is_unavailable(error: &LedgerError) -> bool {
 
 #[tokio::test]
 async fn a_newer_schema_is_refused() {
-    let pool = sqlite_pool("sqlite_newer_schema").await;
+    let pool = sqlite_pool("ledgers", "sqlite_newer_schema").await;
     SqliteLedger::connect(pool.clone()).await.unwrap();
     sqlx::query("UPDATE toolwright_schema SET version = 99 WHERE component = 'approvals'")
         .execute(&pool)
@@ -658,7 +590,7 @@ async fn a_newer_schema_is_refused() {
     let source = std::error::Error::source(&error).unwrap().to_string();
     assert!(source.contains("version 99"), "{source}");
 
-    let Some(pool) = postgres_pool("postgres_newer_schema").await else {
+    let Some(pool) = postgres_pool("tw_", "postgres_newer_schema").await else {
         return;
     };
     PostgresLedger::connect(pool.clone()).await.unwrap();
@@ -826,14 +758,14 @@ async fn unreachable_fails_closed(ledger: Ledger, close: impl Future<Output = ()
 
 #[tokio::test]
 async fn sqlite_unreachable_ledger_fails_the_call_closed() {
-    let pool = sqlite_pool("sqlite_unreachable").await;
+    let pool = sqlite_pool("ledgers", "sqlite_unreachable").await;
     let ledger = Arc::new(SqliteLedger::connect(pool.clone()).await.unwrap());
     unreachable_fails_closed(ledger, async move { pool.close().await }).await;
 }
 
 #[tokio::test]
 async fn postgres_unreachable_ledger_fails_the_call_closed() {
-    let Some(pool) = postgres_pool("postgres_unreachable").await else {
+    let Some(pool) = postgres_pool("tw_", "postgres_unreachable").await else {
         return;
     };
     let ledger = Arc::new(PostgresLedger::connect(pool.clone()).await.unwrap());
