@@ -258,8 +258,10 @@ async fn a_slow_observer_never_delays_calls_and_counts_what_it_drops() {
         started.elapsed()
     );
     let stats = executor.observer_stats();
-    // One event being handled, two queued: the rest dropped.
-    assert!(stats[0].dropped >= 15, "{stats:?}");
+    // At most one event being handled and one delivered, two in the
+    // observer's queue, two in the dispatcher's hands and two in its
+    // queue: the rest dropped, and counted.
+    assert!(stats[0].dropped >= 12, "{stats:?}");
     assert!(stats[0].name.contains("events"), "{stats:?}");
     // The other observer keeps up on its own thread: it logs every event
     // its queue had room for.
