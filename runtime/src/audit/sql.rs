@@ -3,6 +3,9 @@
 
 use std::time::SystemTime;
 
+use sqlx::query::Query;
+use sqlx::{Database, Encode, Type};
+
 use super::{AuditError, AuditRecord};
 use crate::approval::Status;
 use crate::observe::ApprovalUse;
@@ -13,35 +16,71 @@ pub(super) const COMPONENT: &str = "audit";
 
 /// One row of the trail.
 #[derive(Debug, Default)]
-pub(super) struct Row {
-    pub(super) kind: &'static str,
-    pub(super) at: i64,
-    pub(super) call_id: Option<i64>,
-    pub(super) tool_key: Option<String>,
-    pub(super) tool_name: Option<String>,
-    pub(super) effect: Option<&'static str>,
+struct Row {
+    kind: &'static str,
+    at: i64,
+    call_id: Option<i64>,
+    tool_key: Option<String>,
+    tool_name: Option<String>,
+    effect: Option<&'static str>,
     /// Who called, or who decided.
-    pub(super) actor: Option<String>,
+    actor: Option<String>,
     /// Masked, as JSON text.
-    pub(super) arguments: Option<String>,
-    pub(super) digest: Option<String>,
+    arguments: Option<String>,
+    digest: Option<String>,
     /// `allow`, `ask` or `deny: <reason>`.
-    pub(super) policy: Option<String>,
-    pub(super) policy_rule: Option<String>,
-    pub(super) approval_id: Option<i64>,
+    policy: Option<String>,
+    policy_rule: Option<String>,
+    approval_id: Option<i64>,
     /// `requested` or `consumed` (a call), `decided` (a decision).
-    pub(super) approval_use: Option<&'static str>,
+    approval_use: Option<&'static str>,
     /// A call's outcome class; `approved`, `rejected` or `refused` for a decision.
-    pub(super) outcome: &'static str,
+    outcome: &'static str,
     /// The application-facing error text.
-    pub(super) error: Option<String>,
-    pub(super) reason: Option<String>,
-    pub(super) requested_by: Option<String>,
-    pub(super) duration_ms: Option<i64>,
+    error: Option<String>,
+    reason: Option<String>,
+    requested_by: Option<String>,
+    duration_ms: Option<i64>,
+}
+
+/// `query`, an `INSERT` of one row with the table's columns in order, with
+/// `record`'s row bound: the one binding both stores use.
+pub(super) fn bind<'q, DB>(
+    query: Query<'q, DB, <DB as Database>::Arguments<'q>>,
+    record: &AuditRecord,
+) -> Query<'q, DB, <DB as Database>::Arguments<'q>>
+where
+    DB: Database,
+    &'static str: Encode<'q, DB> + Type<DB>,
+    i64: Encode<'q, DB> + Type<DB>,
+    Option<i64>: Encode<'q, DB> + Type<DB>,
+    Option<&'static str>: Encode<'q, DB> + Type<DB>,
+    Option<String>: Encode<'q, DB> + Type<DB>,
+{
+    let row = row(record);
+    query
+        .bind(row.kind)
+        .bind(row.at)
+        .bind(row.call_id)
+        .bind(row.tool_key)
+        .bind(row.tool_name)
+        .bind(row.effect)
+        .bind(row.actor)
+        .bind(row.arguments)
+        .bind(row.digest)
+        .bind(row.policy)
+        .bind(row.policy_rule)
+        .bind(row.approval_id)
+        .bind(row.approval_use)
+        .bind(row.outcome)
+        .bind(row.error)
+        .bind(row.reason)
+        .bind(row.requested_by)
+        .bind(row.duration_ms)
 }
 
 /// The row `record` is stored as.
-pub(super) fn row(record: &AuditRecord) -> Row {
+fn row(record: &AuditRecord) -> Row {
     match record {
         AuditRecord::Call(call) => {
             let event = &call.event;

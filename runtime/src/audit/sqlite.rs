@@ -160,26 +160,7 @@ async fn migrate(pool: &SqlitePool) -> Result<(), AuditError> {
 impl AuditTrail for SqliteAudit {
     fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
         Box::pin(async move {
-            let row = sql::row(record);
-            sqlx::query(INSERT)
-                .bind(row.kind)
-                .bind(row.at)
-                .bind(row.call_id)
-                .bind(row.tool_key)
-                .bind(row.tool_name)
-                .bind(row.effect)
-                .bind(row.actor)
-                .bind(row.arguments)
-                .bind(row.digest)
-                .bind(row.policy)
-                .bind(row.policy_rule)
-                .bind(row.approval_id)
-                .bind(row.approval_use)
-                .bind(row.outcome)
-                .bind(row.error)
-                .bind(row.reason)
-                .bind(row.requested_by)
-                .bind(row.duration_ms)
+            sql::bind(sqlx::query(INSERT), record)
                 .execute(&self.pool)
                 .await
                 .map(drop)
