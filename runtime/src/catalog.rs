@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
 use crate::error::CallError;
+use crate::overrides::Override;
 use crate::pipeline::{Dynamic, Env, Served, Validation};
 use crate::registration::Registration;
 use crate::scope::Requirement;
@@ -123,6 +124,12 @@ struct Entry {
     idempotent: bool,
     open_world: bool,
     tags: Cow<'static, [&'static str]>,
+    /// The timeout as declared; `served` holds the one in force.
+    timeout: Option<Duration>,
+    concurrency: Concurrency,
+    max_result: Option<usize>,
+    /// What an operator changed at run time, if anything.
+    overrides: Option<Arc<Override>>,
     location: Location,
     source: Source,
     /// Shared with the same tool served under another name.
@@ -150,6 +157,23 @@ struct Schemas {
     limiter: Option<Semaphore>,
 }
 
+impl Schemas {
+    /// None built yet, and the permits `concurrency` asks for.
+    fn limited(concurrency: Concurrency) -> Self {
+        let limiter = match concurrency {
+            Concurrency::Limit(n) => Some(Semaphore::new(
+                usize::try_from(n.get())
+                    .map_or(Semaphore::MAX_PERMITS, |n| n.min(Semaphore::MAX_PERMITS)),
+            )),
+            _ => None,
+        };
+        Schemas {
+            limiter,
+            ..Schemas::default()
+        }
+    }
+}
+
 /// What a tool built at run time declares (`DynamicTool`'s builder checks it).
 pub(crate) struct Declared {
     pub(crate) key: &'static str,
@@ -161,6 +185,8 @@ pub(crate) struct Declared {
     pub(crate) open_world: bool,
     pub(crate) tags: Vec<&'static str>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) concurrency: Concurrency,
+    pub(crate) max_result: Option<usize>,
     pub(crate) location: Location,
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
@@ -169,13 +195,6 @@ pub(crate) struct Declared {
 impl ToolEntry {
     fn new(registration: Registration) -> Self {
         let r = registration;
-        let limiter = match r.concurrency {
-            Concurrency::Limit(n) => Some(Semaphore::new(
-                usize::try_from(n.get())
-                    .map_or(Semaphore::MAX_PERMITS, |n| n.min(Semaphore::MAX_PERMITS)),
-            )),
-            _ => None,
-        };
         ToolEntry {
             inner: Arc::new(Entry {
                 served: Served {
@@ -183,6 +202,7 @@ impl ToolEntry {
                     name: r.name,
                     effect: r.effect,
                     timeout: r.timeout,
+                    concurrency: r.concurrency,
                 },
                 declared: (r.key, r.name),
                 title: r.title.map(Cow::Borrowed),
@@ -190,19 +210,20 @@ impl ToolEntry {
                 idempotent: r.idempotent,
                 open_world: r.open_world,
                 tags: Cow::Borrowed(r.tags),
+                timeout: r.timeout,
+                concurrency: r.concurrency,
+                max_result: r.max_result,
+                overrides: None,
                 location: r.location,
+                schemas: Arc::new(Schemas::limited(r.concurrency)),
                 source: Source::Registered(r),
-                schemas: Arc::new(Schemas {
-                    limiter,
-                    ..Schemas::default()
-                }),
             }),
         }
     }
 
     /// A tool built at run time.
     pub(crate) fn dynamic(declared: Declared, tool: Dynamic) -> Self {
-        let schemas = Schemas::default();
+        let schemas = Schemas::limited(declared.concurrency);
         _ = schemas.input.set(declared.input_schema);
         _ = schemas.output.set(declared.output_schema);
         ToolEntry {
@@ -212,6 +233,7 @@ impl ToolEntry {
                     name: declared.name,
                     effect: declared.effect,
                     timeout: declared.timeout,
+                    concurrency: declared.concurrency,
                 },
                 declared: (declared.key, declared.name),
                 title: declared.title.map(Cow::Owned),
@@ -219,6 +241,10 @@ impl ToolEntry {
                 idempotent: declared.idempotent,
                 open_world: declared.open_world,
                 tags: Cow::Owned(declared.tags),
+                timeout: declared.timeout,
+                concurrency: declared.concurrency,
+                max_result: declared.max_result,
+                overrides: None,
                 location: declared.location,
                 source: Source::Dynamic(Arc::new(tool)),
                 schemas: Arc::new(schemas),
@@ -229,25 +255,70 @@ impl ToolEntry {
     /// The same tool served under another key and name (a namespace's): its
     /// calls, errors and approval digests carry the new ones.
     pub(crate) fn served_as(&self, key: &'static str, name: &'static str) -> Self {
+        let served = Served {
+            key,
+            name,
+            ..self.inner.served
+        };
+        self.remade(served, self.inner.overrides.clone())
+    }
+
+    /// The same tool with `overrides` (`None`: as declared) in force.
+    pub(crate) fn with_override(&self, overrides: Option<Arc<Override>>) -> Self {
+        let declared = self.inner.timeout;
+        let served = Served {
+            timeout: overrides.as_ref().and_then(|o| o.timeout).or(declared),
+            ..self.inner.served
+        };
+        self.remade(served, overrides)
+    }
+
+    /// This tool served as `served` with `overrides`; everything else, the
+    /// schemas and permits included, shared.
+    fn remade(&self, served: Served, overrides: Option<Arc<Override>>) -> Self {
         let entry = &*self.inner;
         ToolEntry {
             inner: Arc::new(Entry {
-                served: Served {
-                    key,
-                    name,
-                    ..entry.served
-                },
+                served,
                 declared: entry.declared,
                 title: entry.title.clone(),
                 description: entry.description.clone(),
                 idempotent: entry.idempotent,
                 open_world: entry.open_world,
                 tags: entry.tags.clone(),
+                timeout: entry.timeout,
+                concurrency: entry.concurrency,
+                max_result: entry.max_result,
+                overrides,
                 location: entry.location,
                 source: entry.source.clone(),
                 schemas: entry.schemas.clone(),
             }),
         }
+    }
+
+    /// What an operator changed about the tool at run time
+    /// ([`Registry::set_override`](crate::Registry::set_override)), if
+    /// anything. The accessors of this entry already answer with it.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, Override, Registry, Selector};
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", effect = read, authorize = public)]
+    /// async fn get_order(id: u64) -> u64 { id }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<GetOrderArgs>().build().unwrap());
+    /// assert!(registry.tools().get("get_order").unwrap().overridden().is_none());
+    /// let clearer = Override::new().description("Look up an order by its receipt number.");
+    /// registry.set_override(&Selector::name("get_order"), clearer.clone()).unwrap();
+    /// let tools = registry.tools();
+    /// let tool = tools.get("get_order").unwrap();
+    /// assert_eq!(tool.overridden(), Some(&clearer));
+    /// assert_eq!(tool.description(), "Look up an order by its receipt number.");
+    /// ```
+    pub fn overridden(&self) -> Option<&Override> {
+        self.inner.overrides.as_deref()
     }
 
     /// The stable capability key.
@@ -320,7 +391,10 @@ impl ToolEntry {
     /// assert_eq!(label("list_products"), "list_products");
     /// ```
     pub fn title(&self) -> Option<&str> {
-        self.inner.title.as_deref()
+        match self.overridden().and_then(|o| o.title.as_deref()) {
+            Some(title) => Some(title),
+            None => self.inner.title.as_deref(),
+        }
     }
 
     /// The description shown to models: `description = "..."`, or the fn's
@@ -352,7 +426,10 @@ impl ToolEntry {
     /// assert_eq!(described("list_products"), "List every product.");
     /// ```
     pub fn description(&self) -> &str {
-        &self.inner.description
+        match self.overridden().and_then(|o| o.description.as_deref()) {
+            Some(description) => description,
+            None => &self.inner.description,
+        }
     }
 
     /// The declared effect.
@@ -528,11 +605,7 @@ impl ToolEntry {
     /// assert_eq!(catalog.get("reindex").unwrap().concurrency(), Concurrency::Exclusive);
     /// ```
     pub fn concurrency(&self) -> Concurrency {
-        match &self.inner.source {
-            Source::Registered(r) => r.concurrency,
-            // Not declared by tools built at run time (yet).
-            Source::Dynamic(_) => Concurrency::Unlimited,
-        }
+        self.inner.concurrency
     }
 
     /// The declared bound on the text of a result shown to a model
@@ -553,9 +626,9 @@ impl ToolEntry {
     /// assert_eq!(catalog.get("fetch_page").unwrap().max_result(), Some(20_000));
     /// ```
     pub fn max_result(&self) -> Option<usize> {
-        match &self.inner.source {
-            Source::Registered(r) => r.max_result,
-            Source::Dynamic(_) => None,
+        match self.overridden().and_then(|o| o.max_result) {
+            Some(chars) => Some(chars),
+            None => self.inner.max_result,
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::catalog::{Declared, ToolEntry};
+use crate::concurrency::Concurrency;
 use crate::effect::Effect;
 use crate::error::BoxError;
 use crate::hook::IntoVerdict;
@@ -90,6 +91,8 @@ impl DynamicTool {
             open_world: false,
             tags: Vec::new(),
             timeout: None,
+            concurrency: Concurrency::Unlimited,
+            max_result: None,
             input_schema: None,
             output_schema: None,
             authorize: None,
@@ -183,6 +186,8 @@ pub struct DynamicToolBuilder {
     open_world: bool,
     tags: Vec<String>,
     timeout: Option<Duration>,
+    concurrency: Concurrency,
+    max_result: Option<usize>,
     input_schema: Option<Value>,
     output_schema: Option<Value>,
     authorize: Option<ErasedHook>,
@@ -243,6 +248,9 @@ pub enum DynamicToolProblem {
     /// No effect was declared.
     #[error("the tool declares no effect (read, write or destructive)")]
     MissingEffect,
+    /// A result bound of zero characters would show a model nothing.
+    #[error("the result bound (`max_result`) is zero characters")]
+    ZeroMaxResult,
     /// No input schema was given.
     #[error("the tool has no input schema")]
     MissingInputSchema,
@@ -360,6 +368,52 @@ impl DynamicToolBuilder {
     /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// How many calls of the tool may run at once, across every front end
+    /// (otherwise no limit of its own); see [`Concurrency`].
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use serde_json::json;
+    /// use toolwright::{Concurrency, DynamicTool, Effect};
+    ///
+    /// let render = DynamicTool::builder("reports.render", "render_report")
+    ///     .description("Render a report on the one rendering server.")
+    ///     .effect(Effect::Read)
+    ///     .concurrency(Concurrency::Limit(NonZeroU32::new(2).unwrap()))
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .handler(|_| Box::pin(async { Ok(json!("report")) }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(render.entry().concurrency().to_string(), "at most 2 at once");
+    /// ```
+    pub fn concurrency(mut self, concurrency: Concurrency) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// Cuts a result's text shown to a model past `chars` characters
+    /// (otherwise the executor's default bound); the application still
+    /// gets the whole value. Must be at least 1.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{DynamicTool, Effect};
+    ///
+    /// let fetch = DynamicTool::builder("web.fetch", "fetch_page")
+    ///     .description("Fetch a web page as text.")
+    ///     .effect(Effect::Read)
+    ///     .max_result(20_000)
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .handler(|_| Box::pin(async { Ok(json!("<html>")) }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(fetch.entry().max_result(), Some(20_000));
+    /// ```
+    pub fn max_result(mut self, chars: usize) -> Self {
+        self.max_result = Some(chars);
         self
     }
 
@@ -519,6 +573,9 @@ impl DynamicToolBuilder {
         if self.effect.is_none() {
             problems.push(DynamicToolProblem::MissingEffect);
         }
+        if self.max_result == Some(0) {
+            problems.push(DynamicToolProblem::ZeroMaxResult);
+        }
         match &self.input_schema {
             None => problems.push(DynamicToolProblem::MissingInputSchema),
             Some(schema) if schema.get("type").and_then(Value::as_str) != Some("object") => {
@@ -578,6 +635,8 @@ impl DynamicToolBuilder {
             open_world: self.open_world,
             tags,
             timeout: self.timeout,
+            concurrency: self.concurrency,
+            max_result: self.max_result,
             location: self.location,
             input_schema,
             output_schema: self.output_schema,

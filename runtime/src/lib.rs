@@ -28,6 +28,7 @@ mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;
+mod overrides;
 mod pipeline;
 mod principal;
 #[cfg(feature = "providers")]
@@ -55,12 +56,13 @@ pub use executor::{
 pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
+pub use overrides::Override;
 pub use pipeline::{Arguments, Decision, DynamicCall};
 pub use principal::Principal;
 pub use registration::Registration;
 pub use registry::{
-    Change, ChangeKind, Changes, Missed, Policy, Reason, Registry, RegistryError, RegistryState,
-    Restored, Rule, Selector, ToolState, Tools, View,
+    Change, ChangeKind, Changes, Missed, NamespaceState, Policy, Reason, Registry, RegistryError,
+    RegistryState, Restored, Rule, Selector, ToolState, Tools, View,
 };
 pub use request::{ApprovalRequest, Digest, ParseDigestError};
 pub use scope::{

@@ -12,7 +12,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::task::JoinHandle;
 use toolwright::mcp::McpServer;
 use toolwright::{
-    Catalog, Container, Effect, Executor, Invocation, Policy, Rule, Selector, View, tool,
+    Catalog, Container, Effect, Executor, Invocation, Override, Policy, Rule, Selector, View, tool,
 };
 
 /// Read a note.
@@ -162,6 +162,29 @@ async fn a_burst_of_changes_is_announced_once_and_the_client_relists() {
         ["delete_note", "read_note", "weather"]
     );
     assert_eq!(client.heard(), 2);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_override_is_announced_and_the_client_relists_the_new_description() {
+    let executor = executor();
+    let registry = executor.registry().clone();
+    let server = McpServer::new(executor, "list-changed-test", "0.1.0");
+    let client = connect(&server, ()).await;
+    until("the session to be tracked", || server.sessions() == 1).await;
+
+    let clearer = "Look up today's weather; `city` is a city's English name.";
+    registry
+        .set_override(
+            &Selector::name("weather"),
+            Override::new().description(clearer),
+        )
+        .unwrap();
+    until("the notification", || client.heard() >= 1).await;
+    let tools = client.service.list_all_tools().await.unwrap();
+    let weather = tools.iter().find(|tool| tool.name == "weather").unwrap();
+    assert_eq!(weather.description.as_deref(), Some(clearer));
+    assert_eq!(client.heard(), 1);
     client.close().await;
 }
 

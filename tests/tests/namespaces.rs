@@ -256,7 +256,7 @@ fn state_round_trips_as_json_and_reports_unknown_tools() {
         )
         .unwrap();
     let state: RegistryState = serde_json::from_str(&saved).unwrap();
-    let restored = restarted.restore(&state);
+    let restored = restarted.restore(&state).unwrap();
     assert_eq!(
         restored.unknown,
         ["eu.orders.cancel"],

@@ -23,8 +23,9 @@ pub(crate) async fn export(State(shared): State<Arc<Shared>>, headers: HeaderMap
 }
 
 /// `PUT api/state` with a `RegistryState`: `{"generation", "changed",
-/// "unknown"}`, the keys whose state changed and those the registry does
-/// not serve (left aside, not an error).
+/// "unknown", "unknown_namespaces"}`, the keys whose state changed and the
+/// keys and namespaces the registry does not serve (left aside, not an
+/// error).
 pub(crate) async fn import(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -34,11 +35,14 @@ pub(crate) async fn import(
     let _turn = shared.writing.lock().await;
     let registry = shared.executor.registry();
     etag::require(&headers, &etag::registry(registry.generation()))?;
-    let restored = registry.restore(&state);
+    let restored = registry
+        .restore(&state)
+        .map_err(|error| Failure::bad_request(error.to_string()))?;
     let body = json!({
         "generation": restored.change.generation,
         "changed": restored.change.keys,
         "unknown": restored.unknown,
+        "unknown_namespaces": restored.unknown_namespaces,
     });
     Ok(api::json(
         &body,

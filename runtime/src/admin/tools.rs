@@ -143,6 +143,7 @@ pub(crate) fn describe(snapshot: &Snapshot, index: usize) -> Value {
         "open_world": tool.open_world(),
         "enabled": disabled.is_none(),
         "disabled": disabled.map(disabled_json),
+        "override": tool.overridden(),
         "input_schema": tool.input_schema(),
         "output_schema": tool.output_schema(),
         "policy": policy(snapshot, index),

@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 
 use super::Shared;
 use crate::executor::Executor;
+use crate::overrides::Override;
 use crate::registry::{Changes, View};
 
 /// How long the watcher waits after a change for the rest of its burst:
@@ -31,8 +32,9 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// longer than after the last sweep (or at least this long).
 const SWEEP_FLOOR: usize = 16;
 
-/// The names of the tools a session sees, in catalog order.
-type Names = Arc<[Box<str>]>;
+/// The names of the tools a session sees, in catalog order, each with its
+/// override (a new description is a changed list too).
+type Names = Arc<[(Box<str>, Option<Override>)]>;
 
 /// The sessions of one server, and its watcher.
 pub(super) struct Sessions<C> {
@@ -193,7 +195,7 @@ fn names(executor: &Executor) -> Names {
     executor
         .tools()
         .iter()
-        .map(|tool| tool.name().into())
+        .map(|tool| (tool.name().into(), tool.overridden().cloned()))
         .collect()
 }
 

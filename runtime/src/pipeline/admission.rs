@@ -38,8 +38,7 @@ pub(super) struct Turn<'a> {
 }
 
 /// Whether a call of a tool with `concurrency` has anything to wait for:
-/// the constant is known per tool, so a tool without a limit pays one load
-/// of the executor's gate.
+/// a tool without a limit pays one load of the executor's gate.
 pub(super) fn needs_turn(env: &Env<'_>, concurrency: Concurrency) -> bool {
     !matches!(concurrency, Concurrency::Unlimited) || env.exclusive.is_some()
 }

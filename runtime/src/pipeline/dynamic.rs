@@ -253,7 +253,7 @@ impl Tool for Arguments {
     const OPEN_WORLD: bool = false;
     const TAGS: &'static [&'static str] = &[];
     const TIMEOUT: Option<std::time::Duration> = None;
-    /// Tools built at run time declare no limit (yet).
+    /// Unread: the steps ask the tool's concurrency as served.
     const CONCURRENCY: Concurrency = Concurrency::Unlimited;
     const MAX_RESULT: Option<usize> = None;
     const LOCATION: Location = Location {

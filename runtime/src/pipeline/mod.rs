@@ -43,6 +43,7 @@ pub(crate) use watch::{Findings, Shown, Watch};
 
 use crate::approval::Approvals;
 use crate::audit::Trail;
+use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
@@ -72,14 +73,16 @@ pub(crate) struct Services {
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval
-/// digests carry (a namespace's, when it is mounted under one), its effect
-/// and its own timeout.
+/// digests carry (a namespace's, when it is mounted under one), its effect,
+/// its own timeout (an operator's override, if any) and how many of its
+/// calls may run at once.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Served {
     pub(crate) key: &'static str,
     pub(crate) name: &'static str,
     pub(crate) effect: Effect,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) concurrency: Concurrency,
 }
 
 /// One call's surroundings: the shared services, its tool as served, its

@@ -106,8 +106,9 @@ pub(super) async fn run<T: Tool, R>(
     let timeout = env.served.timeout.or(env.services.default_timeout);
     // Step 5a: the call's turn, held until its scope is closed. Boxed:
     // only calls that wait should carry the wait's space.
-    let turn = if admission::needs_turn(&env, T::CONCURRENCY) {
-        Some(Box::pin(admission::take_turn(&env, key, T::CONCURRENCY, timeout)).await?)
+    let concurrency = env.served.concurrency;
+    let turn = if admission::needs_turn(&env, concurrency) {
+        Some(Box::pin(admission::take_turn(&env, key, concurrency, timeout)).await?)
     } else {
         None
     };

@@ -70,6 +70,9 @@ pub enum ChangeKind {
     Renamed,
     /// Tools took the state a [`RegistryState`](crate::RegistryState) gave them.
     Restored,
+    /// Tools were given an [`Override`](crate::Override), or taken back to
+    /// what they declared.
+    Overridden,
 }
 
 /// A subscription to a registry's changes

@@ -298,6 +298,27 @@ impl Registry {
         })
     }
 
+    /// Replaces tools one for one with what `next` makes of the current
+    /// snapshot's (the same keys and names, in the same order, each keeping
+    /// its state) and the keys that changed, as the next generation when
+    /// any did; nothing changes if it fails.
+    pub(super) fn edit_in_place(
+        &self,
+        kind: ChangeKind,
+        next: impl FnOnce(&Snapshot) -> Result<(Vec<ToolEntry>, Vec<String>), RegistryError>,
+    ) -> Result<Change, RegistryError> {
+        let _turn = self.turn();
+        let current = self.shared.current.load_full();
+        let (tools, keys) = next(&current)?;
+        let catalog = match keys.is_empty() {
+            true => None,
+            // The same keys and names as before: nothing can conflict.
+            false => Some(Catalog::from_entries(tools).map_err(RegistryError::Conflict)?),
+        };
+        let disabled = current.disabled.clone();
+        Ok(self.publish_states(&current, catalog, disabled, kind, keys))
+    }
+
     /// Replaces the tool set with what `next` makes of the current snapshot
     /// (the tools, each one's state by key, and the keys the change is
     /// about), as the next generation; nothing changes if it fails or the

@@ -10,6 +10,7 @@
 mod changes;
 mod edit;
 mod namespace;
+mod overrides;
 mod policy;
 mod selector;
 mod state;
@@ -27,7 +28,7 @@ pub use changes::{Change, ChangeKind, Changes, Missed};
 use policy::ToolRuling;
 pub use policy::{Policy, Rule};
 pub use selector::Selector;
-pub use state::{RegistryState, Restored, ToolState};
+pub use state::{NamespaceState, RegistryState, Restored, ToolState};
 pub use tools::Tools;
 pub(crate) use tools::{Memo, Snapshot};
 
@@ -186,6 +187,12 @@ pub enum RegistryError {
     InvalidNamespace {
         /// The namespace given.
         namespace: String,
+    },
+    /// An [`Override`](crate::Override) that would leave a tool unusable.
+    #[error("{problem}")]
+    InvalidOverride {
+        /// What is wrong with it.
+        problem: &'static str,
     },
 }
 
@@ -482,16 +489,18 @@ impl Registry {
                 keys.push(current.catalog.entry(index).key().to_owned());
             }
         }
-        Ok(self.publish_states(&current, disabled, kind, keys))
+        Ok(self.publish_states(&current, None, disabled, kind, keys))
     }
 
-    /// Publishes `current` with each tool's state from `disabled` as the
-    /// next generation, and announces it, when `keys` (the tools whose
-    /// state changed) is not empty; otherwise changes nothing. Called with
-    /// the writer's turn held.
+    /// Publishes `current` with each tool's state from `disabled` (and its
+    /// tools replaced one for one by `catalog`'s, same keys in the same
+    /// order, when given) as the next generation, and announces it, when
+    /// `keys` (the tools that changed) is not empty; otherwise changes
+    /// nothing. Called with the writer's turn held.
     pub(crate) fn publish_states(
         &self,
         current: &Snapshot,
+        catalog: Option<Catalog>,
         disabled: Box<[Option<Arc<Disabled>>]>,
         kind: ChangeKind,
         keys: Vec<String>,
@@ -501,7 +510,7 @@ impl Registry {
             generation += 1;
             self.shared.current.store(Arc::new(Snapshot {
                 generation,
-                catalog: current.catalog.clone(),
+                catalog: catalog.unwrap_or_else(|| current.catalog.clone()),
                 disabled,
                 policy: current.policy.clone(),
                 rulings: current.rulings.clone(),

@@ -22,6 +22,16 @@ pub(super) fn flattened(tool: &ToolEntry, namespace: &str) -> Option<ToolEntry> 
     Some(served_for_key(tool, intern(rest)))
 }
 
+/// The namespace `tool` is served under (`eu` for `eu.orders.get`
+/// declared as `orders.get`), if any.
+pub(super) fn namespace_of(tool: &ToolEntry) -> Option<&'static str> {
+    let (declared_key, _) = tool.declared();
+    tool.key()
+        .strip_suffix(declared_key)?
+        .strip_suffix('.')
+        .filter(|namespace| !namespace.is_empty())
+}
+
 /// `tool` served under `key`: the name is the declared name qualified by
 /// whatever namespace `key` adds in front of the declared key.
 fn served_for_key(tool: &ToolEntry, key: &'static str) -> ToolEntry {

@@ -1,18 +1,25 @@
 //! A registry's mutable state as data, to keep across restarts or copy to
-//! another replica: which tools are switched off, and why.
+//! another replica: which tools are switched off and why, what operators
+//! overrode, and which namespaces hold which tools.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, ChangeKind, Registry};
+use super::namespace::namespace_of;
+use super::{Change, ChangeKind, Registry, RegistryError};
+use crate::catalog::Catalog;
 use crate::disabled::Disabled;
+use crate::overrides::Override;
 
 /// The mutable state of a registry: each tool (by key, namespaces
-/// included) enabled or disabled with its reason. Tools themselves, their
-/// schemas and hooks are code, and are never part of it; the policy, which
-/// may hold code too, is not either.
+/// included) enabled or disabled with its reason and its
+/// [`Override`], if any, and the tools each namespace holds. Tools
+/// themselves, their schemas and hooks are code, and are never part of it;
+/// the policy, which may hold code too, is not either. So a namespace is
+/// made by code too (a mount): a restore checks that the registry has the
+/// namespaces the state lists, and reports those it lacks.
 ///
 /// ```
 /// use toolwright::{tool, Catalog, Registry, RegistryState, Selector};
@@ -29,7 +36,7 @@ use crate::disabled::Disabled;
 /// // After a restart, or on another replica:
 /// let restarted = Registry::new(catalog);
 /// let state: RegistryState = serde_json::from_str(&saved).unwrap();
-/// let restored = restarted.restore(&state);
+/// let restored = restarted.restore(&state).unwrap();
 /// assert!(restored.unknown.is_empty());
 /// assert_eq!(restarted.tools().disabled("add").unwrap().reason, "overflows");
 /// ```
@@ -38,8 +45,20 @@ use crate::disabled::Disabled;
 pub struct RegistryState {
     /// The generation the state was taken at.
     pub generation: u64,
+    /// Each namespace tools are mounted under (`eu`, `crm.eu`; see
+    /// [`Registry::mount`]) and their keys; absent when none is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub namespaces: BTreeMap<String, NamespaceState>,
     /// Every tool by key.
     pub tools: BTreeMap<String, ToolState>,
+}
+
+/// One namespace tools are mounted under, in a [`RegistryState`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NamespaceState {
+    /// The keys of the tools under it, in key order.
+    pub tools: Vec<String>,
 }
 
 /// One tool's state in a [`RegistryState`].
@@ -49,6 +68,9 @@ pub struct ToolState {
     /// Why the tool is switched off; `None` (or absent) while it is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<Disabled>,
+    /// What an operator overrode; `None` (or absent) when nothing.
+    #[serde(rename = "override", default, skip_serializing_if = "Option::is_none")]
+    pub overridden: Option<Override>,
 }
 
 /// What [`Registry::restore`] did.
@@ -59,6 +81,9 @@ pub struct Restored {
     pub change: Change,
     /// Keys in the state that the registry does not serve, left aside.
     pub unknown: Vec<String>,
+    /// Namespaces in the state under which the registry serves no tool
+    /// (mounts are code: a restore makes none).
+    pub unknown_namespaces: Vec<String>,
 }
 
 impl Registry {
@@ -77,24 +102,33 @@ impl Registry {
     /// ```
     pub fn state(&self) -> RegistryState {
         let current = self.snapshot();
+        let tools = current
+            .catalog
+            .iter()
+            .zip(&current.disabled)
+            .map(|(tool, disabled)| {
+                let state = ToolState {
+                    disabled: disabled.as_deref().cloned(),
+                    overridden: tool.overridden().cloned(),
+                };
+                (tool.key().to_owned(), state)
+            })
+            .collect();
         RegistryState {
             generation: current.generation,
-            tools: current
-                .catalog
-                .iter()
-                .zip(&current.disabled)
-                .map(|(tool, disabled)| {
-                    let disabled = disabled.as_deref().cloned();
-                    (tool.key().to_owned(), ToolState { disabled })
-                })
-                .collect(),
+            namespaces: namespaces(&current.catalog),
+            tools,
         }
     }
 
-    /// Gives every tool `state` lists the state it had there, as one change
+    /// Gives every tool `state` lists the state it had there (enabled or
+    /// disabled with its reason, and its override or none), as one change
     /// (the next generation, if anything changed); tools it does not list
-    /// keep theirs. Keys it lists that this registry does not serve are
-    /// reported, not applied.
+    /// keep theirs. Keys and namespaces it lists that this registry does
+    /// not serve are reported, not applied.
+    ///
+    /// Fails, changing nothing, when an override in it would leave a tool
+    /// unusable (see [`Registry::set_override`]).
     ///
     /// ```
     /// use toolwright::{tool, Catalog, Registry, RegistryState};
@@ -104,31 +138,90 @@ impl Registry {
     /// async fn add(a: i64, b: i64) -> i64 { a + b }
     ///
     /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
-    /// let state: RegistryState = serde_json::from_str(r#"{"generation": 9, "tools": {
-    ///     "math.add": {"disabled": {"reason": "audit", "by": null, "at": 0}},
-    ///     "math.sub": {}
-    /// }}"#).unwrap();
-    /// let restored = registry.restore(&state);
+    /// let state: RegistryState = serde_json::from_str(r#"{
+    ///     "generation": 9,
+    ///     "namespaces": {"eu": {"tools": ["eu.math.add"]}},
+    ///     "tools": {
+    ///         "math.add": {
+    ///             "disabled": {"reason": "audit", "by": null, "at": 0},
+    ///             "override": {"description": "Add two whole numbers."}
+    ///         },
+    ///         "math.sub": {}
+    ///     }
+    /// }"#).unwrap();
+    /// let restored = registry.restore(&state).unwrap();
     /// assert_eq!(restored.unknown, ["math.sub"]);
+    /// assert_eq!(restored.unknown_namespaces, ["eu"]);
     /// assert_eq!(registry.is_enabled("add"), Some(false));
+    /// registry.enable(&toolwright::Selector::All).unwrap();
+    /// assert_eq!(registry.tools().get("add").unwrap().description(), "Add two whole numbers.");
     /// ```
-    pub fn restore(&self, state: &RegistryState) -> Restored {
+    pub fn restore(&self, state: &RegistryState) -> Result<Restored, RegistryError> {
+        let problem = state
+            .tools
+            .values()
+            .find_map(|tool| tool.overridden.as_ref()?.problem());
+        if let Some(problem) = problem {
+            return Err(RegistryError::InvalidOverride { problem });
+        }
         let _turn = self.turn();
         let current = self.shared.current.load_full();
         let mut disabled = current.disabled.clone();
+        let mut tools: Vec<_> = current.catalog.iter().cloned().collect();
+        let mut overridden = false;
         let mut keys = Vec::new();
         let mut unknown = Vec::new();
-        for (key, tool) in &state.tools {
+        for (key, state) in &state.tools {
             let Some(index) = current.catalog.index_of_key(key) else {
                 unknown.push(key.clone());
                 continue;
             };
-            if disabled[index].as_deref() != tool.disabled.as_ref() {
-                disabled[index] = tool.disabled.clone().map(Arc::new);
+            let mut changed = false;
+            if disabled[index].as_deref() != state.disabled.as_ref() {
+                disabled[index] = state.disabled.clone().map(Arc::new);
+                changed = true;
+            }
+            let wanted = state.overridden.as_ref().filter(|o| !o.is_empty());
+            if tools[index].overridden() != wanted {
+                tools[index] = tools[index].with_override(wanted.cloned().map(Arc::new));
+                overridden = true;
+                changed = true;
+            }
+            if changed {
                 keys.push(key.clone());
             }
         }
-        let change = self.publish_states(&current, disabled, ChangeKind::Restored, keys);
-        Restored { change, unknown }
+        let served = namespaces(&current.catalog);
+        let unknown_namespaces = state
+            .namespaces
+            .keys()
+            .filter(|namespace| !served.contains_key(*namespace))
+            .cloned()
+            .collect();
+        let catalog = match overridden {
+            // The same keys and names as before: nothing can conflict.
+            true => Some(Catalog::from_entries(tools).map_err(RegistryError::Conflict)?),
+            false => None,
+        };
+        let change = self.publish_states(&current, catalog, disabled, ChangeKind::Restored, keys);
+        Ok(Restored {
+            change,
+            unknown,
+            unknown_namespaces,
+        })
     }
+}
+
+/// Each namespace of `catalog`'s tools, with its tools' keys.
+fn namespaces(catalog: &Catalog) -> BTreeMap<String, NamespaceState> {
+    let mut namespaces = BTreeMap::new();
+    for tool in catalog {
+        if let Some(namespace) = namespace_of(tool) {
+            let entry = namespaces
+                .entry(namespace.to_owned())
+                .or_insert_with(|| NamespaceState { tools: Vec::new() });
+            entry.tools.push(tool.key().to_owned());
+        }
+    }
+    namespaces
 }
