@@ -18,6 +18,10 @@
 //! tool whose results may be large should bound them itself or declare no
 //! output schema.
 //!
+//! Resources, prompts, completions and logging levels are the
+//! application's, served by an rmcp handler of its own beside the tools
+//! ([`McpServer::with_companion`]).
+//!
 //! ```no_run
 //! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
 //! use toolwright::{tool, Catalog, Container, Executor};
@@ -60,11 +64,20 @@ use std::sync::Arc;
 use arc_swap::ArcSwapOption;
 use rmcp::model::Extensions;
 use rmcp::model::{
-    CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult, ConstString,
-    ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
-    ListToolsRequestMethod, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CompleteRequestMethod, CompleteRequestParams, CompleteResult, ConstString, ContentBlock,
+    CustomRequest, CustomResult, ErrorCode, GetPromptRequestMethod, GetPromptRequestParams,
+    GetPromptResponse, Implementation, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsRequestMethod, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestMethod,
+    SubscribeRequestMethod, SubscribeRequestParams, Tool, ToolAnnotations,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
+// Logging levels are deprecated by SEP-2577, and still what clients send.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
@@ -79,6 +92,7 @@ use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 mod auth;
+mod companion;
 mod elicit;
 mod http_body;
 mod http_server;
@@ -92,6 +106,7 @@ mod stdio;
 pub use auth::{
     Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,
 };
+use companion::Companion;
 use elicit::Elicitation;
 use http_server::CallerContext;
 pub use http_server::{DEFAULT_HTTP_ADDR, HttpOptions};
@@ -242,6 +257,9 @@ struct Shared<C> {
     sessions: Sessions<C>,
     /// Asks the person in the host to approve calls that wait for it.
     elicitation: Option<Elicitation<C>>,
+    /// Answers what is not about tools: resources, prompts, completions,
+    /// logging levels.
+    companion: Option<Arc<dyn Companion>>,
 }
 
 /// Every tool of one catalog as MCP serves it, in catalog order.
@@ -335,6 +353,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 views: None,
                 sessions: Sessions::new(),
                 elicitation: None,
+                companion: None,
             }),
         }
     }
@@ -399,6 +418,57 @@ impl<C: Any + Send + Sync> McpServer<C> {
         C: crate::Principal,
     {
         self.shared_mut().elicitation = Some(Elicitation::new(timeout));
+        self
+    }
+
+    /// Serves MCP's other capabilities (resources, prompts, completions,
+    /// logging levels) with `handler`, an rmcp [`ServerHandler`] of the
+    /// application's, beside the tools: `initialize` declares what
+    /// `handler` declares besides tools, and requests about them go to it
+    /// with their [`RequestContext`] (the peer, for notifications such as
+    /// `notifications/resources/updated`). Tools stay toolwright's: the
+    /// companion's tools, if any, are never listed or called.
+    ///
+    /// Over HTTP, its requests come through the same authentication as
+    /// tool calls. Without a companion, those methods answer -32601
+    /// (method not found).
+    ///
+    /// ```
+    /// use rmcp::model::{
+    ///     AnnotateAble, ListResourcesResult, PaginatedRequestParams, RawResource,
+    ///     ServerCapabilities, ServerConfig,
+    /// };
+    /// use rmcp::service::RequestContext;
+    /// use rmcp::{ErrorData, RoleServer, ServerHandler};
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// /// The application's documents, as MCP resources.
+    /// struct Documents;
+    ///
+    /// impl ServerHandler for Documents {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+    ///     }
+    ///
+    ///     async fn list_resources(
+    ///         &self,
+    ///         _: Option<PaginatedRequestParams>,
+    ///         _: RequestContext<RoleServer>,
+    ///     ) -> Result<ListResourcesResult, ErrorData> {
+    ///         let handbook = RawResource::new("docs://handbook", "handbook").no_annotation();
+    ///         Ok(ListResourcesResult::with_all_items(vec![handbook]))
+    ///     }
+    /// }
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "docs", "0.1.0").with_companion(Documents);
+    /// let info = ServerHandler::get_info(&server.handler(()));
+    /// assert!(info.capabilities.resources.is_some());
+    /// assert!(info.capabilities.tools.is_some());
+    /// ```
+    pub fn with_companion(mut self, handler: impl ServerHandler) -> Self {
+        self.shared_mut().companion = Some(Arc::new(handler));
         self
     }
 
@@ -553,11 +623,14 @@ impl<C: Any + Send + Sync> McpHandler<C> {
 impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools();
-        let capabilities = if self.sessions {
+        let mut capabilities = if self.sessions {
             capabilities.enable_tool_list_changed().build()
         } else {
             capabilities.build()
         };
+        if let Some(companion) = &self.shared.companion {
+            capabilities = companion::merged(capabilities, companion.capabilities());
+        }
         let mut config =
             ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         if let Some(instructions) = &self.shared.instructions {
@@ -583,6 +656,110 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         _: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         Err(unreadable(&request))
+    }
+
+    async fn list_resources(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        request: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.list_resources(params, request).await,
+            None => Err(ErrorData::method_not_found::<ListResourcesRequestMethod>()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        request: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.list_resource_templates(params, request).await,
+            None => Err(ErrorData::method_not_found::<
+                ListResourceTemplatesRequestMethod,
+            >()),
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.read_resource(params, request).await,
+            None => Err(ErrorData::method_not_found::<ReadResourceRequestMethod>()),
+        }
+    }
+
+    #[allow(deprecated)] // still what clients before 2026-07-28 send
+    async fn subscribe(
+        &self,
+        params: SubscribeRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.subscribe(params, request).await,
+            None => Err(ErrorData::method_not_found::<SubscribeRequestMethod>()),
+        }
+    }
+
+    #[allow(deprecated)] // still what clients before 2026-07-28 send
+    async fn unsubscribe(
+        &self,
+        params: UnsubscribeRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.unsubscribe(params, request).await,
+            None => Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>()),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        request: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.list_prompts(params, request).await,
+            None => Err(ErrorData::method_not_found::<ListPromptsRequestMethod>()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.get_prompt(params, request).await,
+            None => Err(ErrorData::method_not_found::<GetPromptRequestMethod>()),
+        }
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.complete(params, request).await,
+            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
+        }
+    }
+
+    #[allow(deprecated)] // SEP-2577; still what clients send
+    async fn set_level(
+        &self,
+        params: SetLevelRequestParams,
+        request: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.companion {
+            Some(companion) => companion.set_level(params, request).await,
+            None => Err(ErrorData::method_not_found::<SetLevelRequestMethod>()),
+        }
     }
 
     async fn list_tools(

@@ -661,3 +661,66 @@ async fn http_refuses_a_declared_oversized_body_before_reading_it() {
     let answer = String::from_utf8_lossy(&answer[..read]);
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 }
+
+/// Echo a word.
+#[tool(key = "util.echo", effect = read, authorize = public)]
+async fn echo(word: String) -> String {
+    word
+}
+
+/// The application's prompts, served beside toolwright's tools.
+struct Prompts;
+
+impl rmcp::ServerHandler for Prompts {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        let capabilities = rmcp::model::ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_tools()
+            .build();
+        rmcp::model::ServerConfig::new(capabilities)
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+        let prompts = json!({"prompts": [{"name": "triage", "description": "Triage a bug."}]});
+        Ok(serde_json::from_value(prompts).unwrap())
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        panic!("a companion is never asked for tools")
+    }
+}
+
+#[tokio::test]
+async fn a_companion_serves_prompts_beside_the_tools_and_none_means_method_not_found() {
+    let executor = || {
+        let catalog = Catalog::builder().register::<EchoArgs>().build().unwrap();
+        Executor::new(catalog, Container::default()).unwrap()
+    };
+    let alone = McpServer::new(executor(), "tools-only", "0.1.0");
+    let client = connect(&alone, ()).await;
+    assert!(client.peer_info().unwrap().capabilities.prompts.is_none());
+    let refused = client.list_prompts(None).await.unwrap_err();
+    assert!(
+        matches!(&refused, ServiceError::McpError(error) if error.code == ErrorCode::METHOD_NOT_FOUND),
+        "{refused:?}"
+    );
+    client.cancel().await.unwrap();
+
+    let server = McpServer::new(executor(), "with-prompts", "0.1.0").with_companion(Prompts);
+    let client = connect(&server, ()).await;
+    let capabilities = &client.peer_info().unwrap().capabilities;
+    assert!(capabilities.prompts.is_some() && capabilities.tools.is_some());
+    let prompts = client.list_prompts(None).await.unwrap();
+    assert_eq!(prompts.prompts[0].name, "triage");
+    // The tools are still toolwright's.
+    assert_eq!(tool_names(&client).await, ["echo"]);
+    client.cancel().await.unwrap();
+}

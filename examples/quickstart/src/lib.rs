@@ -22,11 +22,14 @@
 //! where the bearer token `ada-token` is an admin and `bob-token` is not;
 //! `--http ADDR --anonymous` asks for no credentials and makes every caller
 //! the non-admin `guest`, on a loopback address only (for clients that
-//! cannot send a token, such as the MCP conformance suite). `--help` lists
-//! the options.
+//! cannot send a token, such as the MCP conformance suite), and adding
+//! `--conformance` also serves the fixtures that suite asks for (see
+//! `conformance.rs`). `--help` lists the options.
 //! Over MCP, a client that declares elicitation asks its person to approve
 //! a write (the caller may approve their own there); any other client gets
 //! the request back.
+
+mod conformance;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -379,12 +382,13 @@ enum Command {
     Http {
         addr: std::net::SocketAddr,
         anonymous: bool,
+        /// Also serve what the MCP conformance suite asks for.
+        conformance: bool,
     },
     Help,
 }
 
-const USAGE: &str =
-    "usage: quickstart [--format NAME | --stdio | --http ADDR [--anonymous] | --help]";
+const USAGE: &str = "usage: quickstart [--format NAME | --stdio | --http ADDR [--anonymous [--conformance]] | --help]";
 
 const HELP: &str = "\
 A shared task list served as tools. Without options, runs a narrated demo.
@@ -400,10 +404,13 @@ A shared task list served as tools. Without options, runs a narrated demo.
                          the same without credentials: every caller is the
                          non-admin `guest` (for clients that cannot send a
                          token); ADDR must be loopback, such as 127.0.0.1:8000
+  --http ADDR --anonymous --conformance
+                         the same, also serving the fixture tools, resources
+                         and prompts the MCP conformance suite asks for
   --help                 print this and exit";
 
 fn parse(args: &[String]) -> Result<Command, String> {
-    let http = |text: &str, anonymous| match text.parse::<std::net::SocketAddr>() {
+    let http = |text: &str, anonymous, conformance| match text.parse::<std::net::SocketAddr>() {
         Err(e) => Err(format!(
             "`{text}` is not an address such as 127.0.0.1:8000 ({e})"
         )),
@@ -413,7 +420,11 @@ fn parse(args: &[String]) -> Result<Command, String> {
             "--anonymous serves a loopback address only, such as 127.0.0.1:{}",
             addr.port()
         )),
-        Ok(addr) => Ok(Command::Http { addr, anonymous }),
+        Ok(addr) => Ok(Command::Http {
+            addr,
+            anonymous,
+            conformance,
+        }),
     };
     match args {
         [] => Ok(Command::Demo),
@@ -421,9 +432,14 @@ fn parse(args: &[String]) -> Result<Command, String> {
             name.parse().map(Command::Tools).map_err(|e| format!("{e}"))
         }
         [flag] if flag == "--stdio" => Ok(Command::Stdio),
-        [flag, addr] if flag == "--http" => http(addr, false),
+        [flag, addr] if flag == "--http" => http(addr, false, false),
         [flag, addr, anonymous] if flag == "--http" && anonymous == "--anonymous" => {
-            http(addr, true)
+            http(addr, true, false)
+        }
+        [flag, addr, anonymous, conformance]
+            if flag == "--http" && anonymous == "--anonymous" && conformance == "--conformance" =>
+        {
+            http(addr, true, true)
         }
         [flag] if flag == "--help" || flag == "-h" => Ok(Command::Help),
         _ => Err(USAGE.into()),
@@ -491,6 +507,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
         Command::Http {
             addr,
             anonymous: false,
+            ..
         } => {
             let authenticate =
                 move |parts: &mcp::http::request::Parts| match mcp::bearer_token(&parts.headers) {
@@ -507,6 +524,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
         Command::Http {
             addr,
             anonymous: true,
+            conformance,
         } => {
             // Whoever reaches the port gets in, as a guest who cannot
             // delete and whose writes still wait for approval.
@@ -521,7 +539,12 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             let mut options = HttpOptions::default();
             options.max_sessions_per_principal = options.max_sessions;
             eprintln!("serving MCP at http://{addr}/mcp (no credentials: every caller is `guest`)");
-            server(executor)
+            let mut server = server(executor.clone());
+            if conformance {
+                conformance::register_tools(executor.registry())?;
+                server = conformance::with_fixtures(server);
+            }
+            server
                 .serve_http(addr, mcp::allow_anonymous(guest), options)
                 .await?;
             Ok(())

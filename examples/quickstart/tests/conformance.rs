@@ -2,8 +2,9 @@
 //! HTTP on loopback:
 //!
 //! - the MCP conformance suite (`@modelcontextprotocol/conformance`) runs
-//!   its default server scenarios against `--http ADDR --anonymous`, since
-//!   it sends no credentials;
+//!   its default server scenarios against `--http ADDR --anonymous
+//!   --conformance`, since it sends no credentials and calls the reference
+//!   server's fixtures;
 //! - MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`) lists
 //!   and calls tools with a bearer token, and is refused without one.
 //!
@@ -23,97 +24,64 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// The default scenarios (`conformance server --url URL`, suite `active`)
-/// of conformance 0.1.16 that the quickstart passes.
-const PASSES: [&str; 5] = [
+/// of conformance 0.1.16 that the quickstart passes, with `--conformance`'s
+/// fixtures: resources, prompts, completions and logging levels from a
+/// companion rmcp handler, and the fixture tools that need only a result.
+const PASSES: [&str; 20] = [
     "server-initialize",
     "ping",
     "tools-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "logging-set-level",
+    "completion-complete",
+    "tools-call-simple-text",
+    "tools-call-error",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
 ];
 
-/// What a default scenario calls that the quickstart does not offer. The
-/// scenarios are written against the reference server ("everything"):
-/// they call its fixture tools and the methods of capabilities the
-/// quickstart does not declare (it declares `tools` only), without
-/// looking at the capabilities first. None accepts "not offered" as a
-/// pass, so each is listed here, as an expected failure, with the request
-/// it fails on; the test checks that it fails there and nowhere else.
-enum Lacks {
-    /// A method of an undeclared capability: answered -32601, method not
-    /// found.
-    Method(&'static str),
-    /// A fixture tool of the reference server: answered -32602, unknown
-    /// tool (the quickstart's tools are a task list's).
-    Tool(&'static str),
-}
-
-/// The default scenarios the quickstart cannot pass, and why.
-const NOT_OFFERED: [(&str, Lacks); 25] = [
-    // Logging and completions: the quickstart declares neither.
-    ("logging-set-level", Lacks::Method("logging/setLevel")),
-    ("completion-complete", Lacks::Method("completion/complete")),
-    // Sets the log level before it calls its `test_tool_with_logging`.
-    ("tools-call-with-logging", Lacks::Method("logging/setLevel")),
-    // Fixture tools: a fixed text, an image, audio, an embedded resource,
-    // mixed content, a failing tool, progress notifications, and tools
-    // that ask the client for a sampling or for elicitations of given
-    // shapes (the quickstart elicits only approvals of its writes).
-    ("tools-call-simple-text", Lacks::Tool("test_simple_text")),
-    ("tools-call-image", Lacks::Tool("test_image_content")),
-    ("tools-call-audio", Lacks::Tool("test_audio_content")),
-    (
-        "tools-call-embedded-resource",
-        Lacks::Tool("test_embedded_resource"),
-    ),
-    (
-        "tools-call-mixed-content",
-        Lacks::Tool("test_multiple_content_types"),
-    ),
-    ("tools-call-error", Lacks::Tool("test_error_handling")),
-    (
-        "tools-call-with-progress",
-        Lacks::Tool("test_tool_with_progress"),
-    ),
-    ("tools-call-sampling", Lacks::Tool("test_sampling")),
-    ("tools-call-elicitation", Lacks::Tool("test_elicitation")),
+/// The default scenarios the quickstart cannot pass: each calls a fixture
+/// tool of the reference server ("everything") that a toolwright tool
+/// cannot be yet, and none accepts "not offered" as a pass. They are listed
+/// as expected failures, each with the tool it fails on (answered -32602,
+/// unknown tool); the test checks that it fails there and nowhere else.
+const NOT_OFFERED: [(&str, &str); 10] = [
+    // A result that is an image, audio, an embedded resource, or several
+    // kinds of content: a toolwright tool's result is JSON, shown as text.
+    ("tools-call-image", "test_image_content"),
+    ("tools-call-audio", "test_audio_content"),
+    ("tools-call-embedded-resource", "test_embedded_resource"),
+    ("tools-call-mixed-content", "test_multiple_content_types"),
+    // A tool that talks to the client while it runs (log messages,
+    // progress, a sampling or elicitations of given shapes): a toolwright
+    // tool does not reach the MCP session that called it.
+    ("tools-call-with-logging", "test_tool_with_logging"),
+    ("tools-call-with-progress", "test_tool_with_progress"),
+    ("tools-call-sampling", "test_sampling"),
+    ("tools-call-elicitation", "test_elicitation"),
     (
         "elicitation-sep1034-defaults",
-        Lacks::Tool("test_elicitation_sep1034_defaults"),
+        "test_elicitation_sep1034_defaults",
     ),
     (
         "elicitation-sep1330-enums",
-        Lacks::Tool("test_elicitation_sep1330_enums"),
+        "test_elicitation_sep1330_enums",
     ),
-    // Resources and prompts: toolwright serves tools only.
-    ("resources-list", Lacks::Method("resources/list")),
-    ("resources-read-text", Lacks::Method("resources/read")),
-    ("resources-read-binary", Lacks::Method("resources/read")),
-    ("resources-templates-read", Lacks::Method("resources/read")),
-    ("resources-subscribe", Lacks::Method("resources/subscribe")),
-    // Subscribes before it unsubscribes.
-    (
-        "resources-unsubscribe",
-        Lacks::Method("resources/subscribe"),
-    ),
-    ("prompts-list", Lacks::Method("prompts/list")),
-    ("prompts-get-simple", Lacks::Method("prompts/get")),
-    ("prompts-get-with-args", Lacks::Method("prompts/get")),
-    (
-        "prompts-get-embedded-resource",
-        Lacks::Method("prompts/get"),
-    ),
-    ("prompts-get-with-image", Lacks::Method("prompts/get")),
 ];
 
-impl Lacks {
-    /// The suite's message for a scenario that failed on this request.
-    fn failure(&self) -> String {
-        match self {
-            Lacks::Method(method) => format!("Failed: MCP error -32601: {method}"),
-            Lacks::Tool(tool) => format!("Failed: MCP error -32602: unknown tool `{tool}`"),
-        }
-    }
+/// The suite's message for a scenario that failed calling `tool`.
+fn unknown_tool(tool: &str) -> String {
+    format!("Failed: MCP error -32602: unknown tool `{tool}`")
 }
 
 #[test]
@@ -122,7 +90,7 @@ fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() 
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
-    let server = Server::start(&["--anonymous"]);
+    let server = Server::start(&["--anonymous", "--conformance"]);
     let work = fresh_dir("conformance");
     let baseline = work.join("expected-failures.yml");
     let mut yaml = String::from("server:\n");
@@ -157,7 +125,7 @@ fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() 
     expected.sort_unstable();
     assert_eq!(ran, expected);
     for (scenario, checks) in &checks {
-        let Some((_, lacks)) = NOT_OFFERED.iter().find(|(name, _)| name == scenario) else {
+        let Some((_, tool)) = NOT_OFFERED.iter().find(|(name, _)| name == scenario) else {
             continue;
         };
         let failures: Vec<&Value> = checks
@@ -167,7 +135,7 @@ fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() 
         let [failure] = failures[..] else {
             panic!("{scenario}: {failures:#?}")
         };
-        assert_eq!(failure["errorMessage"], lacks.failure(), "{scenario}");
+        assert_eq!(failure["errorMessage"], unknown_tool(tool), "{scenario}");
     }
 }
 

@@ -1,0 +1,221 @@
+//! What the official MCP conformance suite asks of a server besides the
+//! quickstart's own tools (`--http ADDR --anonymous --conformance`): the
+//! reference server's fixture tools that need nothing beyond a result, and
+//! its resources, prompts, completions and logging levels, served by a
+//! companion rmcp handler ([`McpServer::with_companion`]).
+//!
+//! The shapes follow the suite's scenarios; none of this is part of the
+//! task list.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use toolwright::mcp::McpServer;
+use toolwright::mcp::rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use toolwright::mcp::rmcp::service::RequestContext;
+use toolwright::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+use toolwright::{DynamicTool, Effect, Registry};
+
+/// A 1×1 red PNG, base64.
+const RED_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// Adds the fixture tools that need only a result: a fixed text, and a
+/// tool that fails.
+pub(crate) fn register_tools(registry: &Registry) -> Result<(), Box<dyn std::error::Error>> {
+    let empty = json!({"type": "object", "properties": {}});
+    let simple = DynamicTool::builder("conformance.simple_text", "test_simple_text")
+        .description("Answer a fixed text.")
+        .effect(Effect::Read)
+        .input_schema(empty.clone())
+        .handler(|_| Box::pin(async { Ok(json!("This is a simple text response for testing.")) }))
+        .build()?;
+    let failing = DynamicTool::builder("conformance.error_handling", "test_error_handling")
+        .description("Always fail.")
+        .effect(Effect::Read)
+        .input_schema(empty)
+        .handler(|_| {
+            Box::pin(async { Err("this tool always fails, for the conformance suite".into()) })
+        })
+        .build()?;
+    registry.register_all([simple, failing])?;
+    Ok(())
+}
+
+/// `server` with the fixture's resources, prompts, completions and logging.
+pub(crate) fn with_fixtures<C: Send + Sync + 'static>(server: McpServer<C>) -> McpServer<C> {
+    server.with_companion(Fixtures)
+}
+
+/// The reference server's resources and prompts, as the suite reads them.
+struct Fixtures;
+
+/// An rmcp result from its JSON form.
+fn wire<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+impl ServerHandler for Fixtures {
+    #[allow(deprecated)] // logging: SEP-2577; the suite still sets a level
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_completions()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        wire(json!({"resources": [
+            {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"},
+            {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png"},
+            {"uri": "test://watched-resource", "name": "watched-resource", "mimeType": "text/plain"},
+        ]}))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        wire(json!({"resourceTemplates": [{
+            "uriTemplate": "test://template/{id}/data",
+            "name": "template-data",
+            "mimeType": "application/json",
+        }]}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let content = match uri {
+            "test://static-binary" => {
+                json!({"uri": uri, "mimeType": "image/png", "blob": RED_PIXEL})
+            }
+            "test://static-text" | "test://watched-resource" | "test://example-resource" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of a static text resource."})
+            }
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|rest| rest.strip_suffix("/data"))
+            {
+                Some(id) => json!({
+                    "uri": uri,
+                    "mimeType": "application/json",
+                    "text": json!({"id": id, "data": format!("data for {id}")}).to_string(),
+                }),
+                None => {
+                    let data = Some(json!({"uri": uri}));
+                    return Err(ErrorData::resource_not_found("no such resource", data));
+                }
+            },
+        };
+        let result: ReadResourceResult = wire(json!({"contents": [content]}))?;
+        Ok(result.into())
+    }
+
+    #[allow(deprecated)] // what clients before 2026-07-28 send
+    async fn subscribe(
+        &self,
+        _: SubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    #[allow(deprecated)] // what clients before 2026-07-28 send
+    async fn unsubscribe(
+        &self,
+        _: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        wire(json!({"prompts": [
+            {"name": "test_simple_prompt", "description": "A prompt with no arguments."},
+            {"name": "test_prompt_with_arguments", "description": "A prompt with two arguments.",
+             "arguments": [{"name": "arg1", "required": true}, {"name": "arg2", "required": true}]},
+            {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource.",
+             "arguments": [{"name": "resourceUri", "required": true}]},
+            {"name": "test_prompt_with_image", "description": "A prompt with an image."},
+        ]}))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let argument = |name: &str| {
+            let value = request.arguments.as_ref().and_then(|args| args.get(name));
+            value.and_then(Value::as_str).unwrap_or_default().to_owned()
+        };
+        let text =
+            |text: String| json!({"role": "user", "content": {"type": "text", "text": text}});
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => json!([text("This is a simple prompt for testing.".into())]),
+            "test_prompt_with_arguments" => json!([text(format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                argument("arg1"),
+                argument("arg2")
+            ))]),
+            "test_prompt_with_embedded_resource" => {
+                let uri = argument("resourceUri");
+                json!([
+                    {"role": "user", "content": {"type": "resource", "resource": {
+                        "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing.",
+                    }}},
+                    text("Please process the embedded resource above.".into()),
+                ])
+            }
+            "test_prompt_with_image" => json!([
+                {"role": "user", "content": {"type": "image", "data": RED_PIXEL, "mimeType": "image/png"}},
+                text("Please analyze the image above.".into()),
+            ]),
+            _ => return Err(ErrorData::invalid_params("no such prompt", None)),
+        };
+        let result: GetPromptResult = wire(json!({"messages": messages}))?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value;
+        let values: Vec<&str> = ["paris", "park", "party"]
+            .into_iter()
+            .filter(|value| value.starts_with(typed.as_str()))
+            .collect();
+        wire(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+    }
+
+    #[allow(deprecated)] // SEP-2577; still what clients send
+    async fn set_level(
+        &self,
+        _: toolwright::mcp::rmcp::model::SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+}
