@@ -126,7 +126,6 @@ struct Entry {
     tags: Cow<'static, [&'static str]>,
     /// The timeout as declared; `served` holds the one in force.
     timeout: Option<Duration>,
-    concurrency: Concurrency,
     max_result: Option<usize>,
     /// What an operator changed at run time, if anything.
     overrides: Option<Arc<Override>>,
@@ -211,7 +210,6 @@ impl ToolEntry {
                 open_world: r.open_world,
                 tags: Cow::Borrowed(r.tags),
                 timeout: r.timeout,
-                concurrency: r.concurrency,
                 max_result: r.max_result,
                 overrides: None,
                 location: r.location,
@@ -242,7 +240,6 @@ impl ToolEntry {
                 open_world: declared.open_world,
                 tags: Cow::Owned(declared.tags),
                 timeout: declared.timeout,
-                concurrency: declared.concurrency,
                 max_result: declared.max_result,
                 overrides: None,
                 location: declared.location,
@@ -287,7 +284,6 @@ impl ToolEntry {
                 open_world: entry.open_world,
                 tags: entry.tags.clone(),
                 timeout: entry.timeout,
-                concurrency: entry.concurrency,
                 max_result: entry.max_result,
                 overrides,
                 location: entry.location,
@@ -605,7 +601,7 @@ impl ToolEntry {
     /// assert_eq!(catalog.get("reindex").unwrap().concurrency(), Concurrency::Exclusive);
     /// ```
     pub fn concurrency(&self) -> Concurrency {
-        self.inner.concurrency
+        self.inner.served.concurrency
     }
 
     /// The declared bound on the text of a result shown to a model
