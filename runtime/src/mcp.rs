@@ -20,7 +20,9 @@
 //!
 //! Resources, prompts, completions and logging levels are the
 //! application's, served by an rmcp handler of its own beside the tools
-//! ([`McpServer::with_companion`]).
+//! ([`McpServer::with_companion`]). A tool body reaches the request it
+//! serves through [`McpCall::current`]: to report progress, send log
+//! messages, or ask the client for a sampling or an elicitation.
 //!
 //! ```no_run
 //! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
@@ -92,6 +94,7 @@ use crate::request::ApprovalRequest;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS, result_text};
 
 mod auth;
+mod call;
 mod companion;
 mod elicit;
 mod http_body;
@@ -106,6 +109,7 @@ mod stdio;
 pub use auth::{
     Anonymous, Authenticate, Rejection, ResourceMetadata, allow_anonymous, bearer_token,
 };
+pub use call::McpCall;
 use companion::Companion;
 use elicit::Elicitation;
 use http_server::CallerContext;
@@ -825,9 +829,11 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
+        // The body can reach this request through `McpCall::current`.
+        let invoke = call::serving(&request, executor.invoke_found(found, arguments, ctx));
         let result = tokio::select! {
             biased;
-            result = executor.invoke_found(found, arguments, ctx) => result,
+            result = invoke => result,
             () = request.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
@@ -836,9 +842,11 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
                 // Boxed: asking a person is rare, and every call's future
                 // would otherwise carry its space.
-                let decided = elicitation
-                    .decide(&executor, result, kept, ctx, &request)
-                    .await;
+                let decided = call::serving(
+                    &request,
+                    elicitation.decide(&executor, result, kept, ctx, &request),
+                )
+                .await;
                 decided.ok_or_else(|| ErrorData::internal_error("the call was cancelled", None))?
             }
             _ => result,

@@ -1,7 +1,8 @@
 //! What the official MCP conformance suite asks of a server besides the
 //! quickstart's own tools (`--http ADDR --anonymous --conformance`): the
-//! reference server's fixture tools that need nothing beyond a result, and
-//! its resources, prompts, completions and logging levels, served by a
+//! reference server's fixture tools whose result is text (some of them
+//! talk to the client while they run, through [`McpCall`]), and its
+//! resources, prompts, completions and logging levels, served by a
 //! companion rmcp handler ([`McpServer::with_companion`]).
 //!
 //! The shapes follow the suite's scenarios; none of this is part of the
@@ -9,7 +10,6 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use toolwright::mcp::McpServer;
 use toolwright::mcp::rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -18,15 +18,174 @@ use toolwright::mcp::rmcp::model::{
 };
 use toolwright::mcp::rmcp::service::RequestContext;
 use toolwright::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolwright::{DynamicTool, Effect, Registry};
+use toolwright::mcp::{McpCall, McpServer};
+use toolwright::{BoxError, DynamicCall, DynamicTool, Effect, Registry};
 
 /// A 1×1 red PNG, base64.
 const RED_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
-/// Adds the fixture tools that need only a result: a fixed text, and a
-/// tool that fails.
-pub(crate) fn register_tools(registry: &Registry) -> Result<(), Box<dyn std::error::Error>> {
+/// What a fixture tool's handler returns.
+type Answer = Result<Value, BoxError>;
+
+/// A fixture tool called `name` that answers with `handler`.
+fn fixture<F>(
+    name: &str,
+    description: &str,
+    input: Value,
+    handler: F,
+) -> Result<DynamicTool, BoxError>
+where
+    F: Fn(Value) -> toolwright::BoxFuture<'static, Answer> + Send + Sync + 'static,
+{
+    let key = format!("conformance.{}", name.trim_start_matches("test_"));
+    let tool = DynamicTool::builder(key, name)
+        .description(description)
+        .effect(Effect::Read)
+        .input_schema(input)
+        .handler(move |call: DynamicCall<'_>| handler(call.into_arguments()))
+        .build()?;
+    Ok(tool)
+}
+
+/// The MCP request the fixture serves: these tools are only called over MCP.
+fn mcp_call() -> Result<McpCall, BoxError> {
+    McpCall::current().ok_or_else(|| "called outside an MCP request".into())
+}
+
+/// An rmcp value from its JSON form, for a tool.
+fn made<T: DeserializeOwned>(value: Value) -> Result<T, BoxError> {
+    Ok(serde_json::from_value(value)?)
+}
+
+/// Asks the client to fill in `schema`, and answers with what it said.
+async fn elicit(message: &str, schema: Value) -> Answer {
+    let call = mcp_call()?;
+    let params = made(json!({"mode": "form", "message": message, "requestedSchema": schema}))?;
+    let answer = call.peer().create_elicitation(params).await?;
+    Ok(json!(format!(
+        "The client answered: {}",
+        serde_json::to_string(&answer)?
+    )))
+}
+
+/// Adds the fixture tools whose result is text: a fixed text, one that
+/// fails, and those that log, report progress, or ask the client for a
+/// sampling or elicitations while they run.
+pub(crate) fn register_tools(registry: &Registry) -> Result<(), BoxError> {
     let empty = json!({"type": "object", "properties": {}});
+    let talking = [
+        fixture(
+            "test_tool_with_logging",
+            "Send three log messages.",
+            empty.clone(),
+            |_| {
+                Box::pin(async {
+                    let call = mcp_call()?;
+                    for (level, text) in
+                        [("info", "starting"), ("info", "working"), ("info", "done")]
+                    {
+                        let message =
+                            made(json!({"level": level, "logger": "conformance", "data": text}))?;
+                        #[allow(deprecated)] // SEP-2577; still what clients listen for
+                        call.peer().notify_logging_message(message).await?;
+                    }
+                    Ok(json!("Logged three messages."))
+                })
+            },
+        )?,
+        fixture(
+            "test_tool_with_progress",
+            "Report progress three times.",
+            empty.clone(),
+            |_| {
+                Box::pin(async {
+                    let call = mcp_call()?;
+                    for done in [0.0, 50.0, 100.0] {
+                        call.progress(done, Some(100.0), None).await?;
+                    }
+                    Ok(json!("Reported progress."))
+                })
+            },
+        )?,
+        fixture(
+            "test_sampling",
+            "Ask the client's model to answer a prompt.",
+            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+            |arguments| {
+                Box::pin(async move {
+                    let call = mcp_call()?;
+                    let prompt = arguments["prompt"].as_str().unwrap_or_default().to_owned();
+                    let params = made(json!({
+                        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                        "maxTokens": 100,
+                    }))?;
+                    #[allow(deprecated)] // SEP-2577; still what clients answer
+                    let answer = call.peer().create_message(params).await?;
+                    Ok(json!(format!(
+                        "The model answered: {}",
+                        serde_json::to_string(&answer)?
+                    )))
+                })
+            },
+        )?,
+        fixture(
+            "test_elicitation",
+            "Ask the person for their name and email.",
+            json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+            |arguments| {
+                Box::pin(async move {
+                    let message = arguments["message"].as_str().unwrap_or_default().to_owned();
+                    let schema = json!({"type": "object", "properties": {
+                        "username": {"type": "string", "description": "Your user name"},
+                        "email": {"type": "string", "format": "email"},
+                    }, "required": ["username", "email"]});
+                    elicit(&message, schema).await
+                })
+            },
+        )?,
+        fixture(
+            "test_elicitation_sep1034_defaults",
+            "Ask the person, with a default for every field.",
+            empty.clone(),
+            |_| {
+                Box::pin(elicit(
+                    "Confirm or change your details.",
+                    json!({"type": "object", "properties": {
+                        "name": {"type": "string", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "score": {"type": "number", "default": 95.5},
+                        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "default": true},
+                    }}),
+                ))
+            },
+        )?,
+        fixture(
+            "test_elicitation_sep1330_enums",
+            "Ask the person to choose, in every enum form.",
+            empty.clone(),
+            |_| {
+                let titled = json!([
+                    {"const": "value1", "title": "First"},
+                    {"const": "value2", "title": "Second"},
+                    {"const": "value3", "title": "Third"},
+                ]);
+                let options = json!(["option1", "option2", "option3"]);
+                Box::pin(elicit(
+                    "Choose.",
+                    json!({"type": "object", "properties": {
+                        "untitledSingle": {"type": "string", "enum": options},
+                        "titledSingle": {"type": "string", "oneOf": titled},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": options}},
+                        "titledMulti": {"type": "array", "items": {"anyOf": titled}},
+                    }}),
+                ))
+            },
+        )?,
+    ];
+    registry.register_all(talking)?;
     let simple = DynamicTool::builder("conformance.simple_text", "test_simple_text")
         .description("Answer a fixed text.")
         .effect(Effect::Read)

@@ -541,7 +541,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("serving MCP at http://{addr}/mcp (no credentials: every caller is `guest`)");
             let mut server = server(executor.clone());
             if conformance {
-                conformance::register_tools(executor.registry())?;
+                conformance::register_tools(executor.registry()).map_err(|e| e.to_string())?;
                 server = conformance::with_fixtures(server);
             }
             server
