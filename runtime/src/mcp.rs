@@ -86,6 +86,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::catalog::{Catalog, ToolEntry};
+use crate::content;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
@@ -327,6 +328,8 @@ impl<C> Shared<C> {
 enum Structured {
     /// No output schema: text only.
     None,
+    /// [`Contents`](crate::Contents): the blocks are the content.
+    Contents,
     /// An object output: the value itself.
     Value,
     /// Any other output: `{"result": value}`.
@@ -337,6 +340,8 @@ impl Structured {
     fn of(entry: &ToolEntry) -> Self {
         if entry.output_schema().is_none() {
             Structured::None
+        } else if content::is_contents(entry.output_schema()) {
+            Structured::Contents
         } else if wraps_result(entry) {
             Structured::Wrapped
         } else {
@@ -927,6 +932,11 @@ fn as_object(schema: &Value) -> JsonObject {
 /// MCP output schemas describe an object; any other result is wrapped as
 /// `{"result": ...}`, in the schema and in `structuredContent` alike.
 fn output_schema(entry: &ToolEntry) -> Option<JsonObject> {
+    // Content blocks are not structured content, which an output schema
+    // would describe.
+    if content::is_contents(entry.output_schema()) {
+        return None;
+    }
     let schema = as_object(entry.output_schema()?);
     if wraps_result(entry) {
         let mut wrapped = JsonObject::new();
@@ -964,11 +974,20 @@ fn tool_result(
     result: Result<Value, CallError>,
 ) -> CallToolResult {
     match result {
+        Ok(value) if matches!(structured, Structured::Contents) => {
+            match serde_json::from_value::<Vec<ContentBlock>>(value) {
+                Ok(blocks) => CallToolResult::success(blocks),
+                Err(error) => {
+                    tracing::error!(%error, "a tool's content blocks are not MCP's");
+                    CallToolResult::error(vec![ContentBlock::text("The tool failed.")])
+                }
+            }
+        }
         Ok(value) => {
             let (text, _) = result_text(&value, max_result);
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = match structured {
-                Structured::None => None,
+                Structured::None | Structured::Contents => None,
                 Structured::Value => Some(value),
                 // Moved in: `json!` would serialize the value again.
                 Structured::Wrapped => {

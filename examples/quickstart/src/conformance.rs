@@ -19,7 +19,10 @@ use toolwright::mcp::rmcp::model::{
 use toolwright::mcp::rmcp::service::RequestContext;
 use toolwright::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolwright::mcp::{McpCall, McpServer};
-use toolwright::{BoxError, DynamicCall, DynamicTool, Effect, Registry};
+use toolwright::{BoxError, Content, Contents, DynamicCall, DynamicTool, Effect, Registry};
+
+/// A WAV file's first bytes, base64: what the suite looks at is the type.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
 
 /// A 1×1 red PNG, base64.
 const RED_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -44,6 +47,25 @@ where
         .input_schema(input)
         .handler(move |call: DynamicCall<'_>| handler(call.into_arguments()))
         .build()?;
+    Ok(tool)
+}
+
+/// A fixture tool called `name` whose result is `blocks`.
+fn contents(name: &str, description: &str, blocks: Vec<Content>) -> Result<DynamicTool, BoxError> {
+    let result = serde_json::to_value(Contents::from(blocks))?;
+    let tool = DynamicTool::builder(
+        format!("conformance.{}", name.trim_start_matches("test_")),
+        name,
+    )
+    .description(description)
+    .effect(Effect::Read)
+    .input_schema(json!({"type": "object", "properties": {}}))
+    .output_schema(serde_json::to_value(schemars::schema_for!(Contents))?)
+    .handler(move |_| {
+        let result = result.clone();
+        Box::pin(async move { Ok(result) })
+    })
+    .build()?;
     Ok(tool)
 }
 
@@ -186,6 +208,43 @@ pub(crate) fn register_tools(registry: &Registry) -> Result<(), BoxError> {
         )?,
     ];
     registry.register_all(talking)?;
+    let image = || Content::Image {
+        data: RED_PIXEL.into(),
+        mime_type: "image/png".into(),
+    };
+    let document = || {
+        Content::resource_text(
+            "test://embedded-resource",
+            "text/plain",
+            "This is an embedded resource content.",
+        )
+    };
+    let showing = [
+        contents("test_image_content", "Show an image.", vec![image()])?,
+        contents(
+            "test_audio_content",
+            "Play a sound.",
+            vec![Content::Audio {
+                data: WAV.into(),
+                mime_type: "audio/wav".into(),
+            }],
+        )?,
+        contents(
+            "test_embedded_resource",
+            "Show a document.",
+            vec![document()],
+        )?,
+        contents(
+            "test_multiple_content_types",
+            "Show text, an image and a document.",
+            vec![
+                Content::text("Multiple content types test:"),
+                image(),
+                document(),
+            ],
+        )?,
+    ];
+    registry.register_all(showing)?;
     let simple = DynamicTool::builder("conformance.simple_text", "test_simple_text")
         .description("Answer a fixed text.")
         .effect(Effect::Read)

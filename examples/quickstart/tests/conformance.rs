@@ -24,12 +24,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// The default scenarios (`conformance server --url URL`, suite `active`)
-/// of conformance 0.1.16 that the quickstart passes, with `--conformance`'s
-/// fixtures: resources, prompts, completions and logging levels from a
-/// companion rmcp handler, and the fixture tools whose result is text, some
-/// of which log, report progress, or ask the client for a sampling or
-/// elicitations through `McpCall`.
-const PASSES: [&str; 26] = [
+/// of conformance 0.1.16, all of which the quickstart passes with
+/// `--conformance`'s fixtures: resources, prompts, completions and logging
+/// levels from a companion rmcp handler; fixture tools whose result is
+/// text, some of which log, report progress, or ask the client for a
+/// sampling or elicitations through `McpCall`; and those whose result is an
+/// image, audio, a document or all three (`Contents`).
+const SCENARIOS: [&str; 30] = [
     "server-initialize",
     "ping",
     "tools-list",
@@ -38,6 +39,10 @@ const PASSES: [&str; 26] = [
     "logging-set-level",
     "completion-complete",
     "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
     "tools-call-error",
     "tools-call-with-logging",
     "tools-call-with-progress",
@@ -58,50 +63,21 @@ const PASSES: [&str; 26] = [
     "prompts-get-with-image",
 ];
 
-/// The default scenarios the quickstart cannot pass: each calls a fixture
-/// tool of the reference server ("everything") whose result is an image,
-/// audio, an embedded resource, or several kinds of content, where a
-/// toolwright tool's result is JSON, shown as text; and none accepts "not
-/// offered" as a pass. They are listed as expected failures, each with the
-/// tool it fails on (answered -32602, unknown tool); the test checks that
-/// it fails there and nowhere else.
-const NOT_OFFERED: [(&str, &str); 4] = [
-    ("tools-call-image", "test_image_content"),
-    ("tools-call-audio", "test_audio_content"),
-    ("tools-call-embedded-resource", "test_embedded_resource"),
-    ("tools-call-mixed-content", "test_multiple_content_types"),
-];
-
-/// The suite's message for a scenario that failed calling `tool`.
-fn unknown_tool(tool: &str) -> String {
-    format!("Failed: MCP error -32602: unknown tool `{tool}`")
-}
-
 #[test]
-fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() {
-    let test = "the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature";
+fn the_conformance_suites_default_scenarios_all_pass() {
+    let test = "the_conformance_suites_default_scenarios_all_pass";
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
     let server = Server::start(&["--anonymous", "--conformance"]);
-    let work = fresh_dir("conformance");
-    let baseline = work.join("expected-failures.yml");
-    let mut yaml = String::from("server:\n");
-    for (scenario, _) in &NOT_OFFERED {
-        yaml.push_str(&format!("  - {scenario}\n"));
-    }
-    std::fs::write(&baseline, yaml).unwrap();
-    let results = work.join("results");
+    let results = fresh_dir("conformance").join("results");
 
-    // The suite fails on a scenario outside the baseline that fails, and
-    // on one inside it that passes.
+    // The suite fails when any scenario fails.
     let started = Instant::now();
     let run = bounded(
         Command::new(npm.node())
             .arg(npm.bin("conformance"))
-            .args(["server", "--url", &server.url, "--expected-failures"])
-            .arg(&baseline)
-            .arg("--output-dir")
+            .args(["server", "--url", &server.url, "--output-dir"])
             .arg(&results),
         Duration::from_secs(300),
     )
@@ -109,26 +85,18 @@ fn the_conformance_suite_passes_except_where_the_quickstart_lacks_the_feature() 
     println!("{}\n({:.1?})", run.stdout, started.elapsed());
     assert!(run.status.success(), "{run}\n{}", server.log());
 
-    // Every scenario it ran is one of ours, and each failed one failed on
-    // the request it lacks, not on anything else.
+    // It ran every default scenario, and every check of each passed.
     let checks = checks_by_scenario(&results);
     let ran: Vec<&str> = checks.iter().map(|(name, _)| name.as_str()).collect();
-    let mut expected: Vec<&str> = PASSES.to_vec();
-    expected.extend(NOT_OFFERED.iter().map(|(name, _)| *name));
+    let mut expected = SCENARIOS.to_vec();
     expected.sort_unstable();
     assert_eq!(ran, expected);
     for (scenario, checks) in &checks {
-        let Some((_, tool)) = NOT_OFFERED.iter().find(|(name, _)| name == scenario) else {
-            continue;
-        };
         let failures: Vec<&Value> = checks
             .iter()
             .filter(|check| check["status"] != "SUCCESS" && check["status"] != "INFO")
             .collect();
-        let [failure] = failures[..] else {
-            panic!("{scenario}: {failures:#?}")
-        };
-        assert_eq!(failure["errorMessage"], unknown_tool(tool), "{scenario}");
+        assert!(failures.is_empty(), "{scenario}: {failures:#?}");
     }
 }
 

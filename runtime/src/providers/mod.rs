@@ -55,6 +55,7 @@ use serde_json::{Map, Value, json};
 use node::{Node, Object};
 
 use crate::catalog::ToolEntry;
+use crate::content;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::{Executor, Found};
@@ -790,6 +791,9 @@ pub struct CallOutcome {
     pub result: Result<Value, CallError>,
     /// At most how many characters of the result the model is shown.
     max_result: usize,
+    /// Whether the result is [`Contents`](crate::Contents) blocks, shown as
+    /// their text.
+    contents: bool,
 }
 
 impl CallOutcome {
@@ -815,6 +819,7 @@ impl CallOutcome {
             name: name.into(),
             result,
             max_result: crate::DEFAULT_MAX_RESULT,
+            contents: false,
         }
     }
 
@@ -882,9 +887,17 @@ impl CallOutcome {
     /// assert_eq!(long.result.unwrap(), json!([1, 2, 3, 4]));
     /// ```
     pub fn model_text(&self) -> String {
+        self.shown().0
+    }
+
+    /// What the model is shown, and whether it was cut.
+    fn shown(&self) -> (String, bool) {
         match &self.result {
-            Ok(value) => result_text(value, self.max_result).0,
-            Err(error) => model_message(error),
+            Ok(value) => match self.contents.then(|| content::model_text(value)).flatten() {
+                Some(text) => result_text(&Value::String(text), self.max_result),
+                None => result_text(value, self.max_result),
+            },
+            Err(error) => (model_message(error), false),
         }
     }
 }
@@ -945,10 +958,7 @@ pub fn result_messages(outcomes: &[CallOutcome], format: Format) -> Vec<Value> {
 /// );
 /// ```
 pub fn result_message(outcome: &CallOutcome, format: Format) -> Value {
-    let (text, cut) = match &outcome.result {
-        Ok(value) => result_text(value, outcome.max_result),
-        Err(error) => (model_message(error), false),
-    };
+    let (text, cut) = outcome.shown();
     match format {
         Format::OpenAiChat { .. } => json!({
             "role": "tool",
@@ -1138,6 +1148,9 @@ impl Executor {
         ctx: &C,
     ) -> CallOutcome {
         let max_result = self.max_result(found.as_ref().ok().map(Found::tool));
+        let contents = found
+            .as_ref()
+            .is_ok_and(|found| content::is_contents(found.tool().output_schema()));
         let result = match (found, call.arguments) {
             (Err(refused), _) => Err(refused),
             (Ok(found), Ok(mut arguments)) => {
@@ -1158,7 +1171,9 @@ impl Executor {
                 Err(error)
             }
         };
-        CallOutcome::new(call.id, call.name, result).with_max_result(max_result)
+        let mut outcome = CallOutcome::new(call.id, call.name, result).with_max_result(max_result);
+        outcome.contents = contents;
+        outcome
     }
 }
 
