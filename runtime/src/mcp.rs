@@ -444,8 +444,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///
     /// ```
     /// use rmcp::model::{
-    ///     AnnotateAble, ListResourcesResult, PaginatedRequestParams, RawResource,
-    ///     ServerCapabilities, ServerConfig,
+    ///     ListResourcesResult, PaginatedRequestParams, Resource, ServerCapabilities, ServerConfig,
     /// };
     /// use rmcp::service::RequestContext;
     /// use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -465,7 +464,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///         _: Option<PaginatedRequestParams>,
     ///         _: RequestContext<RoleServer>,
     ///     ) -> Result<ListResourcesResult, ErrorData> {
-    ///         let handbook = RawResource::new("docs://handbook", "handbook").no_annotation();
+    ///         let handbook = Resource::new("docs://handbook", "handbook");
     ///         Ok(ListResourcesResult::with_all_items(vec![handbook]))
     ///     }
     /// }
