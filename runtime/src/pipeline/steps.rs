@@ -37,8 +37,14 @@ pub(super) struct Json(pub(super) Value);
 impl<T: Tool> Input<T> for Json {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
         let read = arguments::read(env, env.served.key, &self.0);
-        if let (Err(_), Some(watch)) = (&read, env.watch) {
-            watch.findings().unreadable(self.0);
+        if let Some(watch) = env.watch {
+            match &read {
+                Err(_) => watch.findings().unreadable(self.0),
+                // No invocation will serialize them: the event reads them
+                // again from what was sent, off the call's thread.
+                Ok(_) if hookless::<T>() => watch.findings().sent(self.0, arguments::reread::<T>),
+                Ok(_) => {}
+            }
         }
         read
     }
@@ -54,9 +60,16 @@ pub(super) struct Typed<T>(pub(super) T);
 impl<T: Tool> Input<T> for Typed<T> {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
         let checked = arguments::check_typed(env, env.served.key, &self.0);
-        if let (Err(_), Some(watch)) = (&checked, env.watch) {
-            let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
-            watch.findings().unreadable(arguments);
+        if let Some(watch) = env.watch {
+            match &checked {
+                Err(_) => {
+                    let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
+                    watch.findings().unreadable(arguments);
+                }
+                // No invocation will digest them: the call's event needs them now.
+                Ok(()) if hookless::<T>() => validated(watch, &self.0),
+                Ok(()) => {}
+            }
         }
         checked.map(|()| self.0)
     }
@@ -86,11 +99,7 @@ pub(super) async fn run<T: Tool, R>(
     let args = input.read(&env)?;
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
-    let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
-    if hookless && let Some(watch) = env.watch {
-        // No invocation will digest them: the call's event needs them now.
-        validated(watch, &args);
-    }
+    let hookless = hookless::<T>();
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
         Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
@@ -316,6 +325,12 @@ pub(super) async fn preflight<T: Tool>(
         None => asked.await,
         Some(values) => keeping_secrets(env.served.key, values, Box::pin(asked)).await,
     }
+}
+
+/// Whether a call of `T` asks no hook, so builds no invocation (unless a
+/// policy asks for approval): its event's arguments are left by step 2.
+fn hookless<T: Tool>() -> bool {
+    T::PUBLIC && !T::EFFECT.requires_approval()
 }
 
 /// Leaves the validated arguments of a call that builds no invocation for
