@@ -239,30 +239,30 @@ impl<T> Mailbox<T> {
         self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `item`, or gives it back when the queue is full. Never
-    /// waits for the taker. Drops a few items the taker is done with.
-    fn post(&self, item: T) -> Result<(), T> {
+    /// Queues `item`, unless the queue is full (`false`: it is dropped).
+    /// Never waits for the taker. Drops a few items the taker is done with.
+    fn post(&self, item: T) -> bool {
         let mut inbox = self.lock();
-        let spent: [Option<T>; DROPPED_PER_POST] = std::array::from_fn(|_| inbox.spent.pop_front());
-        let posted = if inbox.items.len() >= self.capacity {
-            Err(item)
-        } else {
-            inbox.items.push_back(item);
-            let wake = match inbox.waiting {
-                Waiting::Asleep => true,
-                Waiting::Lingering => inbox.items.len() >= self.capacity.div_ceil(2),
-                Waiting::No => false,
-            };
-            if wake {
-                inbox.waiting = Waiting::No;
-                drop(inbox);
-                self.wake.notify_one();
-            }
-            Ok(())
+        // Dropped where they lie (moving them out would copy each).
+        let keep = inbox.spent.len().saturating_sub(DROPPED_PER_POST);
+        inbox.spent.truncate(keep);
+        if inbox.items.len() >= self.capacity {
+            drop(inbox);
+            drop(item);
+            return false;
+        }
+        inbox.items.push_back(item);
+        let wake = match inbox.waiting {
+            Waiting::Asleep => true,
+            Waiting::Lingering => inbox.items.len() >= self.capacity.div_ceil(2),
+            Waiting::No => false,
         };
-        // Dropped here, outside the lock.
-        drop(spent);
-        posted
+        if wake {
+            inbox.waiting = Waiting::No;
+            drop(inbox);
+            self.wake.notify_one();
+        }
+        true
     }
 
     /// The items queued, in exchange for `done`, the last batch taken
@@ -363,7 +363,7 @@ impl Observers {
     }
 
     fn post(&self, raw: Raw) {
-        if self.dispatch.post(raw).is_err() {
+        if !self.dispatch.post(raw) {
             for slot in &*self.slots {
                 slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
             }
@@ -417,7 +417,7 @@ fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
             return;
         };
         for slot in slots {
-            if slot.mailbox.post(event.clone()).is_err() {
+            if !slot.mailbox.post(event.clone()) {
                 slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }

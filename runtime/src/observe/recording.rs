@@ -86,7 +86,7 @@ impl<'a> Recording<'a> {
         CallRecord {
             id: self.id,
             started: self.started,
-            duration: self.started.elapsed(),
+            ended: Instant::now(),
             key: self.key,
             name: self.name,
             arguments,
@@ -136,7 +136,8 @@ pub(crate) struct CallRecord {
     /// When the call started: its event's wall-clock time is worked out
     /// from it, so that the call reads one clock.
     started: Instant,
-    duration: Duration,
+    /// When it ended (its duration is worked out on the dispatcher's thread).
+    ended: Instant,
     key: &'static str,
     name: &'static str,
     arguments: Option<Shown>,
@@ -195,7 +196,7 @@ impl CallRecord {
             policy: details.policy.clone(),
             approval: details.approval,
             outcome: self.outcome,
-            duration: self.duration,
+            duration: self.ended.saturating_duration_since(self.started),
             error: details.error.clone(),
         }
     }
