@@ -38,19 +38,26 @@ impl<T: Tool> Input<T> for Json {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
         let read = arguments::read(env, env.served.key, &self.0);
         if let Some(watch) = env.watch {
-            match &read {
-                Err(_) => watch.findings().unreadable(self.0),
-                // No invocation will serialize them: the event reads them
-                // again from what was sent, off the call's thread.
-                Ok(_) if hookless::<T>() => watch.findings().sent(self.0, arguments::reread::<T>),
-                Ok(_) => {}
-            }
+            sent::<T>(watch, read.is_ok(), self.0);
         }
         read
     }
 
     fn secret_values(&self, secrets: &Secrets) -> SecretValues {
         secrets.values(&self.0)
+    }
+}
+
+/// Leaves the JSON arguments of a watched call of `T` for its event, as
+/// they were sent: when they are not `valid`, to show as they are; when
+/// they are and no invocation will serialize them, for the event to read
+/// them again off the call's thread.
+#[inline(never)]
+fn sent<T: Tool>(watch: &dyn Watch, valid: bool, arguments: Value) {
+    match valid {
+        false => watch.findings().unreadable(arguments),
+        true if hookless::<T>() => watch.findings().sent(arguments, arguments::reread::<T>),
+        true => {}
     }
 }
 
