@@ -192,6 +192,7 @@ const LINGER: Duration = Duration::from_millis(1);
 /// senders to drop, a few per item they post: memory is then freed by
 /// the thread that allocated it. Freed on another thread, it would make
 /// the sender's allocator take a lock on every call (glibc's arenas).
+/// A batch handed back waits for the next post (a queue's length at most).
 struct Mailbox<T> {
     inbox: Mutex<Inbox<T>>,
     wake: Condvar,
