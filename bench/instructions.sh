@@ -3,7 +3,8 @@
 # body has no `.await`, and of one with an `.await`: `awaiting`), the typed
 # `Executor::call`, `invoke` of the same tool behind an `authorize` hook,
 # `invoke` of a tool that injects one REQUEST value, `invoke` with an
-# execution log and one more observer (`observed`), and of `add` over
+# execution log and one more observer (`observed`: the calling thread's
+# share; the observers' threads are not counted), and of `add` over
 # `f64`s and over `f32`s (whose range bound costs a walk over the arguments;
 # the variants of `runtime/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
@@ -21,9 +22,12 @@ calls=${CALLS:-20000}
 command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 bin=$(cargo bench -q -p toolwright --bench invoke --no-run --message-format=json 2> /dev/null \
     | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
-count() { # variant, calls -> instructions
-    TOOLWRIGHT_CALLS="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" 2>&1 \
-        | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+count() { # variant, calls -> instructions of the calling thread (observers' threads apart)
+    TOOLWRIGHT_CALLS="$1:$2" valgrind --tool=callgrind --separate-threads=yes \
+        --callgrind-out-file="$out/$1.$2" "$bin" > /dev/null 2>&1
+    sed -n 's/^summary: \([0-9]*\).*/\1/p' "$out/$1.$2-01"
 }
 floor=
 printf '%-8s %14s %10s\n' variant "instr./call" "to floor"

@@ -17,7 +17,9 @@ use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
 use crate::observe::{self, Event, Observer, ObserverStats, Observers, Pending, Recording};
-use crate::pipeline::{self, CallNumbers, Env, ExclusiveGate, Services, Traced, Watch};
+use crate::pipeline::{
+    self, CallNumbers, Env, ExclusiveGate, Services, Surroundings, Traced, Watch,
+};
 use crate::principal::{Identify, Principal};
 use crate::registry::{Change, Current, Registry, Tap, Tools, View};
 use crate::request::ApprovalRequest;
@@ -831,7 +833,8 @@ impl Executor {
         async move {
             let found = found?;
             let recording = self.recording(&found, ctx);
-            self.start(&found, watch(&recording), arguments, ctx).await
+            let surroundings = self.surroundings(&found, watch(&recording), ctx);
+            self.start(&found, &surroundings, arguments).await
         }
     }
 
@@ -939,24 +942,23 @@ impl Executor {
         ctx: &C,
     ) -> Result<Value, CallError> {
         let recording = self.recording(&found, ctx);
-        self.start(&found, watch(&recording), arguments, ctx).await
+        let surroundings = self.surroundings(&found, watch(&recording), ctx);
+        self.start(&found, &surroundings, arguments).await
     }
 
-    /// The traced JSON call of the tool found: what `invoke` awaits.
-    fn start<'a, C: Any + Send + Sync>(
+    /// The traced JSON call of the tool found, in its `surroundings`: what
+    /// `invoke` awaits.
+    fn start<'a>(
         &'a self,
         found: &'a Found,
-        watch: Option<&'a dyn Watch>,
+        surroundings: &'a Surroundings<'a>,
         arguments: Value,
-        ctx: &'a C,
     ) -> Traced<'a, BoxFuture<'a, Result<Value, CallError>>> {
         let tool = found.tool();
-        let env = Env {
-            watch,
-            ..self.env(found, ErasedContext::new(ctx))
-        };
+        let (gate, watch) = (surroundings.gate, surroundings.watch);
         let numbers = &self.inner.services.calls;
-        pipeline::traced(tool, env.gate, watch, numbers, tool.call(env, arguments))
+        let call = tool.call(Env(surroundings), arguments);
+        pipeline::traced(tool, gate, watch, numbers, call)
     }
 
     /// Whether a call of `name` with `arguments` would run for `ctx`,
@@ -1014,11 +1016,11 @@ impl Executor {
     ) -> Result<Preflight, CallError> {
         let found = self.find(name)?;
         let tool = found.tool();
-        let env = Env {
+        let surroundings = Surroundings {
             preflight: true,
-            ..self.env(&found, ErasedContext::new(ctx))
+            ..self.surroundings(&found, None, ctx)
         };
-        let asked = CatchUnwind::new(tool.call(env, arguments))
+        let asked = CatchUnwind::new(tool.call(Env(&surroundings), arguments))
             .await
             .unwrap_or_else(|message| {
                 Err(CallError::Panicked {
@@ -1090,15 +1092,12 @@ impl Executor {
         let found = found.inspect_err(|error| self.refused(None, A::NAME, ctx, error))?;
         let recording = self.recording(&found, ctx);
         let watch = watch(&recording);
-        let env = Env {
-            watch,
-            ..self.env(&found, ErasedContext::new(ctx))
-        };
+        let surroundings = self.surroundings(&found, watch, ctx);
         // Boxed: moved by value, the typed pipeline's large state was copied
         // four times per call (some 420 instructions); a box costs less.
-        let call = Box::pin(pipeline::typed(env, args));
+        let call = Box::pin(pipeline::typed(Env(&surroundings), args));
         let numbers = &self.inner.services.calls;
-        pipeline::traced(found.tool(), env.gate, watch, numbers, call).await
+        pipeline::traced(found.tool(), surroundings.gate, watch, numbers, call).await
     }
 
     /// How each of this executor's observers is keeping up, in the order
@@ -1140,10 +1139,15 @@ impl Executor {
         self.view.as_ref().is_none_or(|view| view.contains(tool))
     }
 
-    /// The surroundings of a call of the tool found.
-    fn env<'a>(&'a self, found: &'a Found, ctx: ErasedContext<'a>) -> Env<'a> {
+    /// The surroundings of a call of the tool found, followed by `watch`.
+    fn surroundings<'a, C: Any + Send + Sync>(
+        &'a self,
+        found: &'a Found,
+        watch: Option<&'a dyn Watch>,
+        ctx: &'a C,
+    ) -> Surroundings<'a> {
         let tool = found.tool();
-        Env {
+        Surroundings {
             services: &self.inner.services,
             served: tool.served(),
             validation: tool.validation(),
@@ -1157,9 +1161,9 @@ impl Executor {
                 .has_exclusive()
                 .then_some(&self.inner.services.gate),
             limiter: tool.limiter(),
-            ctx,
+            ctx: ErasedContext::new(ctx),
             preflight: false,
-            watch: None,
+            watch,
         }
     }
 }

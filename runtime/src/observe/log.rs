@@ -290,21 +290,31 @@ impl ExecutionLog {
     }
 }
 
-impl Observer for ExecutionLog {
-    fn on_event(&self, event: &Event) {
-        {
+impl ExecutionLog {
+    /// Appends `event`, shared with the other observers: the executor's
+    /// dispatcher hands it over this way rather than through `on_event`,
+    /// which would copy it.
+    pub(crate) fn append(&self, event: Arc<Event>) {
+        let evicted = {
             let mut ring = self.ring();
-            if ring.entries.len() == self.shared.capacity {
-                ring.entries.pop_front();
-            }
+            let evicted = match ring.entries.len() == self.shared.capacity {
+                true => ring.entries.pop_front(),
+                false => None,
+            };
             ring.last += 1;
             let seq = ring.last;
-            ring.entries.push_back(LogEntry {
-                seq,
-                event: Arc::new(event.clone()),
-            });
-        }
+            ring.entries.push_back(LogEntry { seq, event });
+            evicted
+        };
+        // Dropped outside the lock, which readers wait for.
+        drop(evicted);
         self.shared.appended.notify_waiters();
+    }
+}
+
+impl Observer for ExecutionLog {
+    fn on_event(&self, event: &Event) {
+        self.append(Arc::new(event.clone()));
     }
 }
 

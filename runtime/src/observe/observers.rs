@@ -3,14 +3,15 @@
 //! so that a slow or panicking observer never holds up a call, nor the
 //! other observers.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::Event;
 use super::recording::CallRecord;
+use super::{Event, ExecutionLog};
 
 /// Something told about every [`Event`] of an executor: register it with
 /// [`ExecutorBuilder::observe`](crate::ExecutorBuilder::observe).
@@ -105,7 +106,23 @@ pub const DEFAULT_OBSERVER_QUEUE: usize = 1024;
 /// An observer as the builder holds it, until the executor starts it.
 pub(crate) struct Pending {
     pub(crate) name: &'static str,
-    pub(crate) observer: Box<dyn Observer>,
+    pub(crate) observer: Receiver,
+}
+
+/// How an observer receives events.
+pub(crate) enum Receiver {
+    /// The execution log keeps the event the others are shown, not a copy.
+    Log(ExecutionLog),
+    Other(Box<dyn Observer>),
+}
+
+impl Receiver {
+    fn receive(&self, event: &Arc<Event>) {
+        match self {
+            Receiver::Log(log) => log.append(event.clone()),
+            Receiver::Other(observer) => observer.on_event(event),
+        }
+    }
 }
 
 impl std::fmt::Debug for Pending {
@@ -116,9 +133,14 @@ impl std::fmt::Debug for Pending {
 
 impl Pending {
     pub(crate) fn new<O: Observer>(observer: O) -> Self {
+        // A clone of a log is the same log.
+        let observer = match (&observer as &dyn Any).downcast_ref::<ExecutionLog>() {
+            Some(log) => Receiver::Log(log.clone()),
+            None => Receiver::Other(Box::new(observer)),
+        };
         Pending {
             name: std::any::type_name::<O>(),
-            observer: Box::new(observer),
+            observer,
         }
     }
 }
@@ -147,10 +169,11 @@ struct Counts {
     panicked: AtomicU64,
 }
 
-/// What reaches the dispatcher.
+/// What reaches the dispatcher. Other events are boxed: they are rare,
+/// and the queue's items are as large as the largest.
 enum Raw {
     Call(CallRecord),
-    Event(Event),
+    Event(Box<Event>),
 }
 
 /// How long a queue's thread waits for more, once its queue is empty,
@@ -164,6 +187,12 @@ const LINGER: Duration = Duration::from_millis(1);
 /// microseconds on a busy machine). Here a sender wakes it only when it is
 /// asleep, or when the queue is half full while it lingers: under load,
 /// the thread takes items in batches.
+///
+/// The taker only reads the items, and hands each batch back for the
+/// senders to drop, a few per item they post: memory is then freed by
+/// the thread that allocated it. Freed on another thread, it would make
+/// the sender's allocator take a lock on every call (glibc's arenas).
+/// A batch handed back waits for the next post (a queue's length at most).
 struct Mailbox<T> {
     inbox: Mutex<Inbox<T>>,
     wake: Condvar,
@@ -172,6 +201,8 @@ struct Mailbox<T> {
 
 struct Inbox<T> {
     items: VecDeque<T>,
+    /// Items the taker is done with, for the senders to drop.
+    spent: VecDeque<T>,
     waiting: Waiting,
     /// No more items will come: take what is queued, then end.
     closed: bool,
@@ -187,11 +218,16 @@ enum Waiting {
     Asleep,
 }
 
+/// How many spent items a sender drops per item it posts: more than one,
+/// so that they never pile up.
+const DROPPED_PER_POST: usize = 2;
+
 impl<T> Mailbox<T> {
     fn new(capacity: usize) -> Self {
         Mailbox {
             inbox: Mutex::new(Inbox {
                 items: VecDeque::new(),
+                spent: VecDeque::new(),
                 waiting: Waiting::No,
                 closed: false,
             }),
@@ -204,12 +240,17 @@ impl<T> Mailbox<T> {
         self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `item`, or gives it back when the queue is full. Never
-    /// waits for the taker.
-    fn post(&self, item: T) -> Result<(), T> {
+    /// Queues `item`, unless the queue is full (`false`: it is dropped).
+    /// Never waits for the taker. Drops a few items the taker is done with.
+    fn post(&self, item: T) -> bool {
         let mut inbox = self.lock();
+        // Dropped where they lie (moving them out would copy each).
+        let keep = inbox.spent.len().saturating_sub(DROPPED_PER_POST);
+        inbox.spent.truncate(keep);
         if inbox.items.len() >= self.capacity {
-            return Err(item);
+            drop(inbox);
+            drop(item);
+            return false;
         }
         inbox.items.push_back(item);
         let wake = match inbox.waiting {
@@ -222,18 +263,31 @@ impl<T> Mailbox<T> {
             drop(inbox);
             self.wake.notify_one();
         }
-        Ok(())
+        true
     }
 
-    /// The items queued, swapped for `spare` (empty); waits for some
-    /// first. `None` once the mailbox is closed and empty.
-    fn take(&self, spare: VecDeque<T>) -> Option<VecDeque<T>> {
+    /// The items queued, in exchange for `done`, the last batch taken
+    /// (for the senders to drop); waits for some first. `None` once the
+    /// mailbox is closed and empty.
+    fn take(&self, mut done: VecDeque<T>) -> Option<VecDeque<T>> {
         let mut inbox = self.lock();
+        if !inbox.spent.is_empty() {
+            // The senders have not dropped the last batch handed back yet
+            // (calls slowed down): this one is dropped here, unlocked,
+            // rather than pile up.
+            drop(inbox);
+            done.clear();
+            inbox = self.lock();
+        }
         let mut lingered = false;
         loop {
             if !inbox.items.is_empty() {
                 inbox.waiting = Waiting::No;
-                return Some(std::mem::replace(&mut inbox.items, spare));
+                if inbox.spent.is_empty() {
+                    // Handed back; the emptied buffer holds the next items.
+                    std::mem::swap(&mut inbox.spent, &mut done);
+                }
+                return Some(std::mem::replace(&mut inbox.items, done));
             }
             if inbox.closed {
                 return None;
@@ -263,11 +317,11 @@ impl<T> Mailbox<T> {
 
     /// Calls `each` with every item posted, in order, until the mailbox is
     /// closed and empty.
-    fn serve(&self, mut each: impl FnMut(T)) {
-        let mut spare = VecDeque::new();
-        while let Some(mut items) = self.take(spare) {
-            items.drain(..).for_each(&mut each);
-            spare = items;
+    fn serve(&self, mut each: impl FnMut(&T)) {
+        let mut done = VecDeque::new();
+        while let Some(items) = self.take(done) {
+            items.iter().for_each(&mut each);
+            done = items;
         }
     }
 }
@@ -290,7 +344,7 @@ impl Observers {
             .collect();
         for (index, observer) in observers.into_iter().enumerate() {
             let slots = slots.clone();
-            spawn(move || deliver(&*observer, &slots[index]))?;
+            spawn(move || deliver(&observer, &slots[index]))?;
         }
         let dispatch = Arc::new(Mailbox::new(queue));
         let (taking, fanned) = (dispatch.clone(), slots.clone());
@@ -301,7 +355,7 @@ impl Observers {
     /// Queues `event` for every observer, dropping it for those whose
     /// queue is full. Never waits for an observer.
     pub(crate) fn emit(&self, event: Event) {
-        self.post(Raw::Event(event));
+        self.post(Raw::Event(Box::new(event)));
     }
 
     /// Queues a call's findings, which the dispatcher turns into its event.
@@ -310,7 +364,7 @@ impl Observers {
     }
 
     fn post(&self, raw: Raw) {
-        if self.dispatch.post(raw).is_err() {
+        if !self.dispatch.post(raw) {
             for slot in &*self.slots {
                 slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
             }
@@ -349,9 +403,11 @@ fn spawn(work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
 /// observer.
 fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
     dispatch.serve(|raw| {
+        // Built from what was posted, which goes back to be dropped where
+        // it was made.
         let built = std::panic::catch_unwind(AssertUnwindSafe(|| match raw {
-            Raw::Event(event) => event,
-            Raw::Call(call) => Event::Call(call.into_event()),
+            Raw::Event(event) => Event::clone(event),
+            Raw::Call(call) => Event::Call(call.event()),
         }));
         // Building an event does not panic; were it to, the event is lost
         // for everyone, and the dispatcher goes on.
@@ -362,7 +418,7 @@ fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
             return;
         };
         for slot in slots {
-            if slot.mailbox.post(event.clone()).is_err() {
+            if !slot.mailbox.post(event.clone()) {
                 slot.counts.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -373,9 +429,9 @@ fn dispatch_all(dispatch: &Mailbox<Raw>, slots: &[Slot]) {
 }
 
 /// An observer's thread: each event in turn, until the executor is gone.
-fn deliver(observer: &dyn Observer, slot: &Slot) {
+fn deliver(observer: &Receiver, slot: &Slot) {
     slot.mailbox.serve(|event| {
-        let told = std::panic::catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
+        let told = std::panic::catch_unwind(AssertUnwindSafe(|| observer.receive(event)));
         slot.counts.delivered.fetch_add(1, Ordering::Relaxed);
         if told.is_err() {
             slot.counts.panicked.fetch_add(1, Ordering::Relaxed);

@@ -10,7 +10,6 @@ use crate::catalog::ToolEntry;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::pipeline::{Findings, Shown, Watch};
-use crate::request::Digest;
 
 /// A call of a tool that was found, followed from its start.
 pub(crate) struct Recording<'a> {
@@ -21,7 +20,6 @@ pub(crate) struct Recording<'a> {
     /// steps' record (refused before its body, or dropped).
     audit: Option<(&'a Trail, Effect)>,
     id: u64,
-    at: SystemTime,
     started: Instant,
     key: &'static str,
     name: &'static str,
@@ -45,7 +43,6 @@ impl<'a> Recording<'a> {
             observers,
             audit,
             id,
-            at: SystemTime::now(),
             started: Instant::now(),
             key,
             name,
@@ -77,22 +74,26 @@ impl<'a> Recording<'a> {
             Some(Ok(())) => (OutcomeClass::Ok, None),
             Some(Err(error)) => (OutcomeClass::of_error(error), Some(ErrorText::of(error))),
         };
-        CallRecord {
-            id: self.id,
-            at: self.at,
-            duration: self.started.elapsed(),
-            key: self.key,
-            name: self.name,
+        let details = Details {
             actor: self.actor.map(str::to_owned),
-            arguments,
-            tool: self.tool.clone(),
             policy: findings.ruling.get().map(|(decision, rule)| PolicyRuling {
                 decision: decision.clone(),
                 rule: rule.clone(),
             }),
             approval: consumed.or(requested),
-            outcome,
             error,
+        };
+        CallRecord {
+            id: self.id,
+            started: self.started,
+            ended: Instant::now(),
+            key: self.key,
+            name: self.name,
+            arguments,
+            // Only a tool with secret properties has anything to redact.
+            secret: (!self.tool.validation().secrets().is_empty()).then(|| self.tool.clone()),
+            outcome,
+            details: details.any().then(|| Box::new(details)),
         }
     }
 }
@@ -125,54 +126,88 @@ impl Watch for Recording<'_> {
     /// it before the call's scope closes.
     fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent {
         let arguments = self.findings.shown().clone();
-        self.record(arguments, result).into_event()
+        self.record(arguments, result).event()
     }
 }
 
 /// What a call left for its event, as its thread hands it over.
 pub(crate) struct CallRecord {
     id: u64,
-    at: SystemTime,
-    duration: Duration,
+    /// When the call started: its event's wall-clock time is worked out
+    /// from it, so that the call reads one clock.
+    started: Instant,
+    /// When it ended (its duration is worked out on the dispatcher's thread).
+    ended: Instant,
     key: &'static str,
     name: &'static str,
-    actor: Option<String>,
     arguments: Option<Shown>,
-    tool: ToolEntry,
+    /// The tool, when its input schema marks properties secret (to redact).
+    secret: Option<ToolEntry>,
+    outcome: OutcomeClass,
+    /// Boxed, and only when there are any: the record of every call then
+    /// takes a few cache lines, which the dispatcher's thread reads.
+    details: Option<Box<Details>>,
+}
+
+/// What fewer calls have: a known caller, a policy, an approval, an error.
+#[derive(Default)]
+struct Details {
+    actor: Option<String>,
     policy: Option<PolicyRuling>,
     approval: Option<ApprovalUse>,
-    outcome: OutcomeClass,
     error: Option<ErrorText>,
+}
+
+impl Details {
+    fn any(&self) -> bool {
+        self.actor.is_some()
+            || self.policy.is_some()
+            || self.approval.is_some()
+            || self.error.is_some()
+    }
 }
 
 impl CallRecord {
     /// The call's event: the arguments digested (unless the call did) and
-    /// redacted.
-    pub(crate) fn into_event(self) -> CallEvent {
-        let (arguments, digest) = match self.arguments {
-            Some(Shown::Validated { arguments, digest }) => {
-                let digest = digest.unwrap_or_else(|| Digest::of(self.key, &arguments));
-                (Some(arguments), Some(digest))
+    /// redacted. The record is left as it was: what it holds is dropped
+    /// on the thread that made it.
+    pub(crate) fn event(&self) -> CallEvent {
+        let (arguments, digest) = match &self.arguments {
+            Some(shown) => {
+                let (arguments, digest) = shown.event_parts(self.key);
+                let shown = match &self.secret {
+                    Some(tool) => redact(tool.input_schema(), &arguments),
+                    None => arguments,
+                };
+                (Some(shown), digest)
             }
-            Some(Shown::Unreadable(arguments)) => (Some(arguments), None),
             None => (None, None),
         };
-        let schema = self.tool.input_schema();
+        let none = Details::default();
+        let details = self.details.as_deref().unwrap_or(&none);
         CallEvent {
             id: self.id,
-            at: self.at,
+            at: wall_time(self.started),
             key: Some(self.key),
             name: self.name.to_owned(),
-            actor: self.actor,
-            arguments: arguments.map(|arguments| redact(schema, &arguments)),
+            actor: details.actor.clone(),
+            arguments,
             digest,
-            policy: self.policy,
-            approval: self.approval,
+            policy: details.policy.clone(),
+            approval: details.approval,
             outcome: self.outcome,
-            duration: self.duration,
-            error: self.error,
+            duration: self.ended.saturating_duration_since(self.started),
+            error: details.error.clone(),
         }
     }
+}
+
+/// The wall-clock time of `past`: the time now, less how long ago it was
+/// (read first, so that the time is never before `past`).
+fn wall_time(past: Instant) -> SystemTime {
+    let ago = past.elapsed();
+    let now = SystemTime::now();
+    now.checked_sub(ago).unwrap_or(now)
 }
 
 /// The event of a call that ended before it started: no tool has the

@@ -74,6 +74,23 @@ pub(super) fn read<T: DeserializeOwned>(
     args.ok_or_else(|| invalid(key, "", "the arguments were not read".to_owned()))
 }
 
+/// The validated arguments of a call of `T` as JSON, from the valid JSON
+/// its caller `sent`: read again as [`read`] read them, and serialized.
+/// For the call's event, so that the call does not pay for it.
+pub(super) fn reread<T: DeserializeOwned + Serialize>(sent: &Value) -> Value {
+    let args = T::deserialize(sent).or_else(|first| {
+        let mut normalized = sent.clone();
+        match integral_floats_to_integers(&mut normalized) {
+            true => T::deserialize(&normalized),
+            false => Err(first),
+        }
+    });
+    // They were read once, so they read again, and serialize.
+    args.ok()
+        .and_then(|args| crate::util::json::to_value(&args).ok())
+        .unwrap_or(Value::Null)
+}
+
 /// Typed arguments satisfy every structural rule; only a schema with
 /// constraints (ranges, lengths, patterns, an `f32`'s bound) needs a check.
 pub(super) fn check_typed<T: Serialize>(

@@ -85,10 +85,24 @@ pub(crate) struct Served {
     pub(crate) concurrency: Concurrency,
 }
 
+/// One call's surroundings, as its steps hold them: a pointer to them,
+/// which the caller keeps while the call runs. Every future of the call
+/// then holds (and copies as it is moved) one pointer, not all of them.
+#[derive(Clone, Copy)]
+pub(crate) struct Env<'a>(pub(crate) &'a Surroundings<'a>);
+
+impl<'a> std::ops::Deref for Env<'a> {
+    type Target = Surroundings<'a>;
+
+    fn deref(&self) -> &Surroundings<'a> {
+        self.0
+    }
+}
+
 /// One call's surroundings: the shared services, its tool as served, its
 /// schema, validator and policy, and the caller's context.
 #[derive(Clone, Copy)]
-pub(crate) struct Env<'a> {
+pub(crate) struct Surroundings<'a> {
     pub(crate) services: &'a Services,
     pub(crate) served: &'a Served,
     pub(crate) validation: &'a Validation,

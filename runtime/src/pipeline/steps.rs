@@ -37,8 +37,8 @@ pub(super) struct Json(pub(super) Value);
 impl<T: Tool> Input<T> for Json {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
         let read = arguments::read(env, env.served.key, &self.0);
-        if let (Err(_), Some(watch)) = (&read, env.watch) {
-            watch.findings().unreadable(self.0);
+        if let Some(watch) = env.watch {
+            sent::<T>(watch, read.is_ok(), self.0);
         }
         read
     }
@@ -48,15 +48,35 @@ impl<T: Tool> Input<T> for Json {
     }
 }
 
+/// Leaves the JSON arguments of a watched call of `T` for its event, as
+/// they were sent: when they are not `valid`, to show as they are; when
+/// they are and no invocation will serialize them, for the event to read
+/// them again off the call's thread.
+#[inline(never)]
+fn sent<T: Tool>(watch: &dyn Watch, valid: bool, arguments: Value) {
+    match valid {
+        false => watch.findings().unreadable(arguments),
+        true if hookless::<T>() => watch.findings().sent(arguments, arguments::reread::<T>),
+        true => {}
+    }
+}
+
 /// Typed arguments ([`Executor::call`](crate::Executor::call)).
 pub(super) struct Typed<T>(pub(super) T);
 
 impl<T: Tool> Input<T> for Typed<T> {
     fn read(self, env: &Env<'_>) -> Result<T, CallError> {
         let checked = arguments::check_typed(env, env.served.key, &self.0);
-        if let (Err(_), Some(watch)) = (&checked, env.watch) {
-            let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
-            watch.findings().unreadable(arguments);
+        if let Some(watch) = env.watch {
+            match &checked {
+                Err(_) => {
+                    let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
+                    watch.findings().unreadable(arguments);
+                }
+                // No invocation will digest them: the call's event needs them now.
+                Ok(()) if hookless::<T>() => validated(watch, &self.0),
+                Ok(()) => {}
+            }
         }
         checked.map(|()| self.0)
     }
@@ -86,11 +106,7 @@ pub(super) async fn run<T: Tool, R>(
     let args = input.read(&env)?;
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
-    let hookless = T::PUBLIC && !T::EFFECT.requires_approval();
-    if hookless && let Some(watch) = env.watch {
-        // No invocation will digest them: the call's event needs them now.
-        validated(watch, &args);
-    }
+    let hookless = hookless::<T>();
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
         Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
@@ -316,6 +332,12 @@ pub(super) async fn preflight<T: Tool>(
         None => asked.await,
         Some(values) => keeping_secrets(env.served.key, values, Box::pin(asked)).await,
     }
+}
+
+/// Whether a call of `T` asks no hook, so builds no invocation (unless a
+/// policy asks for approval): its event's arguments are left by step 2.
+fn hookless<T: Tool>() -> bool {
+    T::PUBLIC && !T::EFFECT.requires_approval()
 }
 
 /// Leaves the validated arguments of a call that builds no invocation for

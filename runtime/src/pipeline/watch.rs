@@ -58,6 +58,12 @@ impl Findings {
         self.show(Shown::Validated { arguments, digest });
     }
 
+    /// The arguments as the caller sent them, valid: `reread` gives them
+    /// as validated, off the call's thread (see [`Shown::Sent`]).
+    pub(crate) fn sent(&self, arguments: Value, reread: Reread) {
+        self.show(Shown::Sent { arguments, reread });
+    }
+
     /// The arguments as the caller sent them, when they did not validate.
     pub(crate) fn unreadable(&self, arguments: Value) {
         self.show(Shown::Unreadable(arguments));
@@ -84,6 +90,7 @@ impl Findings {
             Some(Shown::Validated { arguments, .. } | Shown::Unreadable(arguments)) => {
                 Some(arguments.clone())
             }
+            Some(Shown::Sent { arguments, reread }) => Some(reread(arguments)),
             None => None,
         }
     }
@@ -105,6 +112,33 @@ pub(crate) enum Shown {
         arguments: Value,
         digest: Option<Digest>,
     },
+    /// As the caller sent them, valid, for `reread` to give them as
+    /// validated: a call that builds no invocation hands over the JSON it
+    /// was given rather than serialize its arguments again.
+    Sent { arguments: Value, reread: Reread },
     /// As sent, when they did not validate: no digest binds them.
     Unreadable(Value),
 }
+
+impl Shown {
+    /// The arguments as the event shows them (before redaction), and
+    /// their digest as tool `key`'s when they validated.
+    pub(crate) fn event_parts(&self, key: &str) -> (Value, Option<Digest>) {
+        match self {
+            Shown::Validated { arguments, digest } => {
+                let digest = digest.unwrap_or_else(|| Digest::of(key, arguments));
+                (arguments.clone(), Some(digest))
+            }
+            Shown::Sent { arguments, reread } => {
+                let arguments = reread(arguments);
+                let digest = Digest::of(key, &arguments);
+                (arguments, Some(digest))
+            }
+            Shown::Unreadable(arguments) => (arguments.clone(), None),
+        }
+    }
+}
+
+/// The validated arguments of one tool's call, as JSON, from valid JSON
+/// arguments its caller sent.
+pub(crate) type Reread = fn(&Value) -> Value;
