@@ -20,9 +20,10 @@
 //!
 //! Resources, prompts, completions and logging levels are the
 //! application's, served by an rmcp handler of its own beside the tools
-//! ([`McpServer::with_companion`]). A tool body reaches the request it
-//! serves through [`McpCall::current`]: to report progress, send log
-//! messages, or ask the client for a sampling or an elicitation.
+//! ([`McpServer::with_companion`]). On a server built
+//! [`with_mcp_calls`](McpServer::with_mcp_calls), a tool body reaches the
+//! request it serves through [`McpCall::current`]: to report progress, send
+//! log messages, or ask the client for a sampling or an elicitation.
 //!
 //! ```no_run
 //! use toolwright::mcp::{bearer_token, HttpOptions, McpServer, Rejection};
@@ -64,6 +65,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use futures_util::future::Either;
 use rmcp::model::Extensions;
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult,
@@ -262,6 +264,8 @@ struct Shared<C> {
     sessions: Sessions<C>,
     /// Asks the person in the host to approve calls that wait for it.
     elicitation: Option<Elicitation<C>>,
+    /// Whether tool bodies reach their request through `McpCall::current`.
+    mcp_calls: bool,
     /// Answers what is not about tools: resources, prompts, completions,
     /// logging levels.
     companion: Option<Arc<dyn Companion>>,
@@ -362,6 +366,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 views: None,
                 sessions: Sessions::new(),
                 elicitation: None,
+                mcp_calls: false,
                 companion: None,
             }),
         }
@@ -477,6 +482,25 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// ```
     pub fn with_companion(mut self, handler: impl ServerHandler) -> Self {
         self.shared_mut().companion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Lets tool bodies reach the MCP request they serve through
+    /// [`McpCall::current`]: to report progress, send log messages, or ask
+    /// the client for a sampling or an elicitation. Off by default: it
+    /// costs every call (a task-local set around it, some 150 ns in
+    /// BENCHMARKS.md's in-process figure), and most tools need none of it.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "indexer", "0.1.0").with_mcp_calls();
+    /// # let _ = server;
+    /// ```
+    pub fn with_mcp_calls(mut self) -> Self {
+        self.shared_mut().mcp_calls = true;
         self
     }
 
@@ -833,8 +857,12 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         // Dropping the call on cancellation hands its finalizers to the
         // runtime with `Outcome::Cancelled`. The call is polled first
         // (`biased`): one that finishes at once never waits on the token.
-        // The body can reach this request through `McpCall::current`.
-        let invoke = call::serving(&request, executor.invoke_found(found, arguments, ctx));
+        let invoke = executor.invoke_found(found, arguments, ctx);
+        let invoke = match self.shared.mcp_calls {
+            // The body can reach this request through `McpCall::current`.
+            true => Either::Left(call::serving(&request, invoke)),
+            false => Either::Right(invoke),
+        };
         let result = tokio::select! {
             biased;
             result = invoke => result,
@@ -846,11 +874,11 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
                 // Boxed: asking a person is rare, and every call's future
                 // would otherwise carry its space.
-                let decided = call::serving(
-                    &request,
-                    elicitation.decide(&executor, result, kept, ctx, &request),
-                )
-                .await;
+                let decide = elicitation.decide(&executor, result, kept, ctx, &request);
+                let decided = match self.shared.mcp_calls {
+                    true => call::serving(&request, decide).await,
+                    false => decide.await,
+                };
                 decided.ok_or_else(|| ErrorData::internal_error("the call was cancelled", None))?
             }
             _ => result,

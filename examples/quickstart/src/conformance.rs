@@ -263,9 +263,10 @@ pub(crate) fn register_tools(registry: &Registry) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// `server` with the fixture's resources, prompts, completions and logging.
+/// `server` with the fixture's resources, prompts, completions and logging,
+/// its tools reaching their requests.
 pub(crate) fn with_fixtures<C: Send + Sync + 'static>(server: McpServer<C>) -> McpServer<C> {
-    server.with_companion(Fixtures)
+    server.with_companion(Fixtures).with_mcp_calls()
 }
 
 /// The reference server's resources and prompts, as the suite reads them.
