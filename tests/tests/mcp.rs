@@ -724,3 +724,34 @@ async fn a_companion_serves_prompts_beside_the_tools_and_none_means_method_not_f
     assert_eq!(tool_names(&client).await, ["echo"]);
     client.cancel().await.unwrap();
 }
+
+/// Say whether the call reaches the MCP request it serves.
+#[tool(key = "util.reaches", effect = read, authorize = public)]
+async fn reaches_request() -> bool {
+    toolwright::mcp::McpCall::current().is_some()
+}
+
+#[tokio::test]
+async fn a_tool_reaches_its_mcp_request_only_on_a_server_that_lets_it() {
+    let executor = || {
+        let catalog = Catalog::builder()
+            .register::<ReachesRequestArgs>()
+            .build()
+            .unwrap();
+        Executor::new(catalog, Container::default()).unwrap()
+    };
+    let direct = executor().invoke("reaches_request", json!({}), &()).await;
+    assert_eq!(direct.unwrap(), json!(false));
+    for (server, reaches) in [
+        (McpServer::new(executor(), "plain", "0.1.0"), "false"),
+        (
+            McpServer::new(executor(), "reaching", "0.1.0").with_mcp_calls(),
+            "true",
+        ),
+    ] {
+        let client = connect(&server, ()).await;
+        let result = call(&client, "reaches_request", json!({})).await;
+        assert_eq!(text(&result), reaches);
+        client.cancel().await.unwrap();
+    }
+}
