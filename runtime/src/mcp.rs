@@ -62,10 +62,10 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
-use futures_util::future::Either;
 use rmcp::model::Extensions;
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, CallToolResult,
@@ -854,21 +854,15 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let kept = (self.shared.elicitation.is_some()
             && !found.tool().validation().secrets().is_empty())
         .then(|| arguments.clone());
-        // Dropping the call on cancellation hands its finalizers to the
-        // runtime with `Outcome::Cancelled`. The call is polled first
-        // (`biased`): one that finishes at once never waits on the token.
         let invoke = executor.invoke_found(found, arguments, ctx);
-        let invoke = match self.shared.mcp_calls {
+        let result = match self.shared.mcp_calls {
             // The body can reach this request through `McpCall::current`.
-            true => Either::Left(call::serving(&request, invoke)),
-            false => Either::Right(invoke),
+            // Boxed: only such servers' calls carry the task-local's space.
+            true => Box::pin(call::serving(&request, until_cancelled(invoke, &request))).await,
+            false => until_cancelled(invoke, &request).await,
         };
-        let result = tokio::select! {
-            biased;
-            result = invoke => result,
-            () = request.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the call was cancelled", None));
-            }
+        let Some(result) = result else {
+            return Err(ErrorData::internal_error("the call was cancelled", None));
         };
         let result = match &self.shared.elicitation {
             Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
@@ -884,6 +878,21 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             _ => result,
         };
         Ok(tool_result(structured, max_result, result).into())
+    }
+}
+
+/// `call`'s output, or `None` if the client cancels `request` first.
+/// Dropping the call on cancellation hands its finalizers to the runtime
+/// with `Outcome::Cancelled`. The call is polled first (`biased`): one
+/// that finishes at once never waits on the token.
+async fn until_cancelled<F: Future>(
+    call: F,
+    request: &RequestContext<RoleServer>,
+) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        output = call => Some(output),
+        () = request.ct.cancelled() => None,
     }
 }
 
