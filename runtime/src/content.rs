@@ -7,9 +7,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The output schema's mark of a tool whose result is [`Contents`].
+#[cfg(any(feature = "mcp", feature = "providers"))]
 pub(crate) const CONTENTS_MARK: &str = "x-toolwright-contents";
 
 /// A tool result made of content blocks, for a tool whose result is an
@@ -221,13 +221,16 @@ impl JsonSchema for Contents {
 }
 
 /// Whether a tool whose output schema is `schema` returns [`Contents`].
-pub(crate) fn is_contents(schema: Option<&Value>) -> bool {
-    schema.and_then(|schema| schema.get(CONTENTS_MARK)) == Some(&Value::Bool(true))
+#[cfg(any(feature = "mcp", feature = "providers"))]
+pub(crate) fn is_contents(schema: Option<&serde_json::Value>) -> bool {
+    schema.and_then(|schema| schema.get(CONTENTS_MARK)) == Some(&serde_json::Value::Bool(true))
 }
 
 /// What a model provider shows of `blocks` (a [`Contents`] value): their
 /// text, each other block named by its kind and size.
-pub(crate) fn model_text(blocks: &Value) -> Option<String> {
+#[cfg(feature = "providers")]
+pub(crate) fn model_text(blocks: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
     let blocks = blocks.as_array()?;
     let described: Vec<String> = blocks
         .iter()
