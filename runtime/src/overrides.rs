@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 /// are never overridden.
 ///
 /// Serializes with the timeout as `timeout_ms`; deserializing refuses
-/// unknown fields and the values [`Registry::set_override`] refuses.
+/// unknown fields and the values [`Registry::set_override`](crate::Registry::set_override) refuses.
 ///
 /// ```
 /// use std::time::Duration;
