@@ -40,33 +40,31 @@ fn fixture<F>(
 where
     F: Fn(Value) -> toolwright::BoxFuture<'static, Answer> + Send + Sync + 'static,
 {
+    Ok(builder(name, description, input)
+        .handler(move |call: DynamicCall<'_>| handler(call.into_arguments()))
+        .build()?)
+}
+
+/// A fixture tool called `name`, with no arguments, whose result is `blocks`.
+fn contents(name: &str, description: &str, blocks: Vec<Content>) -> Result<DynamicTool, BoxError> {
+    let result = serde_json::to_value(Contents::from(blocks))?;
+    let empty = json!({"type": "object", "properties": {}});
+    Ok(builder(name, description, empty)
+        .output_schema(serde_json::to_value(schemars::schema_for!(Contents))?)
+        .handler(move |_| {
+            let result = result.clone();
+            Box::pin(async move { Ok(result) })
+        })
+        .build()?)
+}
+
+/// A read-only fixture tool called `name`, keyed under `conformance`.
+fn builder(name: &str, description: &str, input: Value) -> toolwright::DynamicToolBuilder {
     let key = format!("conformance.{}", name.trim_start_matches("test_"));
-    let tool = DynamicTool::builder(key, name)
+    DynamicTool::builder(key, name)
         .description(description)
         .effect(Effect::Read)
         .input_schema(input)
-        .handler(move |call: DynamicCall<'_>| handler(call.into_arguments()))
-        .build()?;
-    Ok(tool)
-}
-
-/// A fixture tool called `name` whose result is `blocks`.
-fn contents(name: &str, description: &str, blocks: Vec<Content>) -> Result<DynamicTool, BoxError> {
-    let result = serde_json::to_value(Contents::from(blocks))?;
-    let tool = DynamicTool::builder(
-        format!("conformance.{}", name.trim_start_matches("test_")),
-        name,
-    )
-    .description(description)
-    .effect(Effect::Read)
-    .input_schema(json!({"type": "object", "properties": {}}))
-    .output_schema(serde_json::to_value(schemars::schema_for!(Contents))?)
-    .handler(move |_| {
-        let result = result.clone();
-        Box::pin(async move { Ok(result) })
-    })
-    .build()?;
-    Ok(tool)
 }
 
 /// The MCP request the fixture serves: these tools are only called over MCP.

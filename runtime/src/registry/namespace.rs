@@ -25,9 +25,12 @@ pub(super) fn flattened(tool: &ToolEntry, namespace: &str) -> Option<ToolEntry> 
 /// The namespace `tool` is served under (`eu` for `eu.orders.get`
 /// declared as `orders.get`), if any.
 pub(super) fn namespace_of(tool: &ToolEntry) -> Option<&'static str> {
-    let (declared_key, _) = tool.declared();
-    tool.key()
-        .strip_suffix(declared_key)?
+    namespace_in(tool.key(), tool.declared().0)
+}
+
+/// What `key` adds in front of `declared_key`, without the dot.
+fn namespace_in(key: &'static str, declared_key: &str) -> Option<&'static str> {
+    key.strip_suffix(declared_key)?
         .strip_suffix('.')
         .filter(|namespace| !namespace.is_empty())
 }
@@ -36,10 +39,7 @@ pub(super) fn namespace_of(tool: &ToolEntry) -> Option<&'static str> {
 /// whatever namespace `key` adds in front of the declared key.
 fn served_for_key(tool: &ToolEntry, key: &'static str) -> ToolEntry {
     let (declared_key, declared_name) = tool.declared();
-    let namespace = key
-        .strip_suffix(declared_key)
-        .and_then(|rest| rest.strip_suffix('.'))
-        .unwrap_or_default();
+    let namespace = namespace_in(key, declared_key).unwrap_or_default();
     tool.served_as(key, qualified_name(namespace, declared_name))
 }
 
