@@ -29,6 +29,12 @@
 //! rounds of 20,000 calls).
 //!
 //! `cargo bench -p toolwright-bench --bench dispatch`
+//!
+//! `DISPATCH_CALLS=VARIANT:N` (`floor`, `invoke`, `toolwright_mcp`,
+//! `rmcp_text`: `add`, `rmcp_json`: `add_json`) makes N calls of one variant
+//! and nothing else, for an instruction counter: run it under
+//! `valgrind --tool=callgrind --separate-threads=yes` with N and with 0, and
+//! divide the difference of the calling thread's `summary:` by N.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -241,7 +247,31 @@ fn env_or(name: &str, default: u64) -> u64 {
     })
 }
 
+/// `DISPATCH_CALLS=VARIANT:N`: N calls of one variant, nothing timed or printed.
+fn count_calls(spec: &str) {
+    let (variant, calls) = spec
+        .split_once(':')
+        .expect("DISPATCH_CALLS is VARIANT:N, such as toolwright_mcp:20000");
+    let calls: u64 = calls.parse().expect("N is a number of calls");
+    let bench = Bench::new();
+    bench.check();
+    match variant {
+        "floor" => bench.floor(calls),
+        "invoke" => bench.invoke(calls),
+        "toolwright_mcp" => bench.toolwright_mcp(calls),
+        "rmcp_text" => bench.rmcp("add", calls),
+        "rmcp_json" => bench.rmcp("add_json", calls),
+        other => panic!(
+            "unknown variant {other:?}: floor, invoke, toolwright_mcp, rmcp_text or rmcp_json"
+        ),
+    };
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("DISPATCH_CALLS") {
+        count_calls(&spec);
+        return;
+    }
     // `cargo test --benches` runs this without `--bench`: a short smoke run.
     let full = std::env::args().any(|a| a == "--bench");
     let (rounds, batch) = if full { (41, 20_000) } else { (3, 1_000) };
