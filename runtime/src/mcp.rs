@@ -63,6 +63,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
@@ -854,12 +855,16 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let kept = (self.shared.elicitation.is_some()
             && !found.tool().validation().secrets().is_empty())
         .then(|| arguments.clone());
-        let invoke = executor.invoke_found(found, arguments, ctx);
         let result = match self.shared.mcp_calls {
             // The body can reach this request through `McpCall::current`.
             // Boxed: only such servers' calls carry the task-local's space.
-            true => Box::pin(call::serving(&request, until_cancelled(invoke, &request))).await,
-            false => until_cancelled(invoke, &request).await,
+            true => {
+                let invoke = call::serving(&request, executor.invoke_found(found, arguments, ctx));
+                until_cancelled(Box::pin(invoke), &request).await
+            }
+            false => {
+                until_cancelled(pin!(executor.invoke_found(found, arguments, ctx)), &request).await
+            }
         };
         let Some(result) = result else {
             return Err(ErrorData::internal_error("the call was cancelled", None));
@@ -882,10 +887,14 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
 }
 
 /// `call`'s output, or `None` if the client cancels `request` first.
-/// Dropping the call on cancellation hands its finalizers to the runtime
-/// with `Outcome::Cancelled`. The call is polled first (`biased`): one
-/// that finishes at once never waits on the token.
-async fn until_cancelled<F: Future>(
+/// Dropping the call on cancellation (here if boxed, else when the caller
+/// returns) hands its finalizers to the runtime with `Outcome::Cancelled`.
+/// The call is polled first (`biased`): one that finishes at once never
+/// waits on the token.
+///
+/// `call` comes pinned (boxed, or in the caller's future): a tool call's
+/// future moved in by value would be copied again on every call.
+async fn until_cancelled<F: Future + Unpin>(
     call: F,
     request: &RequestContext<RoleServer>,
 ) -> Option<F::Output> {
