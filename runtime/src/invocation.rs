@@ -486,6 +486,38 @@ impl<A> Invocation<'_, A> {
     }
 }
 
+/// What the ledger hook asks of a call, whatever its tool's arguments: the
+/// hook's code is then compiled once, not once per tool.
+pub(crate) trait Ledgered: Sync {
+    fn approvals(&self) -> Option<&Approvals>;
+    fn digest(&self) -> Digest;
+    fn approval_request(&self) -> ApprovalRequest;
+    fn is_preflight(&self) -> bool;
+    fn set_ticket(&self, ticket: Ticket);
+}
+
+impl<A: Sync> Ledgered for Invocation<'_, A> {
+    fn approvals(&self) -> Option<&Approvals> {
+        Invocation::approvals(self)
+    }
+
+    fn digest(&self) -> Digest {
+        Invocation::digest(self)
+    }
+
+    fn approval_request(&self) -> ApprovalRequest {
+        Invocation::approval_request(self)
+    }
+
+    fn is_preflight(&self) -> bool {
+        Invocation::is_preflight(self)
+    }
+
+    fn set_ticket(&self, ticket: Ticket) {
+        Invocation::set_ticket(self, ticket)
+    }
+}
+
 // The work behind `Invocation`'s methods, outside the generic impl so that
 // one copy serves every tool (each `#[tool]` would otherwise compile its own).
 

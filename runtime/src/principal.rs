@@ -6,7 +6,7 @@ use std::future::Future;
 use crate::approval::{Admission, Approval, Approvals, LedgerError};
 use crate::context::ErasedContext;
 use crate::hook::Verdict;
-use crate::invocation::{Invocation, Ticket};
+use crate::invocation::{Invocation, Ledgered, Ticket};
 use crate::request::ApprovalId;
 
 /// Someone who asks for, or decides on, an approval: the application's
@@ -127,9 +127,9 @@ pub(crate) fn identify<C: Principal>(ctx: ErasedContext<'_>) -> Option<&str> {
 }
 
 /// The ledger hook's work, for the actor `requested_by`.
-pub(crate) async fn ask_ledger<A: Sync>(
+pub(crate) async fn ask_ledger(
     requested_by: &str,
-    call: &Invocation<'_, A>,
+    call: &dyn Ledgered,
 ) -> Result<Verdict, LedgerError> {
     let approvals = call.approvals().ok_or(LedgerError::NoLedger)?;
     let digest = call.digest();

@@ -90,10 +90,11 @@ impl Gate<'_> {
     /// The ruling on a call of tool `key`: refused, needing approval
     /// (`true`) or free to go on. Recorded in the call's span.
     /// A ruling on the arguments is also left for the call's event (`watch`).
+    /// `arguments` is a `dyn` closure: one copy of this serves every tool.
     pub(crate) fn check<'v>(
         self,
         key: &'static str,
-        arguments: impl FnOnce() -> &'v Value,
+        arguments: &dyn Fn() -> &'v Value,
         watch: Option<&dyn Watch>,
     ) -> Result<bool, CallError> {
         let ruling = match self {

@@ -109,7 +109,7 @@ pub(super) async fn run<T: Tool, R>(
     let hookless = hookless::<T>();
     let (args, consumed) = match env.gate {
         Gate::Open if hookless => (args, None),
-        Gate::Ruled(_) if hookless => match env.gate.check(key, || &Value::Null, None)? {
+        Gate::Ruled(_) if hookless => match env.gate.check(key, &|| &Value::Null, None)? {
             false => (args, None),
             // Boxed: rare, and it would make every such call's future larger.
             true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
@@ -391,7 +391,7 @@ async fn ask_hooks<T: Tool>(
         Some(asks) => asks,
         None => env
             .gate
-            .check(key, || invocation.canonical_arguments(), env.watch)?,
+            .check(key, &|| invocation.canonical_arguments(), env.watch)?,
     };
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, key)?;
