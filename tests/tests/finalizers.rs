@@ -254,3 +254,48 @@ fn a_call_dropped_outside_any_runtime_runs_its_finalizers_on_that_thread() {
         ]
     );
 }
+
+/// A connection the body locks while it works, and the finalizer locks to
+/// roll back, as the shop's transaction does.
+struct Locked(tokio::sync::Mutex<()>);
+
+/// Lock the connection, then wait past the tool's timeout.
+#[tool(key = "payments.stuck", effect = read, authorize = public, timeout = "50ms")]
+async fn stuck_payment(conn: Inject<Locked>) -> u64 {
+    let _held = conn.0.lock().await;
+    std::future::pending::<()>().await;
+    0
+}
+
+#[tokio::test]
+async fn a_timed_out_body_is_dropped_before_the_finalizers_run() {
+    let rolled_back = Arc::new(Mutex::new(None));
+    let seen = rolled_back.clone();
+    let container = Container::builder()
+        .request::<Locked>(move |scope: Scope| {
+            let seen = seen.clone();
+            async move {
+                let conn = Arc::new(Locked(tokio::sync::Mutex::new(())));
+                let closing = conn.clone();
+                scope.on_close(move |outcome| async move {
+                    // Waits forever if the timed-out body still holds the lock.
+                    let _lock = closing.0.lock().await;
+                    *seen.lock().unwrap() = Some(outcome);
+                });
+                Ok::<_, ResolveError>(conn)
+            }
+        })
+        .build();
+    let catalog = Catalog::builder()
+        .register::<StuckPaymentArgs>()
+        .build()
+        .unwrap();
+    let exec = Executor::new(catalog, container).unwrap();
+    // A generous bound: a hang, not a speed, is what fails here.
+    let call = exec.invoke("stuck_payment", json!({}), &());
+    let result = tokio::time::timeout(std::time::Duration::from_secs(20), call)
+        .await
+        .expect("the call hung: its finalizer waited for a lock the timed-out body still held");
+    assert!(matches!(result, Err(CallError::Timeout { .. })), "{result:?}");
+    assert_eq!(*rolled_back.lock().unwrap(), Some(Outcome::Cancelled));
+}

@@ -135,10 +135,13 @@ pub(super) async fn run<T: Tool, R>(
     // recording records when it ends.)
     let output = if T::INJECTS {
         let guard = ScopeGuard::open(&env.services.container);
-        // The body (which may hold injected values) is dropped at the end of
-        // this statement, before the finalizers run.
-        let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-        let (result, outcome) = body::run(key, timeout, waited, body).await;
+        let (result, outcome) = {
+            // Dropped at the end of this block, before the finalizers run:
+            // a body its timeout stopped may still hold what they need (a
+            // lock, an injected value).
+            let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
+            body::run(key, timeout, waited, body).await
+        };
         // Boxed, and handed the result: only audited calls carry the
         // record's state (kept, the result would make every call's future
         // larger).
