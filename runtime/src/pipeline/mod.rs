@@ -135,7 +135,7 @@ pub(crate) fn json<'a, T: Tool>(
     arguments: Value,
 ) -> BoxFuture<'a, Result<Value, CallError>> {
     if env.preflight {
-        return Box::pin(steps::preflight::<T>(env, Json(arguments)));
+        return steps::preflight::<T>(env, Json(arguments));
     }
     steps::boxed::<T, _>(env, Json(arguments), serialize::<T::Output>)
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
 use crate::audit::{self, AuditTrail};
+use crate::effect::Effect;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
 use crate::invocation::Invocation;
@@ -145,7 +146,7 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed, and handed the result: only audited calls carry the
         // record's state (kept, the result would make every call's future
         // larger).
-        let (result, outcome, recorded_ok) = match audited::<T>(&env) {
+        let (result, outcome, recorded_ok) = match audited(&env, T::EFFECT) {
             None => (result, outcome, false),
             Some(audit) => {
                 let result = Box::pin(recorded(audit, &env, result)).await;
@@ -158,7 +159,7 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
         let closed = Box::pin(guard.close(key, outcome, result)).await;
-        match audited::<T>(&env) {
+        match audited(&env, T::EFFECT) {
             // Recorded as a success, then the commit failed: say so too.
             Some(audit) if recorded_ok && closed.is_err() => {
                 Box::pin(uncommitted(audit, &env, closed)).await
@@ -169,7 +170,7 @@ pub(super) async fn run<T: Tool, R>(
         let result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
             .await
             .0;
-        match audited::<T>(&env) {
+        match audited(&env, T::EFFECT) {
             None => result,
             Some(audit) => Box::pin(recorded(audit, &env, result)).await,
         }
@@ -182,11 +183,11 @@ pub(super) async fn run<T: Tool, R>(
     finish(key, output?)
 }
 
-/// The trail a call of `T` is recorded in, and the recording that follows
-/// it: only for `write` and `destructive` tools (known at compile time
-/// for a `#[tool]`), on an executor with a trail.
-fn audited<'a, T: Tool>(env: &Env<'a>) -> Option<Audit<'a>> {
-    if !T::EFFECT.requires_approval() || !env.served.effect.requires_approval() {
+/// The trail a call is recorded in, and the recording that follows it:
+/// only for `write` and `destructive` tools (`declared` is the effect its
+/// type declares, a constant once inlined), on an executor with a trail.
+fn audited<'a>(env: &Env<'a>, declared: Effect) -> Option<Audit<'a>> {
+    if !declared.requires_approval() || !env.served.effect.requires_approval() {
         return None;
     }
     match (&env.services.audit, env.watch) {
@@ -322,18 +323,20 @@ pub(super) fn typed<'a, T: Tool>(
 }
 
 /// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.
-pub(super) async fn preflight<T: Tool>(
-    env: Env<'_>,
-    input: impl Input<T>,
-) -> Result<Value, CallError> {
+/// Boxed, as [`boxed`] is: a plain fn, so that each tool compiles one
+/// state machine for it, not two.
+pub(super) fn preflight<'a, T: Tool>(
+    env: Env<'a>,
+    input: impl Input<T> + 'a,
+) -> BoxFuture<'a, Result<Value, CallError>> {
     let values = secret_values(&env, &input);
-    let asked = async move {
+    let asked = Box::pin(async move {
         let args = input.read(&env)?;
         ask_hooks(&env, args, None).await.map(|_| Value::Null)
-    };
+    });
     match values {
-        None => asked.await,
-        Some(values) => keeping_secrets(env.served.key, values, Box::pin(asked)).await,
+        None => asked,
+        Some(values) => Box::pin(keeping_secrets(env.served.key, values, asked)),
     }
 }
 
