@@ -486,10 +486,12 @@ impl<A> Invocation<'_, A> {
     }
 }
 
-/// What the ledger hook asks of a call, whatever its tool's arguments: the
-/// hook's code is then compiled once, not once per tool.
+/// What the ledger hook and the steps around the hooks ask of a call,
+/// whatever its tool's arguments: their code is then compiled once, not
+/// once per tool.
 pub(crate) trait Ledgered: Sync {
     fn approvals(&self) -> Option<&Approvals>;
+    fn canonical_arguments(&self) -> &Value;
     fn digest(&self) -> Digest;
     fn approval_request(&self) -> ApprovalRequest;
     fn is_preflight(&self) -> bool;
@@ -499,6 +501,10 @@ pub(crate) trait Ledgered: Sync {
 impl<A: Sync> Ledgered for Invocation<'_, A> {
     fn approvals(&self) -> Option<&Approvals> {
         Invocation::approvals(self)
+    }
+
+    fn canonical_arguments(&self) -> &Value {
+        Invocation::canonical_arguments(self)
     }
 
     fn digest(&self) -> Digest {

@@ -296,6 +296,9 @@ async fn a_timed_out_body_is_dropped_before_the_finalizers_run() {
     let result = tokio::time::timeout(std::time::Duration::from_secs(20), call)
         .await
         .expect("the call hung: its finalizer waited for a lock the timed-out body still held");
-    assert!(matches!(result, Err(CallError::Timeout { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(CallError::Timeout { .. })),
+        "{result:?}"
+    );
     assert_eq!(*rolled_back.lock().unwrap(), Some(Outcome::Cancelled));
 }

@@ -91,7 +91,21 @@ impl Gate<'_> {
     /// (`true`) or free to go on. Recorded in the call's span.
     /// A ruling on the arguments is also left for the call's event (`watch`).
     /// `arguments` is a `dyn` closure: one copy of this serves every tool.
+    #[inline]
     pub(crate) fn check<'v>(
+        self,
+        key: &'static str,
+        arguments: &dyn Fn() -> &'v Value,
+        watch: Option<&dyn Watch>,
+    ) -> Result<bool, CallError> {
+        match self {
+            // Most calls: no call to make.
+            Gate::Open => Ok(false),
+            gate => gate.rule(key, arguments, watch),
+        }
+    }
+
+    fn rule<'v>(
         self,
         key: &'static str,
         arguments: &dyn Fn() -> &'v Value,

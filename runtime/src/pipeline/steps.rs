@@ -13,7 +13,7 @@ use crate::audit::{self, AuditTrail};
 use crate::effect::Effect;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
-use crate::invocation::Invocation;
+use crate::invocation::{Invocation, Ledgered};
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
 use crate::scope::{Outcome, ScopeGuard};
@@ -375,7 +375,9 @@ async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
 
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
 /// the tool's hooks, asked about the validated arguments, which come back
-/// for the body with the ledger approval the call consumed, if any.
+/// for the body with the ledger approval the call consumed, if any. Only
+/// the hooks' calls are generic: the rest ([`policy_asks`], [`pending`])
+/// is compiled once for every tool.
 async fn ask_hooks<T: Tool>(
     env: &Env<'_>,
     args: T,
@@ -387,48 +389,62 @@ async fn ask_hooks<T: Tool>(
     let approvals = env.services.approvals.as_ref();
     let secrets = env.validation.secrets();
     let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight, secrets);
-    if let Some(watch) = env.watch {
-        let arguments = invocation.canonical_arguments().clone();
-        watch
-            .findings()
-            .validated(arguments, Some(invocation.digest()));
-    }
-    let policy_asks = match asked {
-        Some(asks) => asks,
-        None => env
-            .gate
-            .check(key, &|| invocation.canonical_arguments(), env.watch)?,
-    };
+    let policy_asks = policy_asks(env, &invocation, asked)?;
     if !T::PUBLIC {
         authorized(T::__authorize(env.ctx, &invocation).await, key)?;
     }
     let approved = if effect.requires_approval() {
         approved(T::__approve(env.ctx, &invocation).await, key)?
     } else if policy_asks {
-        // A tool without an `approve` hook that the policy asks about: the
-        // executor's ledger decides, for the caller it can identify;
-        // without either, it waits for a person.
-        match (approvals, env.services.principal.and_then(|id| id(env.ctx))) {
-            (Some(_), Some(requester)) => {
-                // Boxed: it would make every call's future larger.
-                let verdict = Box::pin(ask_ledger(requester, &invocation))
-                    .await
-                    .map_err(|error| CallError::Hook {
-                        key,
-                        hook: HookKind::Approve,
-                        source: error.into(),
-                    });
-                approved(verdict, key)?
-            }
-            _ => false,
-        }
+        // Boxed: it would make every call's future larger.
+        Box::pin(ask_ledger_for(env, &invocation)).await?
     } else {
         true
     };
     if !approved {
-        return Err(CallError::ApprovalRequired(Box::new(
-            invocation.approval_request(),
-        )));
+        return Err(pending(&invocation));
     }
     Ok(invocation.into_parts())
+}
+
+/// Leaves the validated arguments for the call's event, then asks the
+/// policy about them (unless `asked` says what it answered): whether it
+/// wants an approval.
+fn policy_asks(env: &Env<'_>, call: &dyn Ledgered, asked: Option<bool>) -> Result<bool, CallError> {
+    if let Some(watch) = env.watch {
+        let arguments = call.canonical_arguments().clone();
+        watch.findings().validated(arguments, Some(call.digest()));
+    }
+    match asked {
+        Some(asks) => Ok(asks),
+        None => env
+            .gate
+            .check(env.served.key, &|| call.canonical_arguments(), env.watch),
+    }
+}
+
+/// Step 4 for a tool without an `approve` hook that the policy asks about:
+/// the executor's ledger decides, for the caller it can identify; without
+/// either, the call waits for a person (`false`).
+async fn ask_ledger_for(env: &Env<'_>, call: &dyn Ledgered) -> Result<bool, CallError> {
+    let key = env.served.key;
+    let approvals = env.services.approvals.as_ref();
+    match (approvals, env.services.principal.and_then(|id| id(env.ctx))) {
+        (Some(_), Some(requester)) => {
+            let verdict = ask_ledger(requester, call)
+                .await
+                .map_err(|error| CallError::Hook {
+                    key,
+                    hook: HookKind::Approve,
+                    source: error.into(),
+                });
+            approved(verdict, key)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The error of a call that waits for a person's approval.
+fn pending(call: &dyn Ledgered) -> CallError {
+    CallError::ApprovalRequired(Box::new(call.approval_request()))
 }
