@@ -62,9 +62,10 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
-use std::future::Future;
-use std::pin::pin;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::Poll;
 
 use arc_swap::ArcSwapOption;
 use rmcp::model::Extensions;
@@ -889,20 +890,30 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
 /// `call`'s output, or `None` if the client cancels `request` first.
 /// Dropping the call on cancellation (here if boxed, else when the caller
 /// returns) hands its finalizers to the runtime with `Outcome::Cancelled`.
-/// The call is polled first (`biased`): one that finishes at once never
-/// waits on the token.
+/// The call is polled first: one that finishes at once never waits on the
+/// token, nor registers with it (which costs as much as a small call's
+/// answer).
 ///
 /// `call` comes pinned (boxed, or in the caller's future): a tool call's
 /// future moved in by value would be copied again on every call.
 async fn until_cancelled<F: Future + Unpin>(
-    call: F,
+    mut call: F,
     request: &RequestContext<RoleServer>,
 ) -> Option<F::Output> {
-    tokio::select! {
-        biased;
-        output = call => Some(output),
-        () = request.ct.cancelled() => None,
-    }
+    let mut cancelled = pin!(None);
+    poll_fn(|cx| {
+        if let Poll::Ready(output) = Pin::new(&mut call).poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if cancelled.is_none() {
+            cancelled.set(Some(request.ct.cancelled()));
+        }
+        match cancelled.as_mut().as_pin_mut().map(|token| token.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// The answer to a request that rmcp read as no method it knows.
