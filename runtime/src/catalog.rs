@@ -152,6 +152,9 @@ enum Source {
 struct Schemas {
     input: OnceLock<Value>,
     output: OnceLock<Option<Value>>,
+    /// Read from `output` by every MCP call's result.
+    #[cfg(feature = "mcp")]
+    output_shape: OnceLock<OutputShape>,
     validation: OnceLock<Validation>,
     limiter: Option<Semaphore>,
 }
@@ -169,6 +172,35 @@ impl Schemas {
         Schemas {
             limiter,
             ..Schemas::default()
+        }
+    }
+}
+
+/// What a tool's output schema says its results are, worked out once per
+/// tool: MCP shapes each result by it.
+#[cfg(feature = "mcp")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutputShape {
+    /// No output schema.
+    Unknown,
+    /// [`Contents`](crate::Contents): content blocks.
+    Contents,
+    /// A JSON object.
+    Object,
+    /// Any other value: a number, a string, an array, one of several types.
+    Other,
+}
+
+#[cfg(feature = "mcp")]
+impl OutputShape {
+    fn of(schema: Option<&Value>) -> Self {
+        match schema {
+            None => OutputShape::Unknown,
+            Some(_) if crate::content::is_contents(schema) => OutputShape::Contents,
+            Some(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {
+                OutputShape::Object
+            }
+            Some(_) => OutputShape::Other,
         }
     }
 }
@@ -722,6 +754,16 @@ impl ToolEntry {
                 Source::Dynamic(_) => None,
             })
             .as_ref()
+    }
+
+    /// What the output schema says the results are.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn output_shape(&self) -> OutputShape {
+        *self
+            .inner
+            .schemas
+            .output_shape
+            .get_or_init(|| OutputShape::of(self.output_schema()))
     }
 
     /// The permits of a tool with `concurrency = N`, shared by every clone

@@ -62,9 +62,10 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
-use std::future::Future;
-use std::pin::pin;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::Poll;
 
 use arc_swap::ArcSwapOption;
 use rmcp::model::Extensions;
@@ -88,8 +89,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, ToolEntry};
-use crate::content;
+use crate::catalog::{Catalog, OutputShape, ToolEntry};
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::executor::Executor;
@@ -272,16 +272,10 @@ struct Shared<C> {
     companion: Option<Arc<dyn Companion>>,
 }
 
-/// Every tool of one catalog as MCP serves it, in catalog order.
+/// Every tool of one catalog as MCP describes it, in catalog order.
 struct Described {
     catalog: Catalog,
-    tools: Vec<Served>,
-}
-
-/// A tool as MCP describes it, and how its results are shaped.
-struct Served {
-    tool: Tool,
-    structured: Structured,
+    tools: Vec<Tool>,
 }
 
 impl<C> Shared<C> {
@@ -293,17 +287,6 @@ impl<C> Shared<C> {
         }
     }
 
-    /// How a result of the tool at `index` of `catalog` is shaped. Read
-    /// without taking a reference to the descriptions: it is on every call.
-    fn structured(&self, catalog: &Catalog, index: usize) -> Structured {
-        match &*self.described.load() {
-            Some(described) if described.catalog.same_as(catalog) => {
-                described.tools[index].structured
-            }
-            _ => self.described(catalog).tools[index].structured,
-        }
-    }
-
     /// The MCP descriptions of the tools of `catalog`.
     fn described(&self, catalog: &Catalog) -> Arc<Described> {
         if let Some(described) = self.described.load_full()
@@ -311,47 +294,12 @@ impl<C> Shared<C> {
         {
             return described;
         }
-        let tools = catalog
-            .iter()
-            .map(|entry| Served {
-                tool: describe(entry),
-                structured: Structured::of(entry),
-            })
-            .collect();
         let described = Arc::new(Described {
             catalog: catalog.clone(),
-            tools,
+            tools: catalog.iter().map(describe).collect(),
         });
         self.described.store(Some(described.clone()));
         described
-    }
-}
-
-/// What a successful result carries in `structuredContent`, decided once
-/// per tool from its output schema.
-#[derive(Clone, Copy)]
-enum Structured {
-    /// No output schema: text only.
-    None,
-    /// [`Contents`](crate::Contents): the blocks are the content.
-    Contents,
-    /// An object output: the value itself.
-    Value,
-    /// Any other output: `{"result": value}`.
-    Wrapped,
-}
-
-impl Structured {
-    fn of(entry: &ToolEntry) -> Self {
-        if entry.output_schema().is_none() {
-            Structured::None
-        } else if content::is_contents(entry.output_schema()) {
-            Structured::Contents
-        } else if wraps_result(entry) {
-            Structured::Wrapped
-        } else {
-            Structured::Value
-        }
     }
 }
 
@@ -805,7 +753,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let described = self.shared.described(tools.catalog());
         let listed = tools
             .indexed()
-            .map(|(index, _)| described.tools[index].tool.clone())
+            .map(|(index, _)| described.tools[index].clone())
             .collect();
         Ok(ListToolsResult::with_all_items(listed))
     }
@@ -816,11 +764,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let index = tools
             .index_of(name)
             .filter(|&index| tools.snapshot.disabled[index].is_none())?;
-        Some(
-            self.shared.described(tools.catalog()).tools[index]
-                .tool
-                .clone(),
-        )
+        Some(self.shared.described(tools.catalog()).tools[index].clone())
     }
 
     async fn call_tool(
@@ -844,10 +788,10 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             // Disabled: the model is told the tool is unavailable.
             Err(refused) => {
                 let max_result = executor.max_result(None);
-                return Ok(tool_result(Structured::None, max_result, Err(refused)).into());
+                return Ok(tool_result(OutputShape::Unknown, max_result, Err(refused)).into());
             }
         };
-        let structured = self.shared.structured(found.catalog(), found.index());
+        let shape = found.tool().output_shape();
         let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
         // A request shows `#[secret]` values masked: asking a person about
@@ -882,27 +826,37 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             }
             _ => result,
         };
-        Ok(tool_result(structured, max_result, result).into())
+        Ok(tool_result(shape, max_result, result).into())
     }
 }
 
 /// `call`'s output, or `None` if the client cancels `request` first.
 /// Dropping the call on cancellation (here if boxed, else when the caller
 /// returns) hands its finalizers to the runtime with `Outcome::Cancelled`.
-/// The call is polled first (`biased`): one that finishes at once never
-/// waits on the token.
+/// The call is polled first: one that finishes at once never waits on the
+/// token, nor registers with it (which costs as much as a small call's
+/// answer).
 ///
 /// `call` comes pinned (boxed, or in the caller's future): a tool call's
 /// future moved in by value would be copied again on every call.
 async fn until_cancelled<F: Future + Unpin>(
-    call: F,
+    mut call: F,
     request: &RequestContext<RoleServer>,
 ) -> Option<F::Output> {
-    tokio::select! {
-        biased;
-        output = call => Some(output),
-        () = request.ct.cancelled() => None,
-    }
+    let mut cancelled = pin!(None);
+    poll_fn(|cx| {
+        if let Poll::Ready(output) = Pin::new(&mut call).poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if cancelled.is_none() {
+            cancelled.set(Some(request.ct.cancelled()));
+        }
+        match cancelled.as_mut().as_pin_mut().map(|token| token.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// The answer to a request that rmcp read as no method it knows.
@@ -976,50 +930,45 @@ fn as_object(schema: &Value) -> JsonObject {
 
 /// MCP output schemas describe an object; any other result is wrapped as
 /// `{"result": ...}`, in the schema and in `structuredContent` alike.
+/// Content blocks are not structured content, which an output schema
+/// would describe.
 fn output_schema(entry: &ToolEntry) -> Option<JsonObject> {
-    // Content blocks are not structured content, which an output schema
-    // would describe.
-    if content::is_contents(entry.output_schema()) {
-        return None;
-    }
-    let schema = as_object(entry.output_schema()?);
-    if wraps_result(entry) {
+    let shape = entry.output_shape();
+    let mut schema = match shape {
+        OutputShape::Unknown | OutputShape::Contents => return None,
+        OutputShape::Object | OutputShape::Other => as_object(entry.output_schema()?),
+    };
+    if shape == OutputShape::Other {
         let mut wrapped = JsonObject::new();
-        let mut inner = schema;
-        let defs = inner.remove("$defs");
-        inner.remove("title");
+        let defs = schema.remove("$defs");
+        schema.remove("title");
         wrapped.insert("type".into(), json!("object"));
-        wrapped.insert("properties".into(), json!({ "result": inner }));
+        wrapped.insert("properties".into(), json!({ "result": schema }));
         wrapped.insert("required".into(), json!(["result"]));
         if let Some(defs) = defs {
             wrapped.insert("$defs".into(), defs);
         }
         Some(wrapped)
     } else {
-        let mut schema = schema;
         schema.remove("title");
         Some(schema)
     }
 }
 
-fn wraps_result(entry: &ToolEntry) -> bool {
-    entry
-        .output_schema()
-        .is_some_and(|schema| schema.get("type").and_then(Value::as_str) != Some("object"))
-}
-
 /// The answer to a `tools/call`: the result's text, cut past `max_result`
 /// characters (see [`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)),
 /// and for a tool with an output schema the whole value as
-/// `structuredContent`: MCP requires it to match that schema, which a cut
-/// value would not.
+/// `structuredContent` (an object as it is, any other value as
+/// `{"result": value}`): MCP requires it to match that schema, which a cut
+/// value would not. A [`Contents`](crate::Contents) result's blocks are
+/// its content, as they are.
 fn tool_result(
-    structured: Structured,
+    shape: OutputShape,
     max_result: usize,
     result: Result<Value, CallError>,
 ) -> CallToolResult {
     match result {
-        Ok(value) if matches!(structured, Structured::Contents) => {
+        Ok(value) if shape == OutputShape::Contents => {
             match serde_json::from_value::<Vec<ContentBlock>>(value) {
                 Ok(blocks) => CallToolResult::success(blocks),
                 Err(error) => {
@@ -1031,11 +980,11 @@ fn tool_result(
         Ok(value) => {
             let (text, _) = result_text(&value, max_result);
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = match structured {
-                Structured::None | Structured::Contents => None,
-                Structured::Value => Some(value),
+            result.structured_content = match shape {
+                OutputShape::Unknown | OutputShape::Contents => None,
+                OutputShape::Object => Some(value),
                 // Moved in: `json!` would serialize the value again.
-                Structured::Wrapped => {
+                OutputShape::Other => {
                     let mut wrapped = JsonObject::new();
                     wrapped.insert("result".into(), value);
                     Some(Value::Object(wrapped))

@@ -11,8 +11,6 @@ use serde_json::Value;
 
 use crate::approval::{Approval, Approvals, DecisionTap};
 use crate::audit::{AuditTrail, DecisionAudit, Trail};
-#[cfg(feature = "mcp")]
-use crate::catalog::Catalog;
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
@@ -106,17 +104,6 @@ pub(crate) struct Found {
 impl Found {
     pub(crate) fn tool(&self) -> &ToolEntry {
         self.snapshot.catalog.entry(self.index)
-    }
-
-    /// The catalog the tool was found in, and its place there.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn catalog(&self) -> &Catalog {
-        &self.snapshot.catalog
-    }
-
-    #[cfg(feature = "mcp")]
-    pub(crate) fn index(&self) -> usize {
-        self.index
     }
 }
 
