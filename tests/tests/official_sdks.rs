@@ -89,12 +89,17 @@ fn node_client() -> PathBuf {
 }
 
 /// Runs `install` into `dir` unless it last ran there for the same `pins`
-/// (a requirements or lock file), which a stamp in `dir` records.
+/// (a requirements or lock file), which a stamp in `dir` records. One
+/// install at a time: tests run side by side (threads, or processes under
+/// nextest), and two creating the same virtualenv at once fail.
 fn installed_once(
     dir: &Path,
     pins: &Path,
     install: impl FnOnce() -> Result<(), String>,
 ) -> Result<(), String> {
+    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    // Held until this returns; released when `lock` is dropped.
+    lock.lock().unwrap();
     let pinned = std::fs::read_to_string(pins).unwrap();
     let stamp = dir.join("installed.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
