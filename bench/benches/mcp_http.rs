@@ -77,17 +77,11 @@ async fn serve(router: axum::Router) -> SocketAddr {
     addr
 }
 
-const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+#[path = "common/tools_call.rs"]
+mod tools_call;
 
 async fn one_call(client: &reqwest::Client, url: &str) -> bool {
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(CALL)
-        .send()
-        .await;
+    let response = tools_call::add_request(client, url).send().await;
     match response {
         Ok(response) if response.status().is_success() => response
             .text()

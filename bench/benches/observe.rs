@@ -111,16 +111,12 @@ async fn serve(executor: Executor) -> String {
     format!("http://{addr}/mcp")
 }
 
-const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+#[path = "common/tools_call.rs"]
+mod tools_call;
 
 /// One `tools/call` of `add` over HTTP; panics unless it answers 5.
 async fn http_call(client: &reqwest::Client, url: &str) {
-    let body = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(CALL)
+    let body = tools_call::add_request(client, url)
         .send()
         .await
         .unwrap()
