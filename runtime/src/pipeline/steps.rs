@@ -146,7 +146,8 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed, and handed the result: only audited calls carry the
         // record's state (kept, the result would make every call's future
         // larger).
-        let (result, outcome, recorded_ok) = match audited(&env, T::EFFECT) {
+        let audit = audited(&env, T::EFFECT);
+        let (result, outcome, recorded_ok) = match audit {
             None => (result, outcome, false),
             Some(audit) => {
                 let result = Box::pin(recorded(audit, &env, result)).await;
@@ -159,7 +160,7 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed: closing is most of this future's size, and only calls that
         // opened a scope (which allocate for it anyway) should carry it.
         let closed = Box::pin(guard.close(key, outcome, result)).await;
-        match audited(&env, T::EFFECT) {
+        match audit {
             // Recorded as a success, then the commit failed: say so too.
             Some(audit) if recorded_ok && closed.is_err() => {
                 Box::pin(uncommitted(audit, &env, closed)).await
