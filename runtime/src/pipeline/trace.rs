@@ -43,7 +43,7 @@ impl CallNumbers {
 /// records its outcome there, and the policy's ruling when it was made
 /// from the tool alone (`gate`), and tells `watch` how it ended.
 ///
-/// The span's fields are evaluated only when a subscriber wants it: a call
+/// The span is built only when something could show it ([`shown`]): a call
 /// nobody traces takes no number from `numbers` for it.
 ///
 /// A plain future rather than an `async fn`, which would hold `call` twice
@@ -56,23 +56,27 @@ pub(crate) fn traced<'w, F: Future>(
     call: F,
 ) -> Traced<'w, F> {
     let served = tool.served();
-    let span = tracing::info_span!(
-        "toolwright.call",
-        otel.name = %format_args!("execute_tool {}", served.name),
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = served.name,
-        gen_ai.tool.type = "function",
-        gen_ai.tool.call.id = %watch.map_or_else(|| numbers.next(), |watch| watch.id()),
-        gen_ai.tool.description = tool.description(),
-        key = served.key,
-        name = served.name,
-        effect = served.effect.as_str(),
-        outcome = tracing::field::Empty,
-        error.type = tracing::field::Empty,
-        otel.status_code = tracing::field::Empty,
-        policy = tracing::field::Empty,
-        policy_rule = tracing::field::Empty,
-    );
+    let span = if shown() {
+        tracing::info_span!(
+            "toolwright.call",
+            otel.name = %format_args!("execute_tool {}", served.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = served.name,
+            gen_ai.tool.type = "function",
+            gen_ai.tool.call.id = %watch.map_or_else(|| numbers.next(), |watch| watch.id()),
+            gen_ai.tool.description = tool.description(),
+            key = served.key,
+            name = served.name,
+            effect = served.effect.as_str(),
+            outcome = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            policy = tracing::field::Empty,
+            policy_rule = tracing::field::Empty,
+        )
+    } else {
+        tracing::Span::none()
+    };
     if let Gate::Ruled(ruling) = gate {
         ruling.record(&span);
         if let Some(watch) = watch {
@@ -133,6 +137,15 @@ impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<'_, F> {
         }
         Poll::Ready(result)
     }
+}
+
+/// Whether anything could show a call's span: a `tracing` subscriber that
+/// wants INFO, or, when none is set and `tracing`'s `log` feature is on, a
+/// `log` logger at INFO. When nothing can, the call has no span: with that
+/// feature on, a span nobody shows still evaluates its fields and asks
+/// `log` at each step (see BENCHMARKS.md).
+fn shown() -> bool {
+    tracing::level_enabled!(tracing::Level::INFO) || log::max_level() >= log::LevelFilter::Info
 }
 
 /// The span's `outcome` field.
