@@ -41,24 +41,13 @@ async fn a_call_span_reaches_a_log_logger_when_no_subscriber_is_set() {
 
     // Below INFO, nothing of the span is logged.
     log::set_max_level(LevelFilter::Warn);
-    assert_eq!(
-        executor
-            .invoke("add", json!({"a": 1, "b": 2}), &())
-            .await
-            .unwrap(),
-        json!(3)
-    );
+    let add = |a: i64, b: i64| executor.invoke("add", json!({"a": a, "b": b}), &());
+    assert_eq!(add(1, 2).await.unwrap(), json!(3));
     assert_eq!(LINES.0.lock().unwrap().len(), 0);
 
     // At INFO, the span's fields, with its outcome.
     log::set_max_level(LevelFilter::Info);
-    assert_eq!(
-        executor
-            .invoke("add", json!({"a": 2, "b": 3}), &())
-            .await
-            .unwrap(),
-        json!(5)
-    );
+    assert_eq!(add(2, 3).await.unwrap(), json!(5));
     let lines = LINES.0.lock().unwrap().clone();
     assert!(
         lines.iter().any(|line| line.starts_with("INFO ")
