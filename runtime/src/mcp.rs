@@ -437,8 +437,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// Lets tool bodies reach the MCP request they serve through
     /// [`McpCall::current`]: to report progress, send log messages, or ask
     /// the client for a sampling or an elicitation. Off by default: it
-    /// costs every call (a task-local set around it, some 150 ns in
-    /// BENCHMARKS.md's in-process figure), and most tools need none of it.
+    /// costs every call (a task-local set around it, and the call's future
+    /// boxed), and most tools need none of it.
     ///
     /// ```
     /// use toolwright::mcp::McpServer;

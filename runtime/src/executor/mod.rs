@@ -1081,7 +1081,7 @@ impl Executor {
         let watch = watch(&recording);
         let surroundings = self.surroundings(&found, watch, ctx);
         // Boxed: moved by value, the typed pipeline's large state was copied
-        // four times per call (some 420 instructions); a box costs less.
+        // four times per call, which cost more than a box.
         let call = Box::pin(pipeline::typed(Env(&surroundings), args));
         let numbers = &self.inner.services.calls;
         pipeline::traced(found.tool(), surroundings.gate, watch, numbers, call).await
