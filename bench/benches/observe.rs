@@ -11,9 +11,10 @@
 //! - `add` as an MCP client calls it: a `tools/call` over Streamable HTTP
 //!   (`serve_http_on`, stateless, JSON responses) on loopback.
 //!
-//! A round runs a batch of every variant in rotating order; the report is
-//! the median of the per-round ratios (on / off), with p10 and p90, and how
-//! many events each observer received and dropped.
+//! Each round runs a batch of one call on both executors, the one first
+//! that went second in the round before; the report is the median of the
+//! per-round ratios (on / off), with p10 and p90, and how many events each
+//! observer received and dropped.
 //!
 //! `cargo bench -p toolwright-bench --bench observe`
 
@@ -168,7 +169,8 @@ impl Bench {
     }
 }
 
-fn median(mut values: Vec<f64>) -> (f64, f64, f64) {
+/// The median of `values`, and their 10th and 90th percentiles.
+fn quantiles(mut values: Vec<f64>) -> (f64, f64, f64) {
     values.sort_by(f64::total_cmp);
     let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.1), at(0.9))
@@ -221,9 +223,9 @@ fn main() {
                 on_ns.push(per_call(on));
                 ratios.push(per_call(on) / per_call(off));
             }
-            let (off, _, _) = median(off_ns);
-            let (on, _, _) = median(on_ns);
-            let (ratio, low, high) = median(ratios);
+            let (off, _, _) = quantiles(off_ns);
+            let (on, _, _) = quantiles(on_ns);
+            let (ratio, low, high) = quantiles(ratios);
             println!(
                 "  {name:<26} off {off:9.0} ns, on {on:9.0} ns: {ratio:.2}x (p10 {low:.2}, p90 {high:.2})"
             );

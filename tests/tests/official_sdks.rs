@@ -97,9 +97,12 @@ fn installed_once(
     pins: &Path,
     install: impl FnOnce() -> Result<(), String>,
 ) -> Result<(), String> {
-    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    let lock_path = dir.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|error| format!("creating {}: {error}", lock_path.display()))?;
     // Held until this returns; released when `lock` is dropped.
-    lock.lock().unwrap();
+    lock.lock()
+        .map_err(|error| format!("locking {}: {error}", lock_path.display()))?;
     let pinned = std::fs::read_to_string(pins).unwrap();
     let stamp = dir.join("installed.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
