@@ -13,6 +13,11 @@
 #
 #   bench/instructions.sh          # needs valgrind (apt-get install valgrind)
 #   CALLS=100000 bench/instructions.sh
+#   bench/instructions.sh dispatch # the MCP call against rmcp's router
+#
+# With `dispatch`, the variants are those of `bench/benches/dispatch.rs`:
+# the floor, the bare `invoke`, toolwright's MCP `call_tool`, and rmcp's
+# `ToolRouter::call` for `add` (text) and `add_json` (structured + text).
 #
 # Each variant runs twice, with 0 and with CALLS calls; the difference
 # divided by CALLS is its cost per call, set-up excluded.
@@ -20,21 +25,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${CALLS:-20000}
 command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
-bin=$(cargo bench -q -p toolwright --bench invoke --no-run --message-format=json 2> /dev/null \
+case ${1:-invoke} in
+    invoke)
+        build=(-p toolwright --bench invoke) env=TOOLWRIGHT_CALLS
+        variants=(floor invoke awaiting call hooked fn_hook injected observed f64 f32) ;;
+    dispatch)
+        build=(-p toolwright-bench --bench dispatch) env=DISPATCH_CALLS
+        variants=(floor invoke toolwright_mcp rmcp_text rmcp_json) ;;
+    *) echo "unknown bench $1: invoke (the default) or dispatch" >&2; exit 2 ;;
+esac
+bin=$(cargo bench -q "${build[@]}" --no-run --message-format=json 2> /dev/null \
     | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 count() { # variant, calls -> instructions of the calling thread (observers' threads apart)
-    TOOLWRIGHT_CALLS="$1:$2" valgrind --tool=callgrind --separate-threads=yes \
+    env "$env=$1:$2" valgrind --tool=callgrind --separate-threads=yes \
         --callgrind-out-file="$out/$1.$2" "$bin" > /dev/null 2>&1
     sed -n 's/^summary: \([0-9]*\).*/\1/p' "$out/$1.$2-01"
 }
 floor=
-printf '%-8s %14s %10s\n' variant "instr./call" "to floor"
-for variant in floor invoke awaiting call hooked fn_hook injected observed f64 f32; do
+declare -A per_call
+printf '%-14s %14s %10s\n' variant "instr./call" "to floor"
+for variant in "${variants[@]}"; do
     base=$(count "$variant" 0)
     total=$(count "$variant" "$calls")
     per=$(((total - base) / calls))
     floor=${floor:-$per}
-    printf '%-8s %14d %9.2fx\n' "$variant" "$per" "$(echo "$per / $floor" | bc -l)"
+    per_call[$variant]=$per
+    printf '%-14s %14d %9.2fx\n' "$variant" "$per" "$(echo "$per / $floor" | bc -l)"
 done
+if [ "${1:-invoke}" = dispatch ]; then
+    printf 'toolwright_mcp / rmcp_json: %.2fx\n' "$(echo "${per_call[toolwright_mcp]} / ${per_call[rmcp_json]}" | bc -l)"
+fi

@@ -26,15 +26,17 @@
 //!
 //! Each round runs a batch of every variant in rotating order; the report is
 //! the median of the per-round ratios (`ROUNDS`, `BATCH` override the 41
-//! rounds of 20,000 calls).
+//! rounds of 20,000 calls), repeated as `ratio` lines at the end.
 //!
-//! `cargo bench -p toolwright-bench --bench dispatch`
+//! `cargo bench -p toolwright-bench --bench dispatch`, or, for the figure
+//! BENCHMARKS.md records, the median over several processes (one process's
+//! ratios carry its memory layout's bias): `bench/across.sh dispatch`
 //!
 //! `DISPATCH_CALLS=VARIANT:N` (`floor`, `invoke`, `toolwright_mcp`,
 //! `rmcp_text`: `add`, `rmcp_json`: `add_json`) makes N calls of one variant
-//! and nothing else, for an instruction counter: run it under
-//! `valgrind --tool=callgrind --separate-threads=yes` with N and with 0, and
-//! divide the difference of the calling thread's `summary:` by N.
+//! and nothing else, for an instruction counter: `bench/instructions.sh
+//! dispatch` runs each under callgrind with N and with 0 calls, and divides
+//! the difference of the calling thread's instructions by N.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -281,28 +283,33 @@ fn main() {
 
     let bench = Bench::new();
     bench.check();
-    type Variant<'a> = (&'a str, Box<dyn Fn(u64) -> Duration + 'a>);
+    // Each with the short name of its `ratio` line and its name in the table.
+    type Variant<'a> = (&'a str, &'a str, Box<dyn Fn(u64) -> Duration + 'a>);
     let variants: Vec<Variant<'_>> = vec![
-        ("floor", Box::new(|n| bench.floor(n))),
+        ("floor", "floor", Box::new(|n| bench.floor(n))),
         (
+            "invoke",
             "toolwright bare `invoke` (a `Value`, not comparable)",
             Box::new(|n| bench.invoke(n)),
         ),
         (
+            "toolwright_mcp",
             "toolwright MCP `call_tool`",
             Box::new(|n| bench.toolwright_mcp(n)),
         ),
         (
+            "rmcp_text",
             "rmcp `ToolRouter::call`, text (`add`)",
             Box::new(|n| bench.rmcp("add", n)),
         ),
         (
+            "rmcp_json",
             "rmcp `ToolRouter::call`, structured + text (`add_json`)",
             Box::new(|n| bench.rmcp("add_json", n)),
         ),
     ];
     // Warm up every variant.
-    for (_, run) in &variants {
+    for (_, _, run) in &variants {
         run(batch);
     }
 
@@ -310,7 +317,7 @@ fn main() {
     for round in 0..rounds {
         for k in 0..variants.len() {
             let i = (round + k) % variants.len();
-            let elapsed = (variants[i].1)(batch);
+            let elapsed = (variants[i].2)(batch);
             per_call[i].push(elapsed.as_nanos() as f64 / batch as f64);
         }
     }
@@ -325,12 +332,14 @@ fn main() {
     println!("in-process `add` from JSON arguments, {rounds} rounds x {batch} calls per variant\n");
     println!("| variant | median per call (p10–p90) | ratio to floor (p10–p90) |");
     println!("|---|---|---|");
-    for (i, (name, _)) in variants.iter().enumerate() {
+    let mut lines = Vec::new();
+    for (i, (short, name, _)) in variants.iter().enumerate() {
         let (ns, ns_lo, ns_hi) = spread(per_call[i].clone());
         let (ratio, ratio_lo, ratio_hi) = spread(per_round(i, 0));
         let ratio = if i == 0 {
             "1.00×".to_owned()
         } else {
+            lines.push(format!("ratio {short}/floor {ratio:.3}"));
             format!("**{ratio:.2}×** ({ratio_lo:.2}–{ratio_hi:.2})")
         };
         println!("| {name} | {ns:.0} ns ({ns_lo:.0}–{ns_hi:.0}) | {ratio} |");
@@ -340,5 +349,11 @@ fn main() {
         println!(
             "| **toolwright MCP / rmcp {label}**, per round | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
         );
+        lines.push(format!(
+            "ratio toolwright_mcp/{} {ratio:.3}",
+            variants[rmcp].0
+        ));
     }
+    // The medians again, one per line, for `bench/across.sh`.
+    println!("\n{}", lines.join("\n"));
 }

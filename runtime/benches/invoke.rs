@@ -5,7 +5,10 @@
 //! `cargo bench -p toolwright --bench invoke` prints criterion's estimates,
 //! then the interleaved ratios recorded in BENCHMARKS.md: on shared machines
 //! sequential runs drift, so each round runs a batch of every variant in
-//! rotating order and the report is the median of the per-round ratios.
+//! rotating order and the report is the median of the per-round ratios
+//! (`ROUNDS` overrides the 41 rounds), repeated as `ratio` lines at the end.
+//! BENCHMARKS.md records their median over several processes (one
+//! process's ratios carry its memory layout's bias): `bench/across.sh invoke`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -229,6 +232,17 @@ fn criterion_benches(c: &mut Criterion) {
 
 criterion_group!(benches, criterion_benches);
 
+/// `ROUNDS`, or 41.
+fn rounds() -> usize {
+    std::env::var("ROUNDS").map_or(41, |value| {
+        value
+            .parse()
+            .ok()
+            .filter(|&rounds| rounds > 0)
+            .unwrap_or_else(|| panic!("ROUNDS must be a positive whole number, not {value:?}"))
+    })
+}
+
 /// Median of per-round ratios, variants interleaved in rotating order.
 fn interleaved_ratios(rounds: usize, batch: u64) {
     let bench = Bench::new();
@@ -260,6 +274,7 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
         (v[v.len() / 2], v[v.len() / 10], v[v.len() * 9 / 10])
     };
     println!("\ninterleaved: {rounds} rounds of {batch} calls per variant");
+    let mut lines = Vec::new();
     for (i, (name, _)) in variants.iter().enumerate() {
         let ratios: Vec<f64> = per_call[i]
             .iter()
@@ -272,6 +287,9 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
             "{name:>8}: median {ns:7.0} ns/call (p10 {low:.0}, p90 {high:.0}); \
              ratio to floor {ratio:.2}x (p10 {r_low:.2}, p90 {r_high:.2})"
         );
+        if i > 0 {
+            lines.push(format!("ratio {name}/floor {ratio:.3}"));
+        }
     }
     // The cost of observing, against the same call unobserved (#25).
     let position = |wanted: &str| {
@@ -291,6 +309,9 @@ fn interleaved_ratios(rounds: usize, batch: u64) {
     for stats in bench.observed.observer_stats() {
         println!("          {stats:?}");
     }
+    lines.push(format!("ratio observed/invoke {ratio:.3}"));
+    // The medians again, one per line, for `bench/across.sh`.
+    println!("\n{}", lines.join("\n"));
 }
 
 /// `TOOLWRIGHT_CALLS=VARIANT:N` (`floor`, `invoke`, `awaiting`: `invoke` of
@@ -343,6 +364,6 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         interleaved_ratios(5, 1_000);
     } else {
-        interleaved_ratios(41, 20_000);
+        interleaved_ratios(rounds(), 20_000);
     }
 }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The interleaved time ratios of the `dispatch` or `invoke` bench, as the
+# median over several processes, with their range: the figures BENCHMARKS.md
+# records.
+#
+#   bench/across.sh dispatch        # toolwright-bench's dispatch, 12 processes
+#   bench/across.sh invoke 20       # toolwright's invoke, 20 processes
+#   ROUNDS=41 bench/across.sh invoke
+#
+# Within one process, interleaving cancels the machine's drift, but not the
+# process's own bias: where its heap, stack and code land decides which
+# loads collide with earlier stores, and the same binary's median ratio can
+# differ by a fifth from one process to the next. Each process runs ROUNDS
+# rounds (default 21) and prints its medians as `ratio NAME VALUE` lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench=${1:?"which bench: dispatch or invoke"}
+processes=${2:-12}
+case $bench in
+    dispatch) package=toolwright-bench ;;
+    invoke) package=toolwright ;;
+    *) echo "unknown bench $bench: dispatch or invoke" >&2; exit 2 ;;
+esac
+bin=$(cargo bench -q -p "$package" --bench "$bench" --no-run --message-format=json 2> /dev/null \
+    | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
+[ -x "$bin" ] || { echo "could not build the $bench bench" >&2; exit 1; }
+export ROUNDS=${ROUNDS:-21}
+echo "$bench: $processes processes of $ROUNDS interleaved rounds each"
+for _ in $(seq "$processes"); do
+    # `zzz` matches no criterion benchmark: only the interleaved rounds run.
+    "$bin" --bench zzz 2> /dev/null | grep '^ratio ' || { echo "a run of $bin failed" >&2; exit 1; }
+done | sort -k2,2 -k3,3g | awk '
+    { values[$2] = values[$2] " " $3; count[$2]++ }
+    END {
+        printf "%-28s %8s %18s\n", "ratio", "median", "range (processes)"
+        for (name in values) {
+            n = split(substr(values[name], 2), v, " ")
+            median = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+            printf "%-28s %7.2fx %9.2f-%.2f (%d)\n", name, median, v[1], v[n], n
+        }
+    }'
