@@ -26,16 +26,16 @@ bin=$(cargo bench -q -p "$package" --bench "$bench" --no-run --message-format=js
 [ -x "$bin" ] || { echo "could not build the $bench bench" >&2; exit 1; }
 export ROUNDS=${ROUNDS:-21}
 echo "$bench: $processes processes of $ROUNDS interleaved rounds each"
+printf '%-28s %8s %18s\n' ratio median "range (processes)"
 for _ in $(seq "$processes"); do
     # `zzz` matches no criterion benchmark: only the interleaved rounds run.
     "$bin" --bench zzz 2> /dev/null | grep '^ratio ' || { echo "a run of $bin failed" >&2; exit 1; }
 done | sort -k2,2 -k3,3g | awk '
-    { values[$2] = values[$2] " " $3; count[$2]++ }
+    { values[$2] = values[$2] " " $3 }
     END {
-        printf "%-28s %8s %18s\n", "ratio", "median", "range (processes)"
         for (name in values) {
             n = split(substr(values[name], 2), v, " ")
             median = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
             printf "%-28s %7.2fx %9.2f-%.2f (%d)\n", name, median, v[1], v[n], n
         }
-    }'
+    }' | sort
