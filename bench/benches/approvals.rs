@@ -47,6 +47,10 @@ use toolwright::{
     Principal, tool,
 };
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::{env_or, quantiles};
+
 /// Calls made on one fresh ledger (and executor) before the next.
 const BATCH: u64 = 16;
 
@@ -352,21 +356,6 @@ fn criterion_benches(c: &mut Criterion) {
 
 criterion_group!(benches, criterion_benches);
 
-/// Median, p10 and p90.
-fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
-}
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |value| {
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {value:?}"))
-    })
-}
-
 /// Runs `variants` in rotating order, `rounds` times, `calls` each; the
 /// nanoseconds per call of each variant in each round.
 fn rounds(variants: &[&dyn Fn(u64) -> Duration], rounds: usize, calls: u64) -> Vec<Vec<f64>> {
@@ -402,7 +391,7 @@ fn interleaved(bench: &Bench, n_rounds: usize, calls: u64) {
         "`MemoryLedger` record + decide + consume",
     ];
     for (name, ns) in names.iter().zip(&per_call) {
-        let (ns, lo, hi) = spread(ns.clone());
+        let (ns, lo, hi) = quantiles(ns.clone());
         println!("| {name} | {ns:.0} ns ({lo:.0}–{hi:.0}) |");
     }
     let ratios = per_call[1]
@@ -410,7 +399,7 @@ fn interleaved(bench: &Bench, n_rounds: usize, calls: u64) {
         .zip(&per_call[0])
         .map(|(l, a)| l / a)
         .collect();
-    let (ratio, lo, hi) = spread(ratios);
+    let (ratio, lo, hi) = quantiles(ratios);
     println!("| **ledger hook / always**, per round | **{ratio:.2}×** ({lo:.2}–{hi:.2}) |");
 
     // How `consume` grows with the requests a `MemoryLedger` keeps: fewer
@@ -428,7 +417,7 @@ fn interleaved(bench: &Bench, n_rounds: usize, calls: u64) {
         "\n`MemoryLedger::consume` behind settled requests: {few} rounds x {grown_calls}, {grown_batch} per ledger"
     );
     for (h, ns) in settled.iter().zip(per_call) {
-        let (ns, lo, hi) = spread(ns);
+        let (ns, lo, hi) = quantiles(ns);
         println!("| {h} settled | {ns:.0} ns ({lo:.0}–{hi:.0}) |");
     }
 }

@@ -83,6 +83,10 @@ async fn add(a: i64, b: i64) -> i64 {
 mod rmcp_add;
 use rmcp_add::RmcpCalculator;
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::{env_or, quantiles};
+
 /// A running rmcp server, for the `Peer` every `RequestContext` carries.
 struct RmcpServer {
     service: RunningService<RoleServer, RmcpCalculator>,
@@ -234,21 +238,6 @@ fn complete(response: CallToolResponse, text: &str, variant: &str) -> CallToolRe
     result
 }
 
-/// Median, p10 and p90.
-fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
-}
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |value| {
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {value:?}"))
-    })
-}
-
 /// `DISPATCH_CALLS=VARIANT:N`: N calls of one variant, nothing timed or printed.
 fn count_calls(spec: &str) {
     let (variant, calls) = spec
@@ -334,8 +323,8 @@ fn main() {
     println!("|---|---|---|");
     let mut lines = Vec::new();
     for (i, (short, name, _)) in variants.iter().enumerate() {
-        let (ns, ns_lo, ns_hi) = spread(per_call[i].clone());
-        let (ratio, ratio_lo, ratio_hi) = spread(per_round(i, 0));
+        let (ns, ns_lo, ns_hi) = quantiles(per_call[i].clone());
+        let (ratio, ratio_lo, ratio_hi) = quantiles(per_round(i, 0));
         let ratio = if i == 0 {
             "1.00×".to_owned()
         } else {
@@ -345,7 +334,7 @@ fn main() {
         println!("| {name} | {ns:.0} ns ({ns_lo:.0}–{ns_hi:.0}) | {ratio} |");
     }
     for (rmcp, label) in [(3, "text"), (4, "structured + text")] {
-        let (ratio, ratio_lo, ratio_hi) = spread(per_round(2, rmcp));
+        let (ratio, ratio_lo, ratio_hi) = quantiles(per_round(2, rmcp));
         println!(
             "| **toolwright MCP / rmcp {label}**, per round | | **{ratio:.2}** ({ratio_lo:.2}–{ratio_hi:.2}) |"
         );

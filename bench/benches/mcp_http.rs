@@ -56,6 +56,10 @@ async fn serve_toolwright() -> SocketAddr {
 mod rmcp_add;
 use rmcp_add::RmcpCalculator;
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::quantiles;
+
 fn rmcp_router() -> axum::Router {
     let mut config = StreamableHttpServerConfig::default();
     config.legacy_session_mode = false;
@@ -114,12 +118,6 @@ async fn throughput(url: &str, connections: usize, duration: Duration) -> f64 {
         worker.await.unwrap();
     }
     done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
-}
-
-fn median(mut values: Vec<f64>) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
 }
 
 /// `MCP_HTTP_COUNT=N MCP_HTTP_SERVER=toolwright|router|rmcp`: N calls one
@@ -195,9 +193,9 @@ fn main() {
             theirs_rps.push(b);
             ratios.push(a / b);
         }
-        let (ours, ours_lo, ours_hi) = median(ours_rps);
-        let (theirs, theirs_lo, theirs_hi) = median(theirs_rps);
-        let (ratio, ratio_lo, ratio_hi) = median(ratios);
+        let (ours, ours_lo, ours_hi) = quantiles(ours_rps);
+        let (theirs, theirs_lo, theirs_hi) = quantiles(theirs_rps);
+        let (ratio, ratio_lo, ratio_hi) = quantiles(ratios);
         println!(
             "tools/call over Streamable HTTP, stateless JSON, {connections} connections, {rounds} rounds of {duration:?}"
         );

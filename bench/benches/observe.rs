@@ -29,6 +29,10 @@ use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::observe::{Event, ExecutionLog};
 use toolwright::{Catalog, Container, Executor, Inject, tool};
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::quantiles;
+
 /// Add two integers.
 #[tool(key = "math.add", effect = read, authorize = public)]
 async fn add(a: i64, b: i64) -> i64 {
@@ -167,13 +171,6 @@ impl Bench {
         }
         started.elapsed()
     }
-}
-
-/// The median of `values`, and their 10th and 90th percentiles.
-fn quantiles(mut values: Vec<f64>) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
 }
 
 fn main() {

@@ -25,25 +25,14 @@ use toolwright::{
     Catalog, Container, DynamicTool, Effect, Executor, Policy, Registry, Rule, Selector, View, tool,
 };
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::{env_or, quantiles};
+
 /// Add two numbers.
 #[tool(key = "math.add", effect = read, authorize = public)]
 async fn add(a: i64, b: i64) -> i64 {
     a + b
-}
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |value| {
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {value:?}"))
-    })
-}
-
-/// Median, p10 and p90.
-fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
 }
 
 /// Five rules a production policy might have; `add` is decided by the
@@ -94,9 +83,9 @@ fn calls(rounds: usize, batch: u64) {
         .zip(&per_call[0])
         .map(|(v, p)| v / p)
         .collect();
-    let (plain_ns, ..) = spread(per_call[0].clone());
-    let (viewed_ns, ..) = spread(per_call[1].clone());
-    let (ratio, lo, hi) = spread(ratios);
+    let (plain_ns, ..) = quantiles(per_call[0].clone());
+    let (viewed_ns, ..) = quantiles(per_call[1].clone());
+    let (ratio, lo, hi) = quantiles(ratios);
     println!("`invoke` of `add`, {rounds} rounds x {batch} calls per variant");
     println!("  no view, no policy:           {plain_ns:.0} ns per call");
     println!("  a view and a five-rule policy: {viewed_ns:.0} ns per call");
@@ -153,8 +142,8 @@ fn scale(tools: usize, repeats: usize) {
         black_box(reads.tools().export(format).unwrap());
         cached.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    let (changed, c_lo, c_hi) = spread(changed);
-    let (cached, k_lo, k_hi) = spread(cached);
+    let (changed, c_lo, c_hi) = quantiles(changed);
+    let (cached, k_lo, k_hi) = quantiles(cached);
     println!(
         "{tools} tools ({} read tools exported, strict OpenAI as JSON text), {repeats} repeats",
         listed.len()

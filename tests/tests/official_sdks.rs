@@ -103,11 +103,13 @@ fn installed_once(
     // Held until this returns; released when `lock` is dropped.
     lock.lock()
         .map_err(|error| format!("locking {}: {error}", lock_path.display()))?;
-    let pinned = std::fs::read_to_string(pins).unwrap();
+    let pinned = std::fs::read_to_string(pins)
+        .map_err(|error| format!("reading {}: {error}", pins.display()))?;
     let stamp = dir.join("installed.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
         install()?;
-        std::fs::write(&stamp, pinned).unwrap();
+        std::fs::write(&stamp, pinned)
+            .map_err(|error| format!("writing {}: {error}", stamp.display()))?;
     }
     Ok(())
 }
