@@ -6,12 +6,19 @@
 #   bench/across.sh dispatch        # toolwright-bench's dispatch, 12 processes
 #   bench/across.sh invoke 20       # toolwright's invoke, 20 processes
 #   ROUNDS=41 bench/across.sh invoke
+#   LAYOUTS=8 bench/across.sh dispatch 24   # 8 code layouts, 3 processes each
 #
 # Within one process, interleaving cancels the machine's drift, but not the
 # process's own bias: where its heap, stack and code land decides which
 # loads collide with earlier stores, and the same binary's median ratio can
 # differ by a fifth from one process to the next. Each process runs ROUNDS
 # rounds (default 21) and prints its medians as `ratio NAME VALUE` lines.
+#
+# A binary's code layout biases all its processes alike: which hot lines
+# share an instruction-cache set is fixed at link time. With LAYOUTS=K the
+# bench is linked K times with its functions in a different random order
+# (lld's `--shuffle-sections`, seeds 1 to K) and the processes take turns
+# among the K binaries, so the figure is a median over layouts as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=${1:?"which bench: dispatch or invoke"}
@@ -21,13 +28,28 @@ case $bench in
     invoke) package=toolwright ;;
     *) echo "unknown bench $bench: dispatch or invoke" >&2; exit 2 ;;
 esac
-bin=$(cargo bench -q -p "$package" --bench "$bench" --no-run --message-format=json 2> /dev/null \
-    | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
-[ -x "$bin" ] || { echo "could not build the $bench bench" >&2; exit 1; }
+layouts=${LAYOUTS:-1}
+built() { # extra rustc arguments... -> the path of the bench binary built with them
+    cargo rustc -q --profile bench -p "$package" --bench "$bench" --message-format=json -- "$@" \
+        2> /dev/null | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4
+}
+bins=()
+if [ "$layouts" = 1 ]; then
+    bins+=("$(built)")
+else
+    dir=$(mktemp -d)
+    trap 'rm -rf "$dir"' EXIT
+    for seed in $(seq "$layouts"); do
+        bin=$(built -C "link-arg=-Wl,--shuffle-sections=*=$seed")
+        [ -x "$bin" ] && cp "$bin" "$dir/$seed" && bins+=("$dir/$seed")
+    done
+fi
+[ "${#bins[@]}" = "$layouts" ] && [ -x "${bins[0]}" ] || { echo "could not build the $bench bench" >&2; exit 1; }
 export ROUNDS=${ROUNDS:-21}
-echo "$bench: $processes processes of $ROUNDS interleaved rounds each"
+echo "$bench: $processes processes of $ROUNDS interleaved rounds each, over $layouts code layout(s)"
 printf '%-28s %8s %18s\n' ratio median "range (processes)"
-for _ in $(seq "$processes"); do
+for i in $(seq 0 $((processes - 1))); do
+    bin=${bins[$((i % layouts))]}
     # `zzz` matches no criterion benchmark: only the interleaved rounds run.
     "$bin" --bench zzz 2> /dev/null | grep '^ratio ' || { echo "a run of $bin failed" >&2; exit 1; }
 done | sort -k2,2 -k3,3g | awk '
