@@ -29,9 +29,12 @@ case $bench in
     *) echo "unknown bench $bench: dispatch or invoke" >&2; exit 2 ;;
 esac
 layouts=${LAYOUTS:-1}
-built() { # extra rustc arguments... -> the path of the bench binary built with them
+case $layouts in
+    '' | *[!0-9]* | 0) echo "LAYOUTS must be a number of layouts, 1 or more: $layouts" >&2; exit 2 ;;
+esac
+built() { # extra rustc arguments... -> the path of the bench binary built with them, if it built
     cargo rustc -q --profile bench -p "$package" --bench "$bench" --message-format=json -- "$@" \
-        2> /dev/null | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4
+        2> /dev/null | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4 || true
 }
 bins=()
 if [ "$layouts" = 1 ]; then
