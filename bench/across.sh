@@ -29,9 +29,11 @@ case $bench in
     *) echo "unknown bench $bench: dispatch or invoke" >&2; exit 2 ;;
 esac
 layouts=${LAYOUTS:-1}
-case $layouts in
-    '' | *[!0-9]* | 0) echo "LAYOUTS must be a number of layouts, 1 or more: $layouts" >&2; exit 2 ;;
-esac
+for count in "$processes" "$layouts"; do
+    case $count in
+        '' | *[!0-9]* | 0) echo "processes and LAYOUTS must be whole numbers from 1, not '$count'" >&2; exit 2 ;;
+    esac
+done
 built() { # extra rustc arguments... -> the path of the bench binary built with them, if it built
     cargo rustc -q --profile bench -p "$package" --bench "$bench" --message-format=json -- "$@" \
         2> /dev/null | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4 || true
