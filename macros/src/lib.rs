@@ -7,6 +7,13 @@
 //! mistakes. `errors` collects every mistake so that all of them are
 //! reported in one build.
 
+// Layers, lowest first: a module imports only modules on lines above its
+// own (tests/tests/module_layers.rs checks it).
+//   errors
+//   ast attr
+//   valid
+//   expand
+//   fallback
 mod ast;
 mod attr;
 mod errors;

@@ -499,7 +499,7 @@ mod tests {
             ),
             format!(
                 "Args {{ user: \"ann\", token: {:?} }}",
-                crate::observe::REDACTED
+                crate::secret::REDACTED
             )
         );
         // Anything but a struct shows no fields.

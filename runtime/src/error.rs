@@ -361,7 +361,7 @@ pub enum CallError {
         key: &'static str,
         /// Why the trail could not record.
         #[source]
-        source: crate::audit::AuditError,
+        source: AuditError,
     },
     /// The tool's result could not be serialized.
     #[error("the result of `{key}` could not be serialized")]
@@ -576,5 +576,33 @@ impl fmt::Debug for Scrubbed {
 impl std::error::Error for Scrubbed {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_deref().map(|source| source as _)
+    }
+}
+
+/// An [`AuditTrail`](crate::audit::AuditTrail) could not record: its store is
+/// unreachable, full, or refused the record. The call (or decision) it was
+/// for fails closed.
+///
+/// ```
+/// use toolwright::audit::AuditError;
+///
+/// let error = AuditError::new("disk full");
+/// assert_eq!(error.to_string(), "the audit trail could not record");
+/// assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "disk full");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("the audit trail could not record")]
+pub struct AuditError(#[source] pub(crate) BoxError);
+
+impl AuditError {
+    /// The error of a trail that could not record, because of `source`.
+    ///
+    /// ```
+    /// use toolwright::audit::AuditError;
+    /// let error = AuditError::new(std::io::Error::other("unreachable"));
+    /// # let _ = error;
+    /// ```
+    pub fn new(source: impl Into<BoxError>) -> Self {
+        AuditError(source.into())
     }
 }

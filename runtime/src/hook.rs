@@ -237,6 +237,43 @@ where
     answer.poll(cx).map(|answer| verdict(answer, tool, kind))
 }
 
+impl<F> HookCall<F> {
+    /// The hook's answer, as the steps (compiled once for every tool) wait
+    /// for it: given already, or a future boxed only when the hook is `async`.
+    pub(crate) fn erased<'b>(self) -> Asked<'b>
+    where
+        F: Send + 'b,
+    {
+        match self {
+            HookCall::Answered { answer } => Asked::Answered(answer),
+            asked => Asked::Waiting(Box::pin(asked)),
+        }
+    }
+}
+
+/// A hook's answer, whatever the hook's type: see [`HookCall::erased`].
+pub(crate) enum Asked<'b> {
+    /// A plain `fn` hook's, or one the context's type refused.
+    Answered(Option<Result<Verdict, CallError>>),
+    /// An `async` hook's, to wait for.
+    Waiting(crate::util::BoxFuture<'b, Result<Verdict, CallError>>),
+}
+
+impl Future for Asked<'_> {
+    type Output = Result<Verdict, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Asked::Answered(answer) => Poll::Ready(
+                answer
+                    .take()
+                    .expect("a hook's answer was polled after it was given"),
+            ),
+            Asked::Waiting(answer) => answer.as_mut().poll(cx),
+        }
+    }
+}
+
 impl<F> Future for HookCall<F> {
     type Output = Result<Verdict, CallError>;
 

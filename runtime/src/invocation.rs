@@ -315,13 +315,17 @@ impl<A> Invocation<'_, A> {
         let _ = self.ticket.set(ticket);
     }
 
-    /// The arguments for the body, and the approval the call consumed.
-    pub(crate) fn into_parts(self) -> (A, Option<ApprovalId>) {
-        let consumed = match self.ticket.into_inner() {
-            Some(Ticket::Consumed(id)) => Some(id),
+    /// The ledger approval the call consumed, if a hook consumed one.
+    pub(crate) fn consumed(&self) -> Option<ApprovalId> {
+        match self.ticket.get() {
+            Some(Ticket::Consumed(id)) => Some(*id),
             _ => None,
-        };
-        (self.args, consumed)
+        }
+    }
+
+    /// The arguments, for the body.
+    pub(crate) fn into_args(self) -> A {
+        self.args
     }
 }
 

@@ -1,11 +1,28 @@
 #![doc = include_str!("../docs/crate.md")]
 #![deny(missing_docs)]
 
-// The modules form layers; each imports only from layers below it:
-// util < effect, concurrency < request < error < approval < context < invocation < hook
-// < principal < scope
-// < inject < args, schema < tool < pipeline < registration < catalog
-// < registry < observe < executor < providers, mcp, admin < __private.
+// Layers, lowest first: a module imports only modules on lines above its
+// own, never one on its line or below (tests/tests/module_layers.rs checks
+// it). A lower layer that must reach a higher one does it through a trait
+// of its own that the higher one implements, wired together by the
+// executor: the pipeline's `Watch` (observe's recording), observe's
+// `CallTrail` and approval's `DecisionTrail` (the audit trail).
+//   util effect concurrency secret request content disabled overrides
+//   error args schema
+//   approval context scope
+//   invocation inject
+//   hook
+//   principal tool
+//   pipeline
+//   registration
+//   catalog
+//   dynamic
+//   registry
+//   observe
+//   audit
+//   executor
+//   admin mcp providers
+//   __private
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
-use crate::pipeline::JsonCall;
+use crate::pipeline::Thunks;
 use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
 
@@ -56,8 +56,8 @@ pub struct Registration {
     pub(crate) input_schema: fn() -> serde_json::Value,
     pub(crate) output_schema: fn() -> Option<serde_json::Value>,
     pub(crate) requirements: fn(&mut Vec<Requirement>),
-    /// Starts a JSON call of the tool (or its preflight).
-    pub(crate) json: JsonCall,
+    /// How the pipeline meets the tool's own types.
+    pub(crate) thunks: &'static Thunks,
 }
 
 impl Registration {
@@ -91,7 +91,7 @@ impl Registration {
             input_schema: T::__input_schema,
             output_schema: T::__output_schema,
             requirements: T::__requirements,
-            json: crate::pipeline::json::<T>,
+            thunks: const { &Thunks::of::<T>() },
         }
     }
 

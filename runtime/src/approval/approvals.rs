@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use super::ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status,
 };
-use crate::audit::DecisionAudit;
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
+use crate::util::BoxFuture;
 
 /// How long a request waits for a decision, and an approval for its call,
 /// unless [`ApprovalsBuilder::ttl`] says otherwise: one day.
@@ -90,11 +90,31 @@ struct Rules {
     /// Executors' observers, told of every decision made here.
     taps: Mutex<Vec<Weak<DecisionTap>>>,
     /// The audit trails decisions are recorded in before they are made.
-    audits: Mutex<Vec<Weak<DecisionAudit>>>,
+    audits: Mutex<Vec<Weak<dyn DecisionTrail>>>,
 }
 
 /// How an executor's observers hear of approval decisions.
 pub(crate) type DecisionTap = dyn Fn(&Approval) + Send + Sync;
+
+/// Where decisions are recorded before they are made: the audit trail,
+/// which implements this from above (it names this module's types).
+pub(crate) trait DecisionTrail: Send + Sync {
+    /// Records the decision `review` on `approval`, before it is made; an
+    /// error keeps it from being made.
+    fn before<'a>(
+        &'a self,
+        approval: &'a Approval,
+        review: &'a Review,
+    ) -> BoxFuture<'a, Result<(), LedgerError>>;
+
+    /// Records that the ledger refused the decision `by` made on `id`.
+    fn refused<'a>(
+        &'a self,
+        id: ApprovalId,
+        by: &'a str,
+        error: &'a LedgerError,
+    ) -> BoxFuture<'a, ()>;
+}
 
 /// Builds [`Approvals`] with rules other than the defaults.
 ///
@@ -426,7 +446,7 @@ impl Approvals {
     }
 
     /// Records this ledger's decisions in `audit` while it lives.
-    pub(crate) fn audit(&self, audit: &Arc<DecisionAudit>) {
+    pub(crate) fn audit(&self, audit: &Arc<dyn DecisionTrail>) {
         let mut audits = self
             .inner
             .audits
@@ -437,7 +457,7 @@ impl Approvals {
     }
 
     /// The audit trails that record decisions now.
-    fn audits(&self) -> Vec<Arc<DecisionAudit>> {
+    fn audits(&self) -> Vec<Arc<dyn DecisionTrail>> {
         let audits = self
             .inner
             .audits

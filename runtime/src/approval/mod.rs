@@ -34,8 +34,8 @@ mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
-pub(crate) use approvals::DecisionTap;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL};
+pub(crate) use approvals::{DecisionTap, DecisionTrail};
 pub use ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,
 };

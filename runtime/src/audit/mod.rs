@@ -13,13 +13,11 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::approval::{Approval, LedgerError, Review, Status};
+use crate::approval::{Approval, DecisionTrail, LedgerError, Review, Status};
 use crate::effect::Effect;
-use crate::error::{BoxError, CallError};
-use crate::observe::CallEvent;
-use crate::pipeline::{Served, Watch};
+pub use crate::error::AuditError;
+use crate::observe::{CallEvent, CallTrail};
 use crate::request::ApprovalId;
-use crate::secret::Secrets;
 use crate::util::BoxFuture;
 
 #[cfg(feature = "postgres")]
@@ -35,8 +33,9 @@ pub use sqlite::SqliteAudit;
 /// keep the records in a table; an application may write its own, to a
 /// store of its choice. `record` must return `Ok` only once the record is
 /// durable: the executor commits the call (its scope's finalizers) only
-/// after that, and fails the call with [`CallError::AuditFailed`] when it
-/// returns `Err`.
+/// after that, and fails the call with
+/// [`CallError::AuditFailed`](crate::CallError::AuditFailed) when it returns
+/// `Err`.
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
@@ -172,65 +171,6 @@ fn unix_ms<S: serde::Serializer>(time: &SystemTime, s: S) -> Result<S::Ok, S::Er
     s.serialize_i64(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
-/// An [`AuditTrail`] could not record: its store is unreachable, full, or
-/// refused the record. The call (or decision) it was for fails closed.
-///
-/// ```
-/// use toolwright::audit::AuditError;
-///
-/// let error = AuditError::new("disk full");
-/// assert_eq!(error.to_string(), "the audit trail could not record");
-/// assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "disk full");
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[error("the audit trail could not record")]
-pub struct AuditError(#[source] BoxError);
-
-impl AuditError {
-    /// The error of a trail that could not record, because of `source`.
-    ///
-    /// ```
-    /// use toolwright::audit::AuditError;
-    /// let error = AuditError::new(std::io::Error::other("unreachable"));
-    /// # let _ = error;
-    /// ```
-    pub fn new(source: impl Into<BoxError>) -> Self {
-        AuditError(source.into())
-    }
-}
-
-/// Records the call `watch` follows, of tool `key`, as it ended
-/// (`result`): `Err(CallError::AuditFailed)` when the trail could not.
-#[cold]
-#[inline(never)]
-pub(crate) async fn record_call(
-    trail: &dyn AuditTrail,
-    watch: &dyn Watch,
-    served: &Served,
-    secrets: &Secrets,
-    result: Result<(), &CallError>,
-) -> Result<(), CallError> {
-    let key = served.key;
-    let mut event = watch.event(Some(result));
-    // Recorded inside the call, before its error is scrubbed on its way
-    // out: the record's texts are scrubbed here.
-    if let (false, Some(error)) = (secrets.is_empty(), &mut event.error)
-        && let Some(arguments) = watch.findings().real_arguments()
-    {
-        let values = secrets.values(&arguments);
-        values.scrub_string(&mut error.model_message);
-        values.scrub_string(&mut error.message);
-    }
-    let record = AuditRecord::Call(CallRecord {
-        effect: served.effect,
-        event,
-    });
-    trail.record(&record).await.map_err(|source| {
-        tracing::error!(key, error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");
-        CallError::AuditFailed { key, source }
-    })
-}
-
 /// The executor's trail, in its services.
 #[derive(Clone)]
 pub(crate) struct Trail(pub(crate) Arc<dyn AuditTrail>);
@@ -241,26 +181,33 @@ impl std::fmt::Debug for Trail {
     }
 }
 
-/// Records, in the background, a call of a `write` or `destructive` tool
-/// that ended without its body's record: refused before its body ran, or
-/// dropped before it ended (`event` says how). Nothing ran or nothing is
-/// left to fail, so a record that fails is logged.
-#[cold]
-#[inline(never)]
-pub(crate) fn record_ended(trail: &Trail, effect: Effect, event: CallEvent) {
-    let record = AuditRecord::Call(CallRecord { effect, event });
-    let trail = trail.0.clone();
-    let write = async move {
-        if let Err(error) = trail.record(&record).await {
-            tracing::error!(error = %error, cause = %error.0, "audit trail: a refused or cancelled call could not be recorded");
-        }
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => drop(runtime.spawn(write)),
-        Err(_) => {
-            tracing::error!(
-                "audit trail: a refused or cancelled call could not be recorded outside a tokio runtime"
-            );
+impl CallTrail for Trail {
+    fn record(&self, effect: Effect, event: CallEvent) -> BoxFuture<'_, Result<(), AuditError>> {
+        Box::pin(async move {
+            let record = AuditRecord::Call(CallRecord { effect, event });
+            self.0.record(&record).await
+        })
+    }
+
+    /// In the background: nothing ran, or nothing is left to fail, so a
+    /// record that fails is logged.
+    #[cold]
+    #[inline(never)]
+    fn record_detached(&self, effect: Effect, event: CallEvent) {
+        let record = AuditRecord::Call(CallRecord { effect, event });
+        let trail = self.0.clone();
+        let write = async move {
+            if let Err(error) = trail.record(&record).await {
+                tracing::error!(error = %error, cause = %error.0, "audit trail: a refused or cancelled call could not be recorded");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(write)),
+            Err(_) => {
+                tracing::error!(
+                    "audit trail: a refused or cancelled call could not be recorded outside a tokio runtime"
+                );
+            }
         }
     }
 }
@@ -278,11 +225,7 @@ pub(crate) struct DecisionAudit {
 impl DecisionAudit {
     /// Records `review` of `approval` before the ledger makes it:
     /// [`LedgerError::Unavailable`] when the trail could not.
-    pub(crate) async fn before(
-        &self,
-        approval: &Approval,
-        review: &Review,
-    ) -> Result<(), LedgerError> {
+    async fn record(&self, approval: &Approval, review: &Review) -> Result<(), LedgerError> {
         let mut approval = approval.clone();
         approval.request.arguments = (self.mask)(
             &approval.request.key,
@@ -306,7 +249,7 @@ impl DecisionAudit {
 
     /// Records that the ledger refused a decision recorded before; a
     /// failure is logged (the decision was not made either way).
-    pub(crate) async fn refused(&self, id: ApprovalId, by: &str, error: &LedgerError) {
+    async fn record_refused(&self, id: ApprovalId, by: &str, error: &LedgerError) {
         let record = AuditRecord::DecisionRefused(DecisionRefused {
             id,
             by: by.to_owned(),
@@ -316,5 +259,24 @@ impl DecisionAudit {
         if let Err(error) = self.trail.record(&record).await {
             tracing::error!(approval = id.0, error = %error, cause = %error.0, "audit trail: a refused decision could not be recorded");
         }
+    }
+}
+
+impl DecisionTrail for DecisionAudit {
+    fn before<'a>(
+        &'a self,
+        approval: &'a Approval,
+        review: &'a Review,
+    ) -> BoxFuture<'a, Result<(), LedgerError>> {
+        Box::pin(self.record(approval, review))
+    }
+
+    fn refused<'a>(
+        &'a self,
+        id: ApprovalId,
+        by: &'a str,
+        error: &'a LedgerError,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(self.record_refused(id, by, error))
     }
 }

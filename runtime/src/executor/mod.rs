@@ -9,21 +9,22 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::approval::{Approval, Approvals, DecisionTap};
+use crate::approval::{Approval, Approvals, DecisionTap, DecisionTrail};
 use crate::audit::{AuditTrail, DecisionAudit, Trail};
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
 use crate::error::CallError;
-use crate::observe::{self, Event, Observer, ObserverStats, Observers, Pending, Recording};
+use crate::observe::{
+    self, CallTrail, Event, Observer, ObserverStats, Observers, Pending, Recording,
+};
 use crate::pipeline::{
-    self, CallNumbers, Env, ExclusiveGate, Services, Surroundings, Traced, Watch,
+    self, CallNumbers, Env, ExclusiveGate, Input, Services, Surroundings, Traced, Watch,
 };
 use crate::principal::{Identify, Principal};
 use crate::registry::{Change, Current, Registry, Tap, Tools, View};
 use crate::request::ApprovalRequest;
 use crate::scope::{Container, Requirement};
 use crate::tool::{Location, Tool};
-use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
@@ -84,6 +85,8 @@ struct ExecutorInner {
     /// What records the approvals' decisions in the audit trail (held
     /// here: the approvals hold it weakly).
     _decisions_audit: Option<Arc<DecisionAudit>>,
+    /// Where calls of `write` and `destructive` tools are recorded.
+    audit: Option<Trail>,
 }
 
 /// An executor's running observers, and the taps through which its
@@ -568,8 +571,8 @@ impl ExecutorBuilder {
                     approvals: self.approvals,
                     principal: self.principal,
                     calls: CallNumbers::default(),
-                    audit: self.audit,
                 },
+                audit: self.audit,
             }),
             view: None,
         })
@@ -870,8 +873,7 @@ impl Executor {
     ) -> Option<Box<Recording<'a>>> {
         let observers = self.observers();
         if observers.is_none()
-            && (self.inner.services.audit.is_none()
-                || !found.tool().served().effect.requires_approval())
+            && (self.inner.audit.is_none() || !found.tool().served().effect.requires_approval())
         {
             return None;
         }
@@ -888,8 +890,10 @@ impl Executor {
     ) -> Option<Box<Recording<'a>>> {
         let tool = found.tool();
         let served = tool.served();
-        let audit = match &self.inner.services.audit {
-            Some(trail) if served.effect.requires_approval() => Some((trail, served.effect)),
+        let audit = match &self.inner.audit {
+            Some(trail) if served.effect.requires_approval() => {
+                Some((trail as &dyn CallTrail, served.effect))
+            }
             _ => None,
         };
         Some(Box::new(Recording::start(
@@ -940,12 +944,19 @@ impl Executor {
         found: &'a Found,
         surroundings: &'a Surroundings<'a>,
         arguments: Value,
-    ) -> Traced<'a, BoxFuture<'a, Result<Value, CallError>>> {
+    ) -> Traced<'a, impl Future<Output = Result<Value, CallError>> + Send + 'a> {
         let tool = found.tool();
         let (gate, watch) = (surroundings.gate, surroundings.watch);
         let numbers = &self.inner.services.calls;
-        let call = tool.call(Env(surroundings), arguments);
-        pipeline::traced(tool, gate, watch, numbers, call)
+        let call = pipeline::run(Env(surroundings), Input::Json(arguments));
+        pipeline::traced(
+            tool.served(),
+            tool.description(),
+            gate,
+            watch,
+            numbers,
+            call,
+        )
     }
 
     /// Whether a call of `name` with `arguments` would run for `ctx`,
@@ -1007,7 +1018,7 @@ impl Executor {
             preflight: true,
             ..self.surroundings(&found, None, ctx)
         };
-        let asked = CatchUnwind::new(tool.call(Env(&surroundings), arguments))
+        let asked = CatchUnwind::new(pipeline::run(Env(&surroundings), Input::Json(arguments)))
             .await
             .unwrap_or_else(|message| {
                 Err(CallError::Panicked {
@@ -1080,11 +1091,19 @@ impl Executor {
         let recording = self.recording(&found, ctx);
         let watch = watch(&recording);
         let surroundings = self.surroundings(&found, watch, ctx);
-        // Boxed: moved by value, the typed pipeline's large state was copied
-        // four times per call, which cost more than a box.
-        let call = Box::pin(pipeline::typed(Env(&surroundings), args));
+        let env = Env(&surroundings);
+        let mut output: Option<A::Output> = None;
+        let input = Input::Typed(pipeline::typed(args, env), Some(&mut output));
+        let call = pipeline::run(env, input);
         let numbers = &self.inner.services.calls;
-        pipeline::traced(found.tool(), surroundings.gate, watch, numbers, call).await
+        let tool = found.tool();
+        let (served, description) = (tool.served(), tool.description());
+        pipeline::traced(served, description, surroundings.gate, watch, numbers, call).await?;
+        // A typed call that ends well has put its output there.
+        output.ok_or_else(|| CallError::Panicked {
+            key: found.tool().key(),
+            message: "the typed call ended without its output".to_owned(),
+        })
     }
 
     /// How each of this executor's observers is keeping up, in the order
@@ -1137,6 +1156,7 @@ impl Executor {
         Surroundings {
             services: &self.inner.services,
             served: tool.served(),
+            seam: tool.seam(),
             validation: tool.validation(),
             schema: tool.input_schema(),
             gate: found.snapshot.gate(found.index),
@@ -1209,7 +1229,8 @@ fn audit_decisions(
             }
         }),
     });
-    approvals.audit(&audit);
+    let decisions: Arc<dyn DecisionTrail> = audit.clone();
+    approvals.audit(&decisions);
     audit
 }
 

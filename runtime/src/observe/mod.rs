@@ -12,5 +12,5 @@ pub use observers::{DEFAULT_OBSERVER_QUEUE, Observer, ObserverStats};
 pub use redact::REDACTED;
 
 pub(crate) use observers::{Observers, Pending};
-pub(crate) use recording::{Recording, refused};
+pub(crate) use recording::{CallTrail, Recording, refused};
 pub(crate) use redact::redact;

@@ -5,11 +5,25 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::event::{ApprovalUse, CallEvent, ErrorText, OutcomeClass, PolicyRuling};
 use super::{Event, Observers, redact};
-use crate::audit::Trail;
 use crate::catalog::ToolEntry;
 use crate::effect::Effect;
-use crate::error::CallError;
+use crate::error::{AuditError, CallError};
 use crate::pipeline::{Findings, Shown, Watch};
+use crate::secret::Secrets;
+use crate::util::BoxFuture;
+
+/// Where the calls of `write` and `destructive` tools are recorded: the
+/// audit trail, which implements this from above (its records hold
+/// [`CallEvent`]s).
+pub(crate) trait CallTrail: Send + Sync {
+    /// Records the event of a call of a tool with `effect`, durably.
+    fn record(&self, effect: Effect, event: CallEvent) -> BoxFuture<'_, Result<(), AuditError>>;
+
+    /// Records the event of a call that ended without the steps' record
+    /// (refused before its body, or cancelled), when it can: the call has
+    /// nothing left to fail, so an error is only logged.
+    fn record_detached(&self, effect: Effect, event: CallEvent);
+}
 
 /// A call of a tool that was found, followed from its start.
 pub(crate) struct Recording<'a> {
@@ -18,7 +32,7 @@ pub(crate) struct Recording<'a> {
     /// The audit trail, for a call of a `write` or `destructive` tool on
     /// an executor that has one: told of a call that ends without the
     /// steps' record (refused before its body, or dropped).
-    audit: Option<(&'a Trail, Effect)>,
+    audit: Option<(&'a dyn CallTrail, Effect)>,
     id: u64,
     started: Instant,
     key: &'static str,
@@ -32,7 +46,7 @@ pub(crate) struct Recording<'a> {
 impl<'a> Recording<'a> {
     pub(crate) fn start(
         observers: Option<&'a Observers>,
-        audit: Option<(&'a Trail, Effect)>,
+        audit: Option<(&'a dyn CallTrail, Effect)>,
         id: u64,
         key: &'static str,
         name: &'static str,
@@ -98,6 +112,43 @@ impl<'a> Recording<'a> {
     }
 }
 
+impl Recording<'_> {
+    /// The call's event as it would read had it ended with `result`, for
+    /// the audit trail (which records it before the call's scope closes).
+    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent {
+        let arguments = self.findings.shown().clone();
+        self.record(arguments, result).event()
+    }
+
+    /// Records the call in the audit trail, as it would read had it ended
+    /// with `result`. Recorded inside the call, before its error is
+    /// scrubbed on its way out: the record's texts are scrubbed here.
+    #[cold]
+    #[inline(never)]
+    async fn audit_call(
+        &self,
+        secrets: &Secrets,
+        result: Result<(), &CallError>,
+    ) -> Result<(), CallError> {
+        let Some((trail, effect)) = self.audit else {
+            return Ok(());
+        };
+        let key = self.key;
+        let mut event = self.event(Some(result));
+        if let (false, Some(error)) = (secrets.is_empty(), &mut event.error)
+            && let Some(arguments) = self.findings.real_arguments()
+        {
+            let values = secrets.values(&arguments);
+            values.scrub_string(&mut error.model_message);
+            values.scrub_string(&mut error.message);
+        }
+        trail.record(effect, event).await.map_err(|source| {
+            tracing::error!(key, error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");
+            CallError::AuditFailed { key, source }
+        })
+    }
+}
+
 impl Watch for Recording<'_> {
     fn id(&self) -> u64 {
         self.id
@@ -115,7 +166,7 @@ impl Watch for Recording<'_> {
         if let Some((trail, effect)) = self.audit
             && (result.is_none() || self.findings.audited.get().is_none())
         {
-            crate::audit::record_ended(trail, effect, self.event(result));
+            trail.record_detached(effect, self.event(result));
         }
         if let Some(observers) = self.observers {
             observers.emit_call(self.record(self.findings.take_arguments(), result));
@@ -124,9 +175,16 @@ impl Watch for Recording<'_> {
 
     /// The event now, built on the call's thread: the audit trail records
     /// it before the call's scope closes.
-    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent {
-        let arguments = self.findings.shown().clone();
-        self.record(arguments, result).event()
+    fn audits(&self) -> bool {
+        self.audit.is_some()
+    }
+
+    fn audit<'b>(
+        &'b self,
+        secrets: &'b Secrets,
+        result: Result<(), &'b CallError>,
+    ) -> BoxFuture<'b, Result<(), CallError>> {
+        Box::pin(self.audit_call(secrets, result))
     }
 }
 

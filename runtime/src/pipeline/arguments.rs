@@ -6,12 +6,12 @@ use std::sync::OnceLock;
 
 use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Env;
+use super::seam::Called;
 use crate::error::{CallError, Violation, Violations};
+use crate::invocation::Ledgered;
 use crate::schema::Enforcement;
 use crate::secret::{REDACTED, Secrets};
 use crate::util::excerpt::{Excerpt, Listed, QUOTED_CHARS};
@@ -59,50 +59,53 @@ impl Validation {
     }
 }
 
-/// The arguments of tool `key`, validated and deserialized.
-pub(super) fn read<T: DeserializeOwned>(
+/// The arguments of tool `key`, validated and read (`read` deserializes
+/// them into an invocation of the tool).
+pub(super) fn read<'a>(
     env: &Env<'_>,
     key: &'static str,
     arguments: &Value,
-) -> Result<T, CallError> {
-    let mut args = None;
+    read: &mut dyn FnMut(&Value) -> Result<Called<'a>, serde_json::Error>,
+) -> Result<Called<'a>, CallError> {
+    let mut call = None;
     check(env, key, arguments, &mut |value| {
-        args = Some(T::deserialize(value)?);
+        call = Some(read(value)?);
         Ok(())
     })?;
     // `check` succeeds only once the deserializer has stored them.
-    args.ok_or_else(|| invalid(key, "", "the arguments were not read".to_owned()))
+    call.ok_or_else(|| invalid(key, "", "the arguments were not read".to_owned()))
 }
 
-/// The validated arguments of a call of `T` as JSON, from the valid JSON
-/// its caller `sent`: read again as [`read`] read them, and serialized.
-/// For the call's event, so that the call does not pay for it.
-pub(super) fn reread<T: DeserializeOwned + Serialize>(sent: &Value) -> Value {
-    let args = T::deserialize(sent).or_else(|first| {
+/// The validated arguments of a call as JSON, from the valid JSON its
+/// caller `sent`: read again as [`read`] read them, and serialized
+/// (`reserialize` does both). For the call's event, so that the call does
+/// not pay for it.
+pub(super) fn reread(
+    sent: &Value,
+    reserialize: &mut dyn FnMut(&Value) -> serde_json::Result<Value>,
+) -> Value {
+    let arguments = reserialize(sent).or_else(|first| {
         let mut normalized = sent.clone();
         match integral_floats_to_integers(&mut normalized) {
-            true => T::deserialize(&normalized),
+            true => reserialize(&normalized),
             false => Err(first),
         }
     });
     // They were read once, so they read again, and serialize.
-    args.ok()
-        .and_then(|args| crate::util::json::to_value(&args).ok())
-        .unwrap_or(Value::Null)
+    arguments.unwrap_or(Value::Null)
 }
 
 /// Typed arguments satisfy every structural rule; only a schema with
 /// constraints (ranges, lengths, patterns, an `f32`'s bound) needs a check.
-pub(super) fn check_typed<T: Serialize>(
+pub(super) fn check_typed(
     env: &Env<'_>,
     key: &'static str,
-    args: &T,
+    call: &dyn Ledgered,
 ) -> Result<(), CallError> {
     if env.validation.enforcement == Enforcement::Deserializing {
         return Ok(());
     }
-    let value = crate::util::json::to_value(args).map_err(|e| invalid(key, "", e.to_string()))?;
-    validate(env, key, &value)
+    validate(env, key, call.canonical_arguments())
 }
 
 /// Validates `arguments` and deserializes them (`deserialize` stores them

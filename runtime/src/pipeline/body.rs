@@ -1,26 +1,24 @@
 //! Step 6: the body under its timeout, with its panics caught: the one
 //! timeout wrapper and the one place a body's end becomes an [`Outcome`].
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::error::CallError;
 use crate::scope::Outcome;
+use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
-/// A tool's body, pinned where its call keeps it.
-pub(super) type Body<'a, O> = Pin<&'a mut (dyn Future<Output = Result<O, CallError>> + Send + 'a)>;
-
 /// Runs the body of tool `key` to its end, or until `timeout` less the
-/// time the call `waited` for its turn, and says how it ended. Generic only
-/// over the output: tools that return the same type share one copy.
-pub(super) async fn run<O>(
+/// time the call `waited` for its turn, and says how it ended. The body is
+/// dropped by the time this returns.
+pub(super) async fn run(
     key: &'static str,
     timeout: Option<Duration>,
     waited: Duration,
-    body: Body<'_, O>,
-) -> (Result<O, CallError>, Outcome) {
+    body: BoxFuture<'_, Result<Value, CallError>>,
+) -> (Result<Value, CallError>, Outcome) {
     let body = CatchUnwind::new(body);
     let ended = match timeout {
         None => body.await,

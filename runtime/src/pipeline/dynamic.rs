@@ -1,7 +1,7 @@
 //! Tools built at run time (`DynamicTool`): JSON in, JSON out, through the
 //! same steps as `#[tool]`s. Their arguments type, [`Arguments`], is the
-//! `Tool` the steps are compiled for; what a `#[tool]` knows at compile
-//! time, it finds in the tool's [`Dynamic`] parts it carries.
+//! one `Tool` whose seam (seam.rs) serves them all: its hooks and body are
+//! those of the [`Dynamic`] parts the arguments carry.
 
 use std::any::Any;
 use std::fmt;
@@ -11,7 +11,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{Env, arguments, steps};
 use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
@@ -50,6 +49,11 @@ pub struct Arguments {
 }
 
 impl Arguments {
+    /// The validated `value` of a call of `tool`.
+    pub(super) fn new(value: Value, tool: Arc<Dynamic>) -> Self {
+        Arguments { value, tool }
+    }
+
     /// The arguments as JSON.
     ///
     /// ```
@@ -237,9 +241,9 @@ impl fmt::Debug for DynamicCall<'_> {
     }
 }
 
-/// The steps compiled once for every tool built at run time. What varies
-/// per tool (key, name, effect, timeout) is read from the call's
-/// `Env`; the hooks and the handler from the arguments' tool.
+/// The seam of every tool built at run time, compiled once. What varies
+/// per tool (key, name, effect, timeout) is read from the call's `Env`;
+/// the hooks and the handler from the arguments' tool.
 impl Tool for Arguments {
     /// Never shown: a call answers with the key its tool is served under.
     const KEY: &'static str = "toolwright.dynamic";
@@ -326,40 +330,4 @@ impl Tool for Arguments {
                 source,
             })
     }
-}
-
-/// A JSON call of a tool built at run time: its arguments, checked against
-/// its schema in full (there is no type to deserialize them into).
-struct DynamicJson(Value, Arc<Dynamic>);
-
-impl steps::Input<Arguments> for DynamicJson {
-    fn read(self, env: &Env<'_>) -> Result<Arguments, CallError> {
-        if let Err(error) = arguments::validate(env, env.served.key, &self.0) {
-            if let Some(watch) = env.watch {
-                watch.findings().unreadable(self.0);
-            }
-            return Err(error);
-        }
-        Ok(Arguments {
-            value: self.0,
-            tool: self.1,
-        })
-    }
-
-    fn secret_values(&self, secrets: &crate::secret::Secrets) -> crate::secret::SecretValues {
-        secrets.values(&self.0)
-    }
-}
-
-/// A JSON call of a tool built at run time: steps 2 to 7, its output as is.
-pub(crate) fn json<'a>(
-    env: Env<'a>,
-    tool: &Arc<Dynamic>,
-    arguments: Value,
-) -> BoxFuture<'a, Result<Value, CallError>> {
-    let input = DynamicJson(arguments, tool.clone());
-    if env.preflight {
-        return Box::pin(steps::preflight::<Arguments>(env, input));
-    }
-    steps::boxed::<Arguments, _>(env, input, |_, output| Ok(output))
 }

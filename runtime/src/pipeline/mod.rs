@@ -1,33 +1,38 @@
-//! Steps 2 to 7 of a call, written once for the JSON and the typed path.
+//! The one pipeline: steps 2 to 7 of every call, for JSON and typed
+//! arguments, for `#[tool]`s and tools built at run time alike.
 //!
 //! ```text
-//! json::<T>  ─┐                    step 2: read JSON / check typed arguments (arguments.rs)
-//! typed::<T> ─┴─ steps::run::<T> ─ steps 3-4: authorize, approve
-//!                                  step 5a: wait for the call's turn (admission.rs)
-//!                                  steps 5-7: scope, body under its timeout with panics
-//!                                             caught (body.rs), close with the outcome
-//!                                  then: serialize (json) or the output as it is (typed)
+//!                 step 2: read JSON (arguments.rs) / check typed arguments
+//! steps::run ──── steps 3-4: policy, authorize, approve
+//!   (compiled     step 5a: wait for the call's turn (admission.rs)
+//!    once)        steps 5-7: scope, body under its timeout with panics
+//!                            caught (body.rs), close with the outcome
+//!        │
+//!        └─ seam (seam.rs): per tool, only what must be typed
+//!             Thunks::read   JSON → the tool's argument struct, in an Invocation
+//!             Call           the invocation: the tool's typed hooks, and its
+//!                            body with its output serialized
 //! ```
 //!
-//! The executor wraps either in [`traced`] (trace.rs): the call's span, the
-//! catch of any panic outside the body, and the one place that records the
-//! outcome. A registration stores `json::<T>` as a plain fn pointer
-//! ([`JsonCall`]): the one seam between a name looked up at run time and
-//! the tool's own types.
+//! Everything but the seam (lookup, view, policy, approval, limits, scope,
+//! timeout, panic catching, events, audit) is ordinary code without a type
+//! parameter per tool, compiled once. A `#[tool]` brings its [`Thunks`]
+//! (built at compile time by [`Thunks::of`]); the executor wraps a call in
+//! [`traced`] (trace.rs): the call's span, the catch of any panic outside
+//! the body, and the one place that records the outcome.
 
 mod admission;
 mod arguments;
 mod body;
 mod dynamic;
 mod gate;
+mod seam;
 mod steps;
 mod trace;
 mod watch;
 
-use std::future::Future;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -37,20 +42,17 @@ pub use dynamic::{Arguments, DynamicCall};
 pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
-use steps::Json;
+pub(crate) use seam::{Seam, Thunks, typed};
+pub(crate) use steps::{Input, run};
 pub(crate) use trace::{CallNumbers, Traced, traced};
 pub(crate) use watch::{Findings, Shown, Watch};
 
 use crate::approval::Approvals;
-use crate::audit::Trail;
 use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
-use crate::error::CallError;
 use crate::principal::Identify;
 use crate::scope::Container;
-use crate::tool::Tool;
-use crate::util::BoxFuture;
 
 /// What every call shares: the container its scopes draw from, the
 /// timeout of tools that declare none, the executor's gate for `exclusive`
@@ -68,8 +70,6 @@ pub(crate) struct Services {
     pub(crate) principal: Option<Identify>,
     /// The numbers of the calls that events or spans show.
     pub(crate) calls: CallNumbers,
-    /// Where calls of `write` and `destructive` tools are recorded.
-    pub(crate) audit: Option<Trail>,
 }
 
 /// A tool as it is served: the key and name its calls, errors and approval
@@ -105,6 +105,8 @@ impl<'a> std::ops::Deref for Env<'a> {
 pub(crate) struct Surroundings<'a> {
     pub(crate) services: &'a Services,
     pub(crate) served: &'a Served,
+    /// The tool's own types, as the steps meet them.
+    pub(crate) seam: Seam<'a>,
     pub(crate) validation: &'a Validation,
     pub(crate) schema: &'a Value,
     /// How the permission policy meets the tool's calls.
@@ -120,35 +122,4 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) preflight: bool,
     /// Who follows the call for its event, when the executor has observers.
     pub(crate) watch: Option<&'a dyn Watch>,
-}
-
-/// How a registration starts a JSON call of its tool: [`json`] for its type.
-pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
-
-/// A JSON call of a tool built at run time.
-pub(crate) use dynamic::json as dynamic_json;
-
-/// A JSON call of `T`: steps 2 to 7, and its output serialized. The
-/// call's one allocation. In a preflight, steps 2 to 4 and `null`.
-pub(crate) fn json<'a, T: Tool>(
-    env: Env<'a>,
-    arguments: Value,
-) -> BoxFuture<'a, Result<Value, CallError>> {
-    if env.preflight {
-        return steps::preflight::<T>(env, Json(arguments));
-    }
-    steps::boxed::<T, _>(env, Json(arguments), serialize::<T::Output>)
-}
-
-/// A typed call of `T`: steps 2 to 7, its output as it is.
-pub(crate) fn typed<T: Tool>(
-    env: Env<'_>,
-    args: T,
-) -> impl Future<Output = Result<T::Output, CallError>> + Send + '_ {
-    steps::typed(env, args)
-}
-
-/// A tool's output as JSON.
-fn serialize<O: Serialize>(key: &'static str, output: O) -> Result<Value, CallError> {
-    crate::util::json::to_value(&output).map_err(|source| CallError::Output { key, source })
 }

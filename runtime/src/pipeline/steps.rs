@@ -1,121 +1,89 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
-//! approve, open the scope, run the body, close the scope with how it ended.
+//! approve, open the scope, run the body, close the scope with how it
+//! ended. Ordinary code, compiled once for every tool: a tool's own types
+//! are met only through its seam (seam.rs).
 
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::dynamic::Arguments;
+use super::seam::{Call, Called, Out, Parts, Seam};
 use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
-use crate::audit::{self, AuditTrail};
-use crate::effect::Effect;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
-use crate::invocation::{Invocation, Ledgered};
+use crate::invocation::Ledgered;
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
 use crate::scope::{Outcome, ScopeGuard};
-use crate::secret::{SecretValues, Secrets};
-use crate::tool::Tool;
+use crate::secret::SecretValues;
 use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
-/// What a call starts from, and how step 2 reads it: a generic parameter
-/// rather than an enum, so that a tool compiles only the reading it uses.
-pub(super) trait Input<T>: Send {
-    /// The validated arguments.
-    fn read(self, env: &Env<'_>) -> Result<T, CallError>;
-
-    /// The text of the values of the `secrets` among the arguments.
-    fn secret_values(&self, secrets: &Secrets) -> SecretValues;
+/// What a call starts from.
+pub(crate) enum Input<'a> {
+    /// A model's or client's JSON arguments.
+    Json(Value),
+    /// Typed arguments ([`Executor::call`](crate::Executor::call)), in their
+    /// invocation, and the caller's slot for the output.
+    Typed(Called<'a>, Out<'a>),
 }
 
-/// A model's or client's JSON arguments.
-pub(super) struct Json(pub(super) Value);
-
-impl<T: Tool> Input<T> for Json {
-    fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        let read = arguments::read(env, env.served.key, &self.0);
-        if let Some(watch) = env.watch {
-            sent::<T>(watch, read.is_ok(), self.0);
-        }
-        read
-    }
-
-    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
-        secrets.values(&self.0)
+/// Steps 2 to 7 of a call: its output serialized, or for a typed call put
+/// into the caller's slot (and `null` returned). In a preflight, steps 2 to
+/// 4 only, and `null`. For a tool with `#[secret]` properties, the call's
+/// secret values are scrubbed from its error ([`keeping_secrets`]); a tool
+/// without pays one check of an empty list.
+pub(crate) async fn run<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
+    match secret_values(&env, &input) {
+        None => steps(env, input).await,
+        Some(values) => keeping_secrets(env.served.key, values, Box::pin(steps(env, input))).await,
     }
 }
 
-/// Leaves the JSON arguments of a watched call of `T` for its event, as
-/// they were sent: when they are not `valid`, to show as they are; when
-/// they are and no invocation will serialize them, for the event to read
-/// them again off the call's thread.
-#[inline(never)]
-fn sent<T: Tool>(watch: &dyn Watch, valid: bool, arguments: Value) {
-    match valid {
-        false => watch.findings().unreadable(arguments),
-        true if hookless::<T>() => watch.findings().sent(arguments, arguments::reread::<T>),
-        true => {}
+/// The secret values among `input`, when its tool has secret properties.
+fn secret_values(env: &Env<'_>, input: &Input<'_>) -> Option<SecretValues> {
+    let secrets = env.validation.secrets();
+    if secrets.is_empty() {
+        return None;
     }
+    Some(match input {
+        Input::Json(arguments) => secrets.values(arguments),
+        Input::Typed(call, _) => secrets.values(call.canonical_arguments()),
+    })
 }
 
-/// Typed arguments ([`Executor::call`](crate::Executor::call)).
-pub(super) struct Typed<T>(pub(super) T);
-
-impl<T: Tool> Input<T> for Typed<T> {
-    fn read(self, env: &Env<'_>) -> Result<T, CallError> {
-        let checked = arguments::check_typed(env, env.served.key, &self.0);
-        if let Some(watch) = env.watch {
-            match &checked {
-                Err(_) => {
-                    let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
-                    watch.findings().unreadable(arguments);
-                }
-                // No invocation will digest them: the call's event needs them now.
-                Ok(()) if hookless::<T>() => validated(watch, &self.0),
-                Ok(()) => {}
-            }
-        }
-        checked.map(|()| self.0)
-    }
-
-    fn secret_values(&self, secrets: &Secrets) -> SecretValues {
-        let arguments = crate::util::json::to_value(&self.0).unwrap_or(Value::Null);
-        secrets.values(&arguments)
-    }
-}
-
-/// How a call's output becomes its result: serialized, or as it is.
-pub(super) type Finish<O, R> = fn(&'static str, O) -> Result<R, CallError>;
-
-/// Steps 2 to 7 for a call of `T`, then `finish` on its output.
+/// [`run`] without the scrubbing.
 ///
 /// The call's key, name, effect and timeout are the tool's as served
 /// (`env.served`): a tool mounted under a namespace answers with its
-/// namespaced key (`traced` renames what generated code names by
-/// `T::KEY`). `T`'s constants only choose what to compile.
-pub(super) async fn run<T: Tool, R>(
-    env: Env<'_>,
-    input: impl Input<T>,
-    finish: Finish<T::Output, R>,
-) -> Result<R, CallError> {
+/// namespaced key (`traced` renames what generated code names by its
+/// declared key).
+async fn steps<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
     let key = env.served.key;
+    let seam = env.seam;
     // Step 2: the arguments, checked against the schema the catalog advertises.
-    let args = input.read(&env)?;
+    let (call, out) = match input {
+        Input::Json(arguments) => (read(&env, arguments)?, None),
+        Input::Typed(call, out) => {
+            check_typed(&env, &*call)?;
+            (call, out)
+        }
+    };
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart.
-    let hookless = hookless::<T>();
-    let (args, consumed) = match env.gate {
-        Gate::Open if hookless => (args, None),
+    if env.preflight {
+        return ask_hooks(&env, &*call, None).await.map(|_| Value::Null);
+    }
+    let hookless = seam.hookless();
+    let consumed = match env.gate {
+        Gate::Open if hookless => None,
         Gate::Ruled(_) if hookless => match env.gate.check(key, &|| &Value::Null, None)? {
-            false => (args, None),
-            // Boxed: rare, and it would make every such call's future larger.
-            true => Box::pin(ask_hooks(&env, args, Some(true))).await?,
+            false => None,
+            true => ask_hooks(&env, &*call, Some(true)).await?,
         },
-        _ => ask_hooks(&env, args, None).await?,
+        _ => ask_hooks(&env, &*call, None).await?,
     };
     if let (Some(watch), Some(id)) = (env.watch, consumed) {
         _ = watch.findings().consumed.set(id);
@@ -134,19 +102,16 @@ pub(super) async fn run<T: Tool, R>(
     // its scope closes: a record that fails fails the call, and its
     // finalizers see an error (they roll back). (One refused before, its
     // recording records when it ends.)
-    let output = if T::INJECTS {
+    let output = if seam.injects() {
         let guard = ScopeGuard::open(&env.services.container);
-        let (result, outcome) = {
-            // Dropped at the end of this block, before the finalizers run:
-            // a body its timeout stopped may still hold what they need (a
-            // lock, an injected value).
-            let body = pin!(T::__run(args, env.ctx, Some(guard.scope())));
-            body::run(key, timeout, waited, body).await
-        };
+        // The body is dropped when it ends, before the finalizers run: a
+        // body its timeout stopped may still hold what they need (a lock,
+        // an injected value).
+        let body = call.run(env.ctx, Some(guard.scope()), out);
+        let (result, outcome) = body::run(key, timeout, waited, body).await;
         // Boxed, and handed the result: only audited calls carry the
-        // record's state (kept, the result would make every call's future
-        // larger).
-        let audit = audited(&env, T::EFFECT);
+        // record's state.
+        let audit = audited(&env, seam);
         let (result, outcome, recorded_ok) = match audit {
             None => (result, outcome, false),
             Some(audit) => {
@@ -168,10 +133,9 @@ pub(super) async fn run<T: Tool, R>(
             _ => closed,
         }
     } else {
-        let result = body::run(key, timeout, waited, pin!(T::__run(args, env.ctx, None)))
-            .await
-            .0;
-        match audited(&env, T::EFFECT) {
+        let body = call.run(env.ctx, None, out);
+        let result = body::run(key, timeout, waited, body).await.0;
+        match audited(&env, seam) {
             None => result,
             Some(audit) => Box::pin(recorded(audit, &env, result)).await,
         }
@@ -181,49 +145,97 @@ pub(super) async fn run<T: Tool, R>(
         // Boxed: only calls that used a ledger's approval settle one.
         Box::pin(settle(&env, id, settlement(&output))).await;
     }
-    finish(key, output?)
+    output
 }
 
-/// The trail a call is recorded in, and the recording that follows it:
-/// only for `write` and `destructive` tools (`declared` is the effect its
-/// type declares, a constant once inlined), on an executor with a trail.
-fn audited<'a>(env: &Env<'a>, declared: Effect) -> Option<Audit<'a>> {
-    if !declared.requires_approval() || !env.served.effect.requires_approval() {
+/// Step 2 for JSON arguments: validated and read into an invocation of the
+/// tool. A tool built at run time has no type to read them into: they are
+/// checked against its schema in full.
+fn read<'a>(env: &Env<'a>, arguments: Value) -> Result<Called<'a>, CallError> {
+    let key = env.served.key;
+    let parts = Parts::of(*env);
+    match env.seam {
+        Seam::Declared(thunks) => {
+            let read = arguments::read(env, key, &arguments, &mut |value| {
+                (thunks.read)(value, parts)
+            });
+            if let Some(watch) = env.watch {
+                sent(watch, read.is_ok(), env.seam, arguments);
+            }
+            read
+        }
+        Seam::Dynamic(tool) => {
+            if let Err(error) = arguments::validate(env, key, &arguments) {
+                if let Some(watch) = env.watch {
+                    watch.findings().unreadable(arguments);
+                }
+                return Err(error);
+            }
+            let args = Arguments::new(arguments, tool.clone());
+            Ok(Box::new(parts.invocation(args)))
+        }
+    }
+}
+
+/// Leaves the JSON arguments of a watched call for its event, as they
+/// were sent: when they are not `valid`, to show as they are; when they
+/// are and no invocation will serialize them, for the event to read them
+/// again off the call's thread.
+#[inline(never)]
+fn sent(watch: &dyn Watch, valid: bool, seam: Seam<'_>, arguments: Value) {
+    match (valid, seam) {
+        (false, _) => watch.findings().unreadable(arguments),
+        (true, Seam::Declared(thunks)) if seam.hookless() => {
+            watch.findings().sent(arguments, thunks.reread)
+        }
+        (true, _) => {}
+    }
+}
+
+/// Step 2 for typed arguments ([`Executor::call`](crate::Executor::call)).
+fn check_typed(env: &Env<'_>, call: &dyn Call<'_>) -> Result<(), CallError> {
+    let checked = arguments::check_typed(env, env.served.key, call);
+    if let Some(watch) = env.watch {
+        match &checked {
+            Err(_) => watch
+                .findings()
+                .unreadable(call.canonical_arguments().clone()),
+            // No hook will digest them: the call's event needs them now.
+            Ok(()) if env.seam.hookless() => {
+                let arguments = call.canonical_arguments().clone();
+                watch.findings().validated(arguments, Some(call.digest()));
+            }
+            Ok(()) => {}
+        }
+    }
+    checked
+}
+
+/// The recording that follows an audited call: only for `write` and
+/// `destructive` tools (as declared and as served), on an executor with
+/// an audit trail (its recording then records the call there).
+fn audited<'a>(env: &Env<'a>, seam: Seam<'_>) -> Option<&'a dyn Watch> {
+    if !seam.declared_effect().requires_approval() || !env.served.effect.requires_approval() {
         return None;
     }
-    match (&env.services.audit, env.watch) {
-        (Some(trail), Some(watch)) => Some(Audit {
-            trail: &*trail.0,
-            watch,
-        }),
-        _ => None,
-    }
-}
-
-/// Where an audited call is recorded.
-#[derive(Clone, Copy)]
-struct Audit<'a> {
-    trail: &'a dyn AuditTrail,
-    watch: &'a dyn Watch,
+    env.watch.filter(|watch| watch.audits())
 }
 
 /// Records a call as it ended (`result`).
 async fn ran(
-    audit: Audit<'_>,
+    audit: &dyn Watch,
     env: &Env<'_>,
     result: Result<(), &CallError>,
 ) -> Result<(), CallError> {
-    let served = env.served;
     // Recorded here: not again when the call ends.
-    _ = audit.watch.findings().audited.set(());
-    let secrets = env.validation.secrets();
-    audit::record_call(audit.trail, audit.watch, served, secrets, result).await
+    _ = audit.findings().audited.set(());
+    audit.audit(env.validation.secrets(), result).await
 }
 
 /// Records a call whose body ran, as it ended, and returns its result:
 /// `AuditFailed` instead when the record fails.
 async fn recorded<O>(
-    audit: Audit<'_>,
+    audit: &dyn Watch,
     env: &Env<'_>,
     result: Result<O, CallError>,
 ) -> Result<O, CallError> {
@@ -237,7 +249,7 @@ async fn recorded<O>(
 #[cold]
 #[inline(never)]
 async fn uncommitted<O>(
-    audit: Audit<'_>,
+    audit: &dyn Watch,
     env: &Env<'_>,
     closed: Result<O, CallError>,
 ) -> Result<O, CallError> {
@@ -249,112 +261,15 @@ async fn uncommitted<O>(
 /// with those values scrubbed from its error, a panic's (a hook's, say)
 /// included: caught here, before the message leaves for the call's span,
 /// event or caller.
-async fn keeping_secrets<R>(
+async fn keeping_secrets(
     key: &'static str,
     secrets: SecretValues,
-    call: BoxFuture<'_, Result<R, CallError>>,
-) -> Result<R, CallError> {
+    call: BoxFuture<'_, Result<Value, CallError>>,
+) -> Result<Value, CallError> {
     CatchUnwind::new(call)
         .await
         .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
         .map_err(|error| error.scrubbed(&secrets))
-}
-
-/// [`run`], boxed; for a tool with `#[secret]` properties, with the call's
-/// secret values scrubbed from its error ([`keeping_secrets`], one copy
-/// per output type rather than per tool). A tool without pays one check
-/// of an empty list.
-pub(super) fn boxed<'a, T: Tool, R: Send + 'a>(
-    env: Env<'a>,
-    input: impl Input<T> + 'a,
-    finish: Finish<T::Output, R>,
-) -> BoxFuture<'a, Result<R, CallError>> {
-    match secret_values(&env, &input) {
-        None => Box::pin(run(env, input, finish)),
-        Some(values) => {
-            let call = Box::pin(run(env, input, finish));
-            Box::pin(keeping_secrets(env.served.key, values, call))
-        }
-    }
-}
-
-/// The secret values among `input`, when its tool has secret properties.
-fn secret_values<T>(env: &Env<'_>, input: &impl Input<T>) -> Option<SecretValues> {
-    let secrets = env.validation.secrets();
-    (!secrets.is_empty()).then(|| input.secret_values(secrets))
-}
-
-pin_project_lite::pin_project! {
-    /// A typed call ([`typed`]): as it is, or, for a tool with `#[secret]`
-    /// properties, boxed with its secret values scrubbed from its error.
-    #[project = TypedProj]
-    pub(crate) enum TypedCall<'a, F, R> {
-        Plain { #[pin] call: F },
-        Scrubbed { call: BoxFuture<'a, Result<R, CallError>> },
-    }
-}
-
-impl<F: Future<Output = Result<R, CallError>>, R> Future for TypedCall<'_, F, R> {
-    type Output = Result<R, CallError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            TypedProj::Plain { call } => call.poll(cx),
-            TypedProj::Scrubbed { call } => call.as_mut().poll(cx),
-        }
-    }
-}
-
-/// A typed call of `T` with `args`: [`run`], or [`boxed`] for a tool
-/// with `#[secret]` properties.
-pub(super) fn typed<'a, T: Tool>(
-    env: Env<'a>,
-    args: T,
-) -> TypedCall<'a, impl Future<Output = Result<T::Output, CallError>> + Send + 'a, T::Output> {
-    let input = Typed(args);
-    if env.validation.secrets().is_empty() {
-        TypedCall::Plain {
-            call: run(env, input, |_, output| Ok(output)),
-        }
-    } else {
-        TypedCall::Scrubbed {
-            call: boxed(env, input, |_, output| Ok(output)),
-        }
-    }
-}
-
-/// Steps 2 to 4 only: whether a call would run (`null`), with nothing run.
-/// Boxed, as [`boxed`] is: a plain fn, so that each tool compiles one
-/// state machine for it, not two.
-pub(super) fn preflight<'a, T: Tool>(
-    env: Env<'a>,
-    input: impl Input<T> + 'a,
-) -> BoxFuture<'a, Result<Value, CallError>> {
-    let values = secret_values(&env, &input);
-    let asked = Box::pin(async move {
-        let args = input.read(&env)?;
-        ask_hooks(&env, args, None).await.map(|_| Value::Null)
-    });
-    match values {
-        None => asked,
-        Some(values) => Box::pin(keeping_secrets(env.served.key, values, asked)),
-    }
-}
-
-/// Whether a call of `T` asks no hook, so builds no invocation (unless a
-/// policy asks for approval): its event's arguments are left by step 2.
-fn hookless<T: Tool>() -> bool {
-    T::PUBLIC && !T::EFFECT.requires_approval()
-}
-
-/// Leaves the validated arguments of a call that builds no invocation for
-/// its event, which digests them off the call's thread.
-#[cold]
-#[inline(never)]
-fn validated<T: Tool>(watch: &dyn Watch, args: &T) {
-    // Arguments that came through validation always serialize.
-    let arguments = crate::util::json::to_value(args).unwrap_or(Value::Null);
-    watch.findings().validated(arguments, None);
 }
 
 /// How a call that consumed an approval ended, for the ledger.
@@ -375,37 +290,29 @@ async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
 }
 
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
-/// the tool's hooks, asked about the validated arguments, which come back
-/// for the body with the ledger approval the call consumed, if any. Only
-/// the hooks' calls are generic: the rest ([`policy_asks`], [`pending`])
-/// is compiled once for every tool.
-async fn ask_hooks<T: Tool>(
+/// the tool's hooks, asked about the validated arguments; the ledger
+/// approval the call consumed, if any.
+async fn ask_hooks(
     env: &Env<'_>,
-    args: T,
+    call: &dyn Call<'_>,
     asked: Option<bool>,
-) -> Result<(T, Option<ApprovalId>), CallError> {
-    let Served {
-        key, name, effect, ..
-    } = *env.served;
-    let approvals = env.services.approvals.as_ref();
-    let secrets = env.validation.secrets();
-    let invocation = Invocation::new(args, key, name, effect, approvals, env.preflight, secrets);
-    let policy_asks = policy_asks(env, &invocation, asked)?;
-    if !T::PUBLIC {
-        authorized(T::__authorize(env.ctx, &invocation).await, key)?;
+) -> Result<Option<ApprovalId>, CallError> {
+    let Served { key, effect, .. } = *env.served;
+    let policy_asks = policy_asks(env, call, asked)?;
+    if !env.seam.public() {
+        authorized(call.authorize(env.ctx).await, key)?;
     }
     let approved = if effect.requires_approval() {
-        approved(T::__approve(env.ctx, &invocation).await, key)?
+        approved(call.approve(env.ctx).await, key)?
     } else if policy_asks {
-        // Boxed: it would make every call's future larger.
-        Box::pin(ask_ledger_for(env, &invocation)).await?
+        ask_ledger_for(env, call).await?
     } else {
         true
     };
     if !approved {
-        return Err(pending(&invocation));
+        return Err(pending(call));
     }
-    Ok(invocation.into_parts())
+    Ok(call.consumed())
 }
 
 /// Leaves the validated arguments for the call's event, then asks the

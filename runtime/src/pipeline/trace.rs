@@ -16,8 +16,7 @@ use std::task::{Context, Poll, ready};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
-use super::{Gate, Watch};
-use crate::catalog::ToolEntry;
+use super::{Gate, Served, Watch};
 use crate::error::CallError;
 use crate::util::panic::CatchUnwind;
 
@@ -39,7 +38,8 @@ impl CallNumbers {
     }
 }
 
-/// Runs `call`, a call of `tool`, inside its `toolwright.call` span and
+/// Runs `call`, a call of the tool `served` (whose description is
+/// `description`), inside its `toolwright.call` span and
 /// records its outcome there, and the policy's ruling when it was made
 /// from the tool alone (`gate`), and tells `watch` how it ended.
 ///
@@ -49,13 +49,13 @@ impl CallNumbers {
 /// A plain future rather than an `async fn`, which would hold `call` twice
 /// (as its argument and as the future it awaits).
 pub(crate) fn traced<'w, F: Future>(
-    tool: &ToolEntry,
+    served: &Served,
+    description: &str,
     gate: Gate<'_>,
     watch: Option<&'w dyn Watch>,
     numbers: &CallNumbers,
     call: F,
 ) -> Traced<'w, F> {
-    let served = tool.served();
     let span = if shown() {
         tracing::info_span!(
             "toolwright.call",
@@ -64,7 +64,7 @@ pub(crate) fn traced<'w, F: Future>(
             gen_ai.tool.name = served.name,
             gen_ai.tool.type = "function",
             gen_ai.tool.call.id = %watch.map_or_else(|| numbers.next(), |watch| watch.id()),
-            gen_ai.tool.description = tool.description(),
+            gen_ai.tool.description = description,
             key = served.key,
             name = served.name,
             effect = served.effect.as_str(),

@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use super::{Decision, Ruling};
 use crate::error::CallError;
-use crate::observe::CallEvent;
 use crate::request::{ApprovalId, Digest};
+use crate::secret::Secrets;
+use crate::util::BoxFuture;
 
 /// Someone following one call: the executor's recording of it, when the
 /// executor has observers.
@@ -25,9 +26,17 @@ pub(crate) trait Watch: Sync {
     /// `None` when it was dropped before it ended (cancelled).
     fn ended(&self, result: Option<Result<(), &CallError>>);
 
-    /// The call's event as it would read had it ended with `result`, for
-    /// the audit trail (which records it before the call's scope closes).
-    fn event(&self, result: Option<Result<(), &CallError>>) -> CallEvent;
+    /// Whether the call is recorded in an audit trail.
+    fn audits(&self) -> bool;
+
+    /// Records the call in the audit trail as it would read had it ended
+    /// with `result` (before its scope closes), its `secrets` scrubbed:
+    /// [`CallError::AuditFailed`] when the trail could not.
+    fn audit<'a>(
+        &'a self,
+        secrets: &'a Secrets,
+        result: Result<(), &'a CallError>,
+    ) -> BoxFuture<'a, Result<(), CallError>>;
 }
 
 /// What the steps of one call found; each is set at most once.
