@@ -14,11 +14,13 @@ use tokio::sync::Semaphore;
 
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
+use crate::error::CallError;
 use crate::overrides::Override;
-use crate::pipeline::{Dynamic, Seam, Served, Validation};
+use crate::pipeline::{Dynamic, Env, Served, Validation};
 use crate::registration::Registration;
 use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
+use crate::util::BoxFuture;
 use crate::util::hash::{KeyMap, Name};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
@@ -804,11 +806,16 @@ impl ToolEntry {
         }
     }
 
-    /// How the pipeline meets the tool's own types.
-    pub(crate) fn seam(&self) -> Seam<'_> {
+    /// Starts a JSON call of the tool: steps 2 to 7 of the pipeline.
+    #[inline]
+    pub(crate) fn call<'a>(
+        &'a self,
+        env: Env<'a>,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, CallError>> {
         match &self.inner.source {
-            Source::Registered(r) => Seam::Declared(r.thunks),
-            Source::Dynamic(tool) => Seam::Dynamic(tool),
+            Source::Registered(r) => (r.json)(env, arguments),
+            Source::Dynamic(tool) => crate::pipeline::dynamic_json(env, tool, arguments),
         }
     }
 }

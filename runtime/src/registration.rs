@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::concurrency::Concurrency;
 use crate::effect::Effect;
-use crate::pipeline::Thunks;
+use crate::pipeline::JsonCall;
 use crate::scope::Requirement;
 use crate::tool::{Location, Tool};
 
@@ -56,8 +56,9 @@ pub struct Registration {
     pub(crate) input_schema: fn() -> serde_json::Value,
     pub(crate) output_schema: fn() -> Option<serde_json::Value>,
     pub(crate) requirements: fn(&mut Vec<Requirement>),
-    /// How the pipeline meets the tool's own types.
-    pub(crate) thunks: &'static Thunks,
+    /// Starts a JSON call of the tool (or its preflight): the seam between
+    /// a name looked up at run time and the tool's own types.
+    pub(crate) json: JsonCall,
 }
 
 impl Registration {
@@ -91,7 +92,7 @@ impl Registration {
             input_schema: T::__input_schema,
             output_schema: T::__output_schema,
             requirements: T::__requirements,
-            thunks: const { &Thunks::of::<T>() },
+            json: crate::pipeline::json::<T>,
         }
     }
 

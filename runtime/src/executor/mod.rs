@@ -18,7 +18,7 @@ use crate::observe::{
     self, CallTrail, Event, Observer, ObserverStats, Observers, Pending, Recording,
 };
 use crate::pipeline::{
-    self, CallNumbers, Env, ExclusiveGate, Input, Services, Surroundings, Traced, Watch,
+    self, CallNumbers, Env, ExclusiveGate, Services, Surroundings, Traced, Watch,
 };
 use crate::principal::{Identify, Principal};
 use crate::registry::{Change, Current, Registry, Tap, Tools, View};
@@ -948,7 +948,7 @@ impl Executor {
         let tool = found.tool();
         let (gate, watch) = (surroundings.gate, surroundings.watch);
         let numbers = &self.inner.services.calls;
-        let call = pipeline::run(Env(surroundings), Input::Json(arguments));
+        let call = tool.call(Env(surroundings), arguments);
         pipeline::traced(
             tool.served(),
             tool.description(),
@@ -1018,7 +1018,7 @@ impl Executor {
             preflight: true,
             ..self.surroundings(&found, None, ctx)
         };
-        let asked = CatchUnwind::new(pipeline::run(Env(&surroundings), Input::Json(arguments)))
+        let asked = CatchUnwind::new(tool.call(Env(&surroundings), arguments))
             .await
             .unwrap_or_else(|message| {
                 Err(CallError::Panicked {
@@ -1093,8 +1093,7 @@ impl Executor {
         let surroundings = self.surroundings(&found, watch, ctx);
         let env = Env(&surroundings);
         let mut output: Option<A::Output> = None;
-        let input = Input::Typed(pipeline::typed(args, env), Some(&mut output));
-        let call = pipeline::run(env, input);
+        let call = pipeline::typed(env, args, &mut output);
         let numbers = &self.inner.services.calls;
         let tool = found.tool();
         let (served, description) = (tool.served(), tool.description());
@@ -1156,7 +1155,6 @@ impl Executor {
         Surroundings {
             services: &self.inner.services,
             served: tool.served(),
-            seam: tool.seam(),
             validation: tool.validation(),
             schema: tool.input_schema(),
             gate: found.snapshot.gate(found.index),

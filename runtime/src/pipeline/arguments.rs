@@ -9,7 +9,6 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use super::Env;
-use super::seam::Called;
 use crate::error::{CallError, Violation, Violations};
 use crate::invocation::Ledgered;
 use crate::schema::Enforcement;
@@ -59,23 +58,6 @@ impl Validation {
     }
 }
 
-/// The arguments of tool `key`, validated and read (`read` deserializes
-/// them into an invocation of the tool).
-pub(super) fn read<'a>(
-    env: &Env<'_>,
-    key: &'static str,
-    arguments: &Value,
-    read: &mut dyn FnMut(&Value) -> Result<Called<'a>, serde_json::Error>,
-) -> Result<Called<'a>, CallError> {
-    let mut call = None;
-    check(env, key, arguments, &mut |value| {
-        call = Some(read(value)?);
-        Ok(())
-    })?;
-    // `check` succeeds only once the deserializer has stored them.
-    call.ok_or_else(|| invalid(key, "", "the arguments were not read".to_owned()))
-}
-
 /// The validated arguments of a call as JSON, from the valid JSON its
 /// caller `sent`: read again as [`read`] read them, and serialized
 /// (`reserialize` does both). For the call's event, so that the call does
@@ -110,7 +92,7 @@ pub(super) fn check_typed(
 
 /// Validates `arguments` and deserializes them (`deserialize` stores them
 /// when it succeeds). Not generic: every tool shares it.
-fn check(
+pub(super) fn check(
     env: &Env<'_>,
     key: &'static str,
     arguments: &Value,
@@ -243,6 +225,12 @@ impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "'{}'", Excerpt::prefix(self.0, QUOTED_CHARS))
     }
+}
+
+/// The error of arguments that passed their checks but were not kept,
+/// which a deserializer that succeeds always does.
+pub(super) fn unread(key: &'static str) -> CallError {
+    invalid(key, "", "the arguments were not read".to_owned())
 }
 
 fn invalid(key: &'static str, path: &str, message: String) -> CallError {

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::seam::{self, Declared, Parts};
+use super::{Env, steps};
 use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
@@ -49,11 +51,6 @@ pub struct Arguments {
 }
 
 impl Arguments {
-    /// The validated `value` of a call of `tool`.
-    pub(super) fn new(value: Value, tool: Arc<Dynamic>) -> Self {
-        Arguments { value, tool }
-    }
-
     /// The arguments as JSON.
     ///
     /// ```
@@ -330,4 +327,24 @@ impl Tool for Arguments {
                 source,
             })
     }
+}
+
+/// A JSON call of a tool built at run time: its one future, steps 2 to 7,
+/// its output as it is.
+pub(crate) fn json<'a>(
+    env: Env<'a>,
+    tool: &Arc<Dynamic>,
+    arguments: Value,
+) -> BoxFuture<'a, Result<Value, CallError>> {
+    let secrets = steps::secret_values(&env, &arguments);
+    let tool = tool.clone();
+    let call = Box::pin(async move {
+        steps::validate(env, &arguments)?;
+        let invocation = Parts::of(env).invocation(Arguments {
+            value: arguments,
+            tool,
+        });
+        seam::run(env, Declared::of::<Arguments>(), invocation, None).await
+    });
+    steps::keeping_secrets(env, secrets, call)
 }

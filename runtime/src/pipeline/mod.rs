@@ -2,24 +2,25 @@
 //! arguments, for `#[tool]`s and tools built at run time alike.
 //!
 //! ```text
-//!                 step 2: read JSON (arguments.rs) / check typed arguments
-//! steps::run ──── steps 3-4: policy, authorize, approve
-//!   (compiled     step 5a: wait for the call's turn (admission.rs)
-//!    once)        steps 5-7: scope, body under its timeout with panics
-//!                            caught (body.rs), close with the outcome
-//!        │
-//!        └─ seam (seam.rs): per tool, only what must be typed
-//!             Thunks::read   JSON → the tool's argument struct, in an Invocation
-//!             Call           the invocation: the tool's typed hooks, and its
-//!                            body with its output serialized
+//! seam::json::<T>  ── per tool: the call's one future (a box) holding ──┐
+//!   step 2: steps::read (arguments.rs), with T's Deserialize           │
+//!   Slot<T>: T's arguments, their Invocation, T's body (a Call)        │
+//!                                                                      │
+//! steps::run  ── compiled once ─────────────────────────────────────────┘
+//!   steps 3-4: policy, then the hooks (Call::asking → T's adapters)
+//!   step 5a:   the call's turn (admission.rs)
+//!   steps 5-7: scope, body under its timeout with panics caught
+//!              (body.rs: Call::poll_body, T's output serialized), audit,
+//!              close with the outcome
 //! ```
 //!
-//! Everything but the seam (lookup, view, policy, approval, limits, scope,
-//! timeout, panic catching, events, audit) is ordinary code without a type
-//! parameter per tool, compiled once. A `#[tool]` brings its [`Thunks`]
-//! (built at compile time by [`Thunks::of`]); the executor wraps a call in
-//! [`traced`] (trace.rs): the call's span, the catch of any panic outside
-//! the body, and the one place that records the outcome.
+//! Everything but the seam (seam.rs) is ordinary code without a type
+//! parameter per tool, compiled once: lookup, view, policy, approval,
+//! limits, scope, timeout, panic catching, events, audit and span. A
+//! registration stores `seam::json::<T>` as a plain fn pointer
+//! ([`JsonCall`]); the executor wraps a call in [`traced`] (trace.rs): its
+//! span, the catch of any panic outside the body, and the one place that
+//! records the outcome.
 
 mod admission;
 mod arguments;
@@ -39,11 +40,10 @@ use tokio::sync::Semaphore;
 pub(crate) use admission::Gate as ExclusiveGate;
 pub(crate) use arguments::Validation;
 pub use dynamic::{Arguments, DynamicCall};
-pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook};
+pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook, json as dynamic_json};
 pub use gate::Decision;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
-pub(crate) use seam::{Seam, Thunks, typed};
-pub(crate) use steps::{Input, run};
+pub(crate) use seam::{JsonCall, json, typed};
 pub(crate) use trace::{CallNumbers, Traced, traced};
 pub(crate) use watch::{Findings, Shown, Watch};
 
@@ -105,8 +105,6 @@ impl<'a> std::ops::Deref for Env<'a> {
 pub(crate) struct Surroundings<'a> {
     pub(crate) services: &'a Services,
     pub(crate) served: &'a Served,
-    /// The tool's own types, as the steps meet them.
-    pub(crate) seam: Seam<'a>,
     pub(crate) validation: &'a Validation,
     pub(crate) schema: &'a Value,
     /// How the permission policy meets the tool's calls.

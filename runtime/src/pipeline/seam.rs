@@ -2,45 +2,158 @@
 //! per tool.
 //!
 //! The steps (steps.rs) are ordinary code, compiled once for every tool.
-//! They meet a tool's types only here:
-//! - [`Thunks::read`] deserializes a call's JSON arguments into the tool's
-//!   argument struct, held in its [`Invocation`];
-//! - the invocation, as a [`Call`], asks the tool's typed hooks about
-//!   itself and runs the tool's body, serializing its output (or, for a
-//!   typed call, handing it over as it is).
+//! Per tool there is only:
+//! - [`json`] (and [`typed`], for typed calls): the call's one future. It
+//!   deserializes the JSON arguments into the tool's argument struct, holds
+//!   them in a [`Slot`] beside the scope the call may open, and awaits the
+//!   steps on them;
+//! - the [`Slot`], which the steps see as a [`Call`]: the tool's typed
+//!   hooks, asked about its [`Invocation`], and its body, run in place and
+//!   its output serialized (or, for a typed call, handed over as it is).
 //!
 //! A tool built at run time ([`Arguments`](super::Arguments)) meets the
-//! steps through the same [`Call`], read from its JSON by its own schema.
+//! steps through the same slot, its arguments checked by its own schema.
 
 use std::any::Any;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::pin::{Pin, pin};
 use std::task::{Context, Poll, ready};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Env;
-use super::dynamic::Dynamic;
+use super::{Env, steps};
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::hook::Asked;
 use crate::invocation::{Invocation, Ledgered};
 use crate::request::ApprovalId;
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeGuard};
 use crate::tool::Tool;
 use crate::util::BoxFuture;
 
 /// Where a typed call's output goes: `None` for a JSON call (the output is
 /// serialized), or the typed caller's `Option<T::Output>`.
-pub(crate) type Out<'b> = Option<&'b mut (dyn Any + Send)>;
+pub(crate) type Out<'a> = Option<&'a mut (dyn Any + Send + 'static)>;
 
-/// One call of one tool, its arguments read and held (an [`Invocation`]):
-/// what the steps ask of it. Its methods are the tool's typed hooks and
-/// body, reached through one vtable per tool.
-pub(crate) trait Call<'a>: Ledgered + Send + Sync {
+/// How a registration starts a JSON call of its tool: [`json`] for its type.
+pub(crate) type JsonCall = for<'a> fn(Env<'a>, Value) -> BoxFuture<'a, Result<Value, CallError>>;
+
+/// What the steps need to know of a tool's declaration.
+#[derive(Clone, Copy)]
+pub(crate) struct Declared {
+    /// The effect the tool declares.
+    pub(super) effect: Effect,
+    /// Whether the tool is open to every caller (`authorize = public`): its
+    /// `authorize` step is skipped.
+    pub(super) public: bool,
+    /// Whether a call needs a scope: a `#[tool]` with injected parameters,
+    /// or any tool built at run time (its handler may resolve from it).
+    pub(super) injects: bool,
+}
+
+impl Declared {
+    /// What `T` declares.
+    pub(super) const fn of<T: Tool>() -> Self {
+        Declared {
+            effect: T::EFFECT,
+            public: T::PUBLIC,
+            injects: T::INJECTS,
+        }
+    }
+
+    /// Whether a call asks no hook, so builds no digest (unless a policy
+    /// asks for approval): its event's arguments are left by step 2.
+    pub(super) fn hookless(self) -> bool {
+        self.public && !self.effect.requires_approval()
+    }
+}
+
+/// A JSON call of `T`: its one future, steps 2 to 7 and its output
+/// serialized. In a preflight, steps 2 to 4 and `null`.
+pub(crate) fn json<'a, T: Tool>(
+    env: Env<'a>,
+    arguments: Value,
+) -> BoxFuture<'a, Result<Value, CallError>> {
+    let secrets = steps::secret_values(&env, &arguments);
+    let call = Box::pin(async move {
+        let declared = Declared::of::<T>();
+        let mut read = None;
+        steps::read(env, declared, arguments, reread::<T>, &mut |value| {
+            read = Some(T::deserialize(value)?);
+            Ok(())
+        })?;
+        let args = steps::was_read(env, read)?;
+        let mut scope = None;
+        let slot = pin!(Slot::read(args, Parts::of(env), T::__run, None));
+        steps::run(env, declared, &mut scope, slot).await
+    });
+    steps::keeping_secrets(env, secrets, call)
+}
+
+/// A typed call of `T` with `args`: its one future, steps 2 to 7, its
+/// output put into `out`.
+pub(crate) fn typed<'a, T: Tool>(
+    env: Env<'a>,
+    args: T,
+    out: &'a mut Option<T::Output>,
+) -> BoxFuture<'a, Result<Value, CallError>> {
+    let invocation = Parts::of(env).invocation(args);
+    let secrets = steps::secrets_of(&env, &invocation);
+    let call = Box::pin(async move {
+        let declared = Declared::of::<T>();
+        steps::check_typed(env, declared, &invocation)?;
+        run(env, declared, invocation, Some(out)).await
+    });
+    steps::keeping_secrets(env, secrets, call)
+}
+
+/// Steps 3 to 7 of a call of `T` whose arguments are in their invocation
+/// already (a typed call's, a tool built at run time's): in place, in the
+/// caller's future, beside the scope the steps may open.
+pub(super) async fn run<'a, T: Tool>(
+    env: Env<'a>,
+    declared: Declared,
+    invocation: Invocation<'a, T>,
+    out: Out<'a>,
+) -> Result<Value, CallError> {
+    let mut scope = None;
+    let slot = pin!(Slot::asking(invocation, Parts::of(env), T::__run, out));
+    steps::run(env, declared, &mut scope, slot).await
+}
+
+/// Valid JSON arguments of `T`, read again and serialized.
+fn reread<T: Tool>(sent: &Value) -> Value {
+    super::arguments::reread(sent, &mut |value| {
+        let args = T::deserialize(value)?;
+        crate::util::json::to_value(&args)
+    })
+}
+
+/// One call's tool, as the steps hold it: its arguments, in their
+/// invocation while hooks are asked about them, then its body.
+pub(crate) trait Call<'a>: Send {
+    /// The call's invocation, which hooks are asked about, built from the
+    /// arguments the first time it is asked for: until the body starts
+    /// (`None` after).
+    fn asking(self: Pin<&mut Self>) -> Option<&(dyn Asking + 'a)>;
+
+    /// Starts the body on the arguments, in place.
+    fn start(self: Pin<&mut Self>, ctx: ErasedContext<'a>, scope: Option<&'a Scope>);
+
+    /// Polls the body: its output serialized, or, when the call is typed,
+    /// put into the caller's slot (and `null` returned).
+    fn poll_body(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, CallError>>;
+
+    /// Drops the body (its timeout stopped it, or it ended): before the
+    /// call's scope closes, a body may hold what its finalizers need (a
+    /// lock, an injected value).
+    fn end_body(self: Pin<&mut Self>);
+}
+
+/// An invocation, as the steps ask hooks about it.
+pub(crate) trait Asking: Ledgered + Send {
     /// The tool's `authorize` hook, asked about this call.
     fn authorize<'b>(&'b self, ctx: ErasedContext<'b>) -> Asked<'b>;
 
@@ -49,18 +162,9 @@ pub(crate) trait Call<'a>: Ledgered + Send + Sync {
 
     /// The ledger approval a hook consumed for this call, if any.
     fn consumed(&self) -> Option<ApprovalId>;
-
-    /// The tool's body on the arguments: its output serialized, or, when
-    /// `out` is a typed caller's slot, put there (and `null` returned).
-    fn run<'b>(
-        self: Box<Self>,
-        ctx: ErasedContext<'b>,
-        scope: Option<&'b Scope>,
-        out: Out<'b>,
-    ) -> BoxFuture<'b, Result<Value, CallError>>;
 }
 
-impl<'a, T: Tool> Call<'a> for Invocation<'a, T> {
+impl<T: Tool> Asking for Invocation<'_, T> {
     fn authorize<'b>(&'b self, ctx: ErasedContext<'b>) -> Asked<'b> {
         T::__authorize(ctx, self).erased()
     }
@@ -72,43 +176,113 @@ impl<'a, T: Tool> Call<'a> for Invocation<'a, T> {
     fn consumed(&self) -> Option<ApprovalId> {
         Invocation::consumed(self)
     }
+}
 
-    fn run<'b>(
-        self: Box<Self>,
-        ctx: ErasedContext<'b>,
-        scope: Option<&'b Scope>,
-        out: Out<'b>,
-    ) -> BoxFuture<'b, Result<Value, CallError>> {
-        let body = T::__run(self.into_args(), ctx, scope);
-        Box::pin(Finish {
-            key: T::KEY,
-            body,
-            out,
-        })
+/// How `T`'s body starts: `T::__run` at one lifetime.
+type Start<'a, T, F> = fn(T, ErasedContext<'a>, Option<&'a Scope>) -> F;
+
+pin_project_lite::pin_project! {
+    /// Where one call of `T` is: its arguments, their invocation (only a
+    /// call that asks a hook or a policy about them builds one), its
+    /// body's future `F`, or ended.
+    #[project = StateProj]
+    enum State<'a, T, F> {
+        // In `Option`s, taken when the body starts: taking moves the
+        // arguments alone, not the whole state.
+        Read { args: Option<T> },
+        Asking { invocation: Option<Invocation<'a, T>> },
+        Running { #[pin] body: F },
+        Ended,
     }
 }
 
 pin_project_lite::pin_project! {
-    /// A tool's body, then its output serialized or handed to a typed caller.
-    struct Finish<'b, F> {
-        key: &'static str,
+    /// One call of `T`, as the steps hold it ([`Call`]).
+    pub(crate) struct Slot<'a, T, F> {
         #[pin]
-        body: F,
-        out: Out<'b>,
+        state: State<'a, T, F>,
+        parts: Parts<'a>,
+        start: Start<'a, T, F>,
+        out: Out<'a>,
     }
 }
 
-impl<F, O> Future for Finish<'_, F>
-where
-    F: Future<Output = Result<O, CallError>>,
-    O: Serialize + Send + 'static,
-{
-    type Output = Result<Value, CallError>;
+impl<'a, T: Tool, F> Slot<'a, T, F> {
+    /// A call of arguments `args`, read.
+    fn read(args: T, parts: Parts<'a>, start: Start<'a, T, F>, out: Out<'a>) -> Self {
+        let state = State::Read { args: Some(args) };
+        Slot {
+            state,
+            parts,
+            start,
+            out,
+        }
+    }
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    /// A call whose arguments are already in their `invocation`.
+    fn asking(
+        invocation: Invocation<'a, T>,
+        parts: Parts<'a>,
+        start: Start<'a, T, F>,
+        out: Out<'a>,
+    ) -> Self {
+        let invocation = Some(invocation);
+        let state = State::Asking { invocation };
+        Slot {
+            state,
+            parts,
+            start,
+            out,
+        }
+    }
+}
+
+impl<'a, T, F> Call<'a> for Slot<'a, T, F>
+where
+    T: Tool,
+    F: Future<Output = Result<T::Output, CallError>> + Send,
+{
+    fn asking(self: Pin<&mut Self>) -> Option<&(dyn Asking + 'a)> {
         let this = self.project();
-        let output = ready!(this.body.poll(cx))?;
-        Poll::Ready(finish(this.key, output, this.out.take()))
+        let mut state = this.state;
+        if let StateProj::Read { args } = state.as_mut().project()
+            && let Some(args) = args.take()
+        {
+            let invocation = Some(this.parts.invocation(args));
+            state.set(State::Asking { invocation });
+        }
+        match state.project() {
+            StateProj::Asking { invocation } => invocation.as_ref().map(|call| call as _),
+            _ => None,
+        }
+    }
+
+    fn start(self: Pin<&mut Self>, ctx: ErasedContext<'a>, scope: Option<&'a Scope>) {
+        let this = self.project();
+        let mut state = this.state;
+        let args = match state.as_mut().project() {
+            StateProj::Read { args } => args.take(),
+            StateProj::Asking { invocation } => invocation.take().map(Invocation::into_args),
+            StateProj::Running { .. } | StateProj::Ended => None,
+        };
+        if let Some(args) = args {
+            let body = (this.start)(args, ctx, scope);
+            state.set(State::Running { body });
+        }
+    }
+
+    fn poll_body(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, CallError>> {
+        let this = self.project();
+        let StateProj::Running { body } = this.state.project() else {
+            let error = super::body::out_of_order(T::KEY, "a body polled before it started");
+            return Poll::Ready(Err(error));
+        };
+        let output = ready!(body.poll(cx))?;
+        Poll::Ready(finish(T::KEY, output, this.out.take()))
+    }
+
+    fn end_body(self: Pin<&mut Self>) {
+        self.project().state.set(State::Ended);
     }
 }
 
@@ -162,109 +336,5 @@ impl<'a> Parts<'a> {
     }
 }
 
-/// A call of some tool, its arguments read.
-pub(crate) type Called<'a> = Box<dyn Call<'a> + 'a>;
-
-/// Deserializes JSON arguments into a call of one tool.
-pub(crate) type Read = for<'a> fn(&Value, Parts<'a>) -> Result<Called<'a>, serde_json::Error>;
-
-/// How a `#[tool]` meets the steps: its per-tool functions and the
-/// constants that choose which steps it needs. Built at compile time by
-/// [`Thunks::of`].
-#[derive(Clone, Copy)]
-pub(crate) struct Thunks {
-    /// Deserializes JSON arguments into an invocation of the tool.
-    pub(super) read: Read,
-    /// Reads valid JSON arguments again and serializes them: the
-    /// arguments as validated, for the event of a call that asks no hook.
-    pub(super) reread: fn(&Value) -> Value,
-    /// The effect the tool declares.
-    effect: Effect,
-    /// Whether the tool is open to every caller (`authorize = public`).
-    public: bool,
-    /// Whether the tool has injected parameters (and so needs a scope).
-    injects: bool,
-}
-
-impl Thunks {
-    /// The thunks of tool `T`.
-    pub(crate) const fn of<T: Tool>() -> Self {
-        Thunks {
-            read: read::<T>,
-            reread: reread::<T>,
-            effect: T::EFFECT,
-            public: T::PUBLIC,
-            injects: T::INJECTS,
-        }
-    }
-}
-
-/// JSON arguments of `T`, deserialized into an invocation.
-fn read<'a, T: Tool>(
-    arguments: &Value,
-    parts: Parts<'a>,
-) -> Result<Called<'a>, serde_json::Error> {
-    let args = T::deserialize(arguments)?;
-    Ok(Box::new(parts.invocation(args)))
-}
-
-/// Valid JSON arguments of `T`, read again and serialized.
-fn reread<T: Tool>(sent: &Value) -> Value {
-    super::arguments::reread(sent, &mut |value| {
-        let args = T::deserialize(value)?;
-        crate::util::json::to_value(&args)
-    })
-}
-
-/// Typed arguments of `T`, in an invocation.
-pub(crate) fn typed<'a, T: Tool>(args: T, env: Env<'a>) -> Called<'a> {
-    Box::new(Parts::of(env).invocation(args))
-}
-
-/// The tool a call meets: a `#[tool]`'s thunks, or a tool built at run time.
-#[derive(Clone, Copy)]
-pub(crate) enum Seam<'a> {
-    /// A `#[tool]`.
-    Declared(&'a Thunks),
-    /// A tool built at run time.
-    Dynamic(&'a Arc<Dynamic>),
-}
-
-impl<'a> Seam<'a> {
-    /// Whether a call asks no hook, so builds no digest (unless a policy
-    /// asks for approval): its event's arguments are left by step 2.
-    pub(super) fn hookless(self) -> bool {
-        match self {
-            Seam::Declared(thunks) => thunks.public && !thunks.effect.requires_approval(),
-            // The `authorize` step always runs; a tool without the hook allows.
-            Seam::Dynamic(_) => false,
-        }
-    }
-
-    /// Whether the tool is open to every caller (`authorize = public`): its
-    /// `authorize` step is skipped.
-    pub(super) fn public(self) -> bool {
-        match self {
-            Seam::Declared(thunks) => thunks.public,
-            Seam::Dynamic(_) => false,
-        }
-    }
-
-    /// Whether a call needs a scope: a `#[tool]` with injected parameters,
-    /// or any tool built at run time (its handler may resolve from it).
-    pub(super) fn injects(self) -> bool {
-        match self {
-            Seam::Declared(thunks) => thunks.injects,
-            Seam::Dynamic(_) => true,
-        }
-    }
-
-    /// The effect the tool declares (a tool built at run time, the
-    /// strictest: the steps ask its effect as served).
-    pub(super) fn declared_effect(self) -> Effect {
-        match self {
-            Seam::Declared(thunks) => thunks.effect,
-            Seam::Dynamic(_) => Effect::Destructive,
-        }
-    }
-}
+/// The scope a call opens, kept by its future beside the tool's slot.
+pub(crate) type ScopeSlot = Option<ScopeGuard>;

@@ -1,14 +1,15 @@
 //! Steps 2 to 7 of a call, in order: read the arguments, authorize,
 //! approve, open the scope, run the body, close the scope with how it
 //! ended. Ordinary code, compiled once for every tool: a tool's own types
-//! are met only through its seam (seam.rs).
+//! are met only through its seam (seam.rs), which calls these.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::dynamic::Arguments;
-use super::seam::{Call, Called, Out, Parts, Seam};
+use super::seam::{Asking, Call, Declared, ScopeSlot};
+use super::watch::Reread;
 use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
 use crate::error::{CallError, HookKind};
@@ -21,70 +22,155 @@ use crate::secret::SecretValues;
 use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
-/// What a call starts from.
-pub(crate) enum Input<'a> {
-    /// A model's or client's JSON arguments.
-    Json(Value),
-    /// Typed arguments ([`Executor::call`](crate::Executor::call)), in their
-    /// invocation, and the caller's slot for the output.
-    Typed(Called<'a>, Out<'a>),
-}
-
-/// Steps 2 to 7 of a call: its output serialized, or for a typed call put
-/// into the caller's slot (and `null` returned). In a preflight, steps 2 to
-/// 4 only, and `null`. For a tool with `#[secret]` properties, the call's
-/// secret values are scrubbed from its error ([`keeping_secrets`]); a tool
-/// without pays one check of an empty list.
-pub(crate) async fn run<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
-    match secret_values(&env, &input) {
-        None => steps(env, input).await,
-        Some(values) => keeping_secrets(env.served.key, values, Box::pin(steps(env, input))).await,
-    }
-}
-
-/// The secret values among `input`, when its tool has secret properties.
-fn secret_values(env: &Env<'_>, input: &Input<'_>) -> Option<SecretValues> {
+/// The secret values among a call's JSON `arguments`, when its tool has
+/// secret properties.
+#[inline]
+pub(super) fn secret_values(env: &Env<'_>, arguments: &Value) -> Option<SecretValues> {
     let secrets = env.validation.secrets();
-    if secrets.is_empty() {
-        return None;
-    }
-    Some(match input {
-        Input::Json(arguments) => secrets.values(arguments),
-        Input::Typed(call, _) => secrets.values(call.canonical_arguments()),
-    })
+    (!secrets.is_empty()).then(|| secrets.values(arguments))
 }
 
-/// [`run`] without the scrubbing.
+/// The secret values among a typed call's arguments (`call`), when its
+/// tool has secret properties.
+pub(super) fn secrets_of(env: &Env<'_>, call: &dyn Ledgered) -> Option<SecretValues> {
+    let secrets = env.validation.secrets();
+    (!secrets.is_empty()).then(|| secrets.values(call.canonical_arguments()))
+}
+
+/// `call`, or, for a tool with `#[secret]` properties (`secrets`), `call`
+/// with those values scrubbed from its error, a panic's (a hook's, say)
+/// included: caught here, before the message leaves for the call's span,
+/// event or caller. A tool without pays one check of an empty list.
+#[inline]
+pub(super) fn keeping_secrets<'a>(
+    env: Env<'a>,
+    secrets: Option<SecretValues>,
+    call: BoxFuture<'a, Result<Value, CallError>>,
+) -> BoxFuture<'a, Result<Value, CallError>> {
+    match secrets {
+        None => call,
+        Some(secrets) => Box::pin(scrubbed(env.served.key, secrets, call)),
+    }
+}
+
+/// See [`keeping_secrets`].
+async fn scrubbed(
+    key: &'static str,
+    secrets: SecretValues,
+    call: BoxFuture<'_, Result<Value, CallError>>,
+) -> Result<Value, CallError> {
+    CatchUnwind::new(call)
+        .await
+        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
+        .map_err(|error| error.scrubbed(&secrets))
+}
+
+/// Step 2 for JSON arguments: validated, then read by `deserialize` (which
+/// keeps them). `reread` reads them again for the event of a call that
+/// asks no hook.
+pub(super) fn read(
+    env: Env<'_>,
+    declared: Declared,
+    arguments: Value,
+    reread: Reread,
+    deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
+) -> Result<(), CallError> {
+    let read = arguments::check(&env, env.served.key, &arguments, deserialize);
+    if let Some(watch) = env.watch {
+        match (read.is_ok(), declared.hookless()) {
+            (false, _) => watch.findings().unreadable(arguments),
+            (true, true) => watch.findings().sent(arguments, reread),
+            (true, false) => {}
+        }
+    }
+    read
+}
+
+/// The arguments step 2 read: `read` is `Some` once [`read`] succeeded.
+#[inline]
+pub(super) fn was_read<A>(env: Env<'_>, read: Option<A>) -> Result<A, CallError> {
+    read.ok_or_else(|| arguments::unread(env.served.key))
+}
+
+/// Step 2 for a tool built at run time: it has no type to read its
+/// arguments into, so they are checked against its schema in full.
+pub(super) fn validate(env: Env<'_>, arguments: &Value) -> Result<(), CallError> {
+    let validated = arguments::validate(&env, env.served.key, arguments);
+    if let (Err(_), Some(watch)) = (&validated, env.watch) {
+        watch.findings().unreadable(arguments.clone());
+    }
+    validated
+}
+
+/// Step 2 for typed arguments ([`Executor::call`](crate::Executor::call)).
+pub(super) fn check_typed(
+    env: Env<'_>,
+    declared: Declared,
+    call: &dyn Ledgered,
+) -> Result<(), CallError> {
+    let checked = arguments::check_typed(&env, env.served.key, call);
+    if let Some(watch) = env.watch {
+        match &checked {
+            Err(_) => watch
+                .findings()
+                .unreadable(call.canonical_arguments().clone()),
+            // No hook will digest them: the call's event needs them now.
+            Ok(()) if declared.hookless() => {
+                let arguments = call.canonical_arguments().clone();
+                watch.findings().validated(arguments, Some(call.digest()));
+            }
+            Ok(()) => {}
+        }
+    }
+    checked
+}
+
+/// Steps 3 to 7 of a call whose arguments are read, held in `call`: the
+/// output of its body serialized, or for a typed call put into the
+/// caller's slot (and `null` returned). In a preflight, steps 3 and 4
+/// only, and `null`. The call's scope, when it opens one, is kept in
+/// `scope`, which outlives `call`.
 ///
 /// The call's key, name, effect and timeout are the tool's as served
 /// (`env.served`): a tool mounted under a namespace answers with its
 /// namespaced key (`traced` renames what generated code names by its
 /// declared key).
-async fn steps<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
+pub(super) async fn run<'a>(
+    env: Env<'a>,
+    declared: Declared,
+    scope: &'a mut ScopeSlot,
+    mut call: Pin<&mut (dyn Call<'a> + 'a)>,
+) -> Result<Value, CallError> {
     let key = env.served.key;
-    let seam = env.seam;
-    // Step 2: the arguments, checked against the schema the catalog advertises.
-    let (call, out) = match input {
-        Input::Json(arguments) => (read(&env, arguments)?, None),
-        Input::Typed(call, out) => {
-            check_typed(&env, &*call)?;
-            (call, out)
+    // Steps 3 and 4. A tool with no hook to ask meets a policy that
+    // needs no arguments here, without taking them apart (or building
+    // their invocation).
+    let asks = match env.gate {
+        _ if env.preflight => Some(None),
+        Gate::Open if declared.hookless() => None,
+        Gate::Ruled(_) if declared.hookless() => {
+            match env.gate.check(key, &|| &Value::Null, None)? {
+                false => None,
+                true => Some(Some(true)),
+            }
+        }
+        _ => Some(None),
+    };
+    let consumed = match asks {
+        None => None,
+        Some(asked) => {
+            let Some(asking) = call.as_mut().asking() else {
+                return Err(body::out_of_order(
+                    key,
+                    "hooks asked after the body started",
+                ));
+            };
+            ask_hooks(&env, declared, asking, asked).await?
         }
     };
-    // Steps 3 and 4. A tool with no hook to ask meets a policy that
-    // needs no arguments here, without taking them apart.
     if env.preflight {
-        return ask_hooks(&env, &*call, None).await.map(|_| Value::Null);
+        return Ok(Value::Null);
     }
-    let hookless = seam.hookless();
-    let consumed = match env.gate {
-        Gate::Open if hookless => None,
-        Gate::Ruled(_) if hookless => match env.gate.check(key, &|| &Value::Null, None)? {
-            false => None,
-            true => ask_hooks(&env, &*call, Some(true)).await?,
-        },
-        _ => ask_hooks(&env, &*call, None).await?,
-    };
     if let (Some(watch), Some(id)) = (env.watch, consumed) {
         _ = watch.findings().consumed.set(id);
     }
@@ -102,16 +188,16 @@ async fn steps<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
     // its scope closes: a record that fails fails the call, and its
     // finalizers see an error (they roll back). (One refused before, its
     // recording records when it ends.)
-    let output = if seam.injects() {
-        let guard = ScopeGuard::open(&env.services.container);
-        // The body is dropped when it ends, before the finalizers run: a
-        // body its timeout stopped may still hold what they need (a lock,
-        // an injected value).
-        let body = call.run(env.ctx, Some(guard.scope()), out);
-        let (result, outcome) = body::run(key, timeout, waited, body).await;
+    let output = if declared.injects {
+        let guard: &'a ScopeGuard = scope.insert(ScopeGuard::open(&env.services.container));
+        call.as_mut().start(env.ctx, Some(guard.scope()));
+        let (result, outcome) = body::run(key, timeout, waited, call.as_mut()).await;
+        // Before the finalizers run: a body its timeout stopped may still
+        // hold what they need (a lock, an injected value).
+        call.as_mut().end_body();
         // Boxed, and handed the result: only audited calls carry the
         // record's state.
-        let audit = audited(&env, seam);
+        let audit = audited(&env, declared);
         let (result, outcome, recorded_ok) = match audit {
             None => (result, outcome, false),
             Some(audit) => {
@@ -133,9 +219,10 @@ async fn steps<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
             _ => closed,
         }
     } else {
-        let body = call.run(env.ctx, None, out);
-        let result = body::run(key, timeout, waited, body).await.0;
-        match audited(&env, seam) {
+        // No scope to close: the body is dropped with the call.
+        call.as_mut().start(env.ctx, None);
+        let result = body::run(key, timeout, waited, call.as_mut()).await.0;
+        match audited(&env, declared) {
             None => result,
             Some(audit) => Box::pin(recorded(audit, &env, result)).await,
         }
@@ -148,74 +235,12 @@ async fn steps<'a>(env: Env<'a>, input: Input<'a>) -> Result<Value, CallError> {
     output
 }
 
-/// Step 2 for JSON arguments: validated and read into an invocation of the
-/// tool. A tool built at run time has no type to read them into: they are
-/// checked against its schema in full.
-fn read<'a>(env: &Env<'a>, arguments: Value) -> Result<Called<'a>, CallError> {
-    let key = env.served.key;
-    let parts = Parts::of(*env);
-    match env.seam {
-        Seam::Declared(thunks) => {
-            let read = arguments::read(env, key, &arguments, &mut |value| {
-                (thunks.read)(value, parts)
-            });
-            if let Some(watch) = env.watch {
-                sent(watch, read.is_ok(), env.seam, arguments);
-            }
-            read
-        }
-        Seam::Dynamic(tool) => {
-            if let Err(error) = arguments::validate(env, key, &arguments) {
-                if let Some(watch) = env.watch {
-                    watch.findings().unreadable(arguments);
-                }
-                return Err(error);
-            }
-            let args = Arguments::new(arguments, tool.clone());
-            Ok(Box::new(parts.invocation(args)))
-        }
-    }
-}
-
-/// Leaves the JSON arguments of a watched call for its event, as they
-/// were sent: when they are not `valid`, to show as they are; when they
-/// are and no invocation will serialize them, for the event to read them
-/// again off the call's thread.
-#[inline(never)]
-fn sent(watch: &dyn Watch, valid: bool, seam: Seam<'_>, arguments: Value) {
-    match (valid, seam) {
-        (false, _) => watch.findings().unreadable(arguments),
-        (true, Seam::Declared(thunks)) if seam.hookless() => {
-            watch.findings().sent(arguments, thunks.reread)
-        }
-        (true, _) => {}
-    }
-}
-
-/// Step 2 for typed arguments ([`Executor::call`](crate::Executor::call)).
-fn check_typed(env: &Env<'_>, call: &dyn Call<'_>) -> Result<(), CallError> {
-    let checked = arguments::check_typed(env, env.served.key, call);
-    if let Some(watch) = env.watch {
-        match &checked {
-            Err(_) => watch
-                .findings()
-                .unreadable(call.canonical_arguments().clone()),
-            // No hook will digest them: the call's event needs them now.
-            Ok(()) if env.seam.hookless() => {
-                let arguments = call.canonical_arguments().clone();
-                watch.findings().validated(arguments, Some(call.digest()));
-            }
-            Ok(()) => {}
-        }
-    }
-    checked
-}
-
 /// The recording that follows an audited call: only for `write` and
 /// `destructive` tools (as declared and as served), on an executor with
 /// an audit trail (its recording then records the call there).
-fn audited<'a>(env: &Env<'a>, seam: Seam<'_>) -> Option<&'a dyn Watch> {
-    if !seam.declared_effect().requires_approval() || !env.served.effect.requires_approval() {
+#[inline]
+fn audited<'a>(env: &Env<'a>, declared: Declared) -> Option<&'a dyn Watch> {
+    if !declared.effect.requires_approval() || !env.served.effect.requires_approval() {
         return None;
     }
     env.watch.filter(|watch| watch.audits())
@@ -257,21 +282,6 @@ async fn uncommitted<O>(
     closed
 }
 
-/// `call`, a call of the tool `key` whose secret values are `secrets`,
-/// with those values scrubbed from its error, a panic's (a hook's, say)
-/// included: caught here, before the message leaves for the call's span,
-/// event or caller.
-async fn keeping_secrets(
-    key: &'static str,
-    secrets: SecretValues,
-    call: BoxFuture<'_, Result<Value, CallError>>,
-) -> Result<Value, CallError> {
-    CatchUnwind::new(call)
-        .await
-        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
-        .map_err(|error| error.scrubbed(&secrets))
-}
-
 /// How a call that consumed an approval ended, for the ledger.
 fn settlement<O>(output: &Result<O, CallError>) -> Settlement {
     match output {
@@ -294,18 +304,20 @@ async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
 /// approval the call consumed, if any.
 async fn ask_hooks(
     env: &Env<'_>,
-    call: &dyn Call<'_>,
+    declared: Declared,
+    call: &dyn Asking,
     asked: Option<bool>,
 ) -> Result<Option<ApprovalId>, CallError> {
     let Served { key, effect, .. } = *env.served;
     let policy_asks = policy_asks(env, call, asked)?;
-    if !env.seam.public() {
+    if !declared.public {
         authorized(call.authorize(env.ctx).await, key)?;
     }
     let approved = if effect.requires_approval() {
         approved(call.approve(env.ctx).await, key)?
     } else if policy_asks {
-        ask_ledger_for(env, call).await?
+        // Boxed: it would make every call's future larger.
+        Box::pin(ask_ledger_for(env, call)).await?
     } else {
         true
     };
