@@ -52,30 +52,66 @@ impl Visitor<'_> for FieldSeed {
     }
 }
 
+/// Where a tool's `Deserialize` notes the field whose value failed to
+/// read, for the executor, which reports the failure at the field's path
+/// (`None` when nobody asks, as for a plain `T::deserialize`).
+pub type FailedField<'a> = Option<&'a core::cell::Cell<Option<&'static str>>>;
+
 /// `error`, from reading the value of `field` in the argument struct's
-/// `Deserialize`, with the field noted for the executor, which reports the
-/// failure at the field's path (see `failed_field`).
+/// `Deserialize`, with the field noted in `failed`.
 ///
 /// The schema check comes first, so such a failure is a rule of the field's
 /// type the schema does not state (a UUID's or a date's syntax, a
 /// `try_from` newtype's check). serde's message does not name the field.
 #[cold]
-pub fn noted<E>(field: &'static str, error: E) -> E {
-    FAILED_FIELD.with(|failed| failed.set(Some(field)));
+pub fn noted<E>(failed: FailedField<'_>, field: &'static str, error: E) -> E {
+    if let Some(failed) = failed {
+        failed.set(Some(field));
+    }
     error
 }
 
-std::thread_local! {
-    static FAILED_FIELD: core::cell::Cell<Option<&'static str>> = const { core::cell::Cell::new(None) };
+/// The fields of a tool's argument struct, read from a map: what `#[tool]`
+/// writes for its `Deserialize`, which reads them through [`fields`].
+pub trait ReadFields {
+    /// The argument struct.
+    type Value;
+    /// What serde's errors say was expected (`struct AddArgs`).
+    const EXPECTING: &'static str;
+    /// Reads the fields from `map`, noting in `failed` the one whose value
+    /// failed to read.
+    fn visit_map<'de, A: de::MapAccess<'de>>(
+        map: A,
+        failed: FailedField<'_>,
+    ) -> Result<Self::Value, A::Error>;
 }
 
-/// The field whose value failed to read when `deserialize` (which must
-/// fail) ran on this thread, if a field's value was what failed (not, say,
-/// a missing or unknown field).
-pub(crate) fn failed_field<E>(deserialize: impl FnOnce() -> Result<(), E>) -> Option<&'static str> {
-    FAILED_FIELD.with(|failed| failed.set(None));
-    let _ = deserialize();
-    FAILED_FIELD.with(|failed| failed.take())
+/// The visitor of `V`'s fields, noting in `failed` the one whose value
+/// failed to read.
+pub fn fields<V: ReadFields>(failed: FailedField<'_>) -> Fields<'_, V> {
+    Fields {
+        failed,
+        read: PhantomData,
+    }
+}
+
+/// See [`fields`].
+pub struct Fields<'f, V> {
+    failed: FailedField<'f>,
+    read: PhantomData<V>,
+}
+
+impl<'de, V: ReadFields> Visitor<'de> for Fields<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(V::EXPECTING)
+    }
+
+    #[inline]
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        V::visit_map(map, self.failed)
+    }
 }
 
 /// The value of a field the arguments left out: `None` for an `Option`,

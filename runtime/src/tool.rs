@@ -278,6 +278,18 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// ```
     type Output: Serialize + Send + 'static;
 
+    /// Deserializes the arguments, noting in `failed` the field whose value
+    /// failed to read. `#[tool]` writes it, and the argument struct's
+    /// `Deserialize` calls it with no place to note.
+    #[doc(hidden)]
+    fn __deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+        failed: crate::args::FailedField<'_>,
+    ) -> Result<Self, D::Error> {
+        let _ = failed;
+        Self::deserialize(deserializer)
+    }
+
     #[doc(hidden)]
     fn __input_schema() -> serde_json::Value;
 

@@ -36,7 +36,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
     let fn_ident = &tool.ident;
 
     let args_struct = args_struct(tool, args, krate, true);
-    let serde_impls = serde_impls(tool, args, krate);
+    let (serde_impls, deserialize_fn) = serde_impls(tool, args, krate);
     let debug_impl = debug_impl(tool, args, krate);
     let schema_impl = schema_impl(tool, args, krate);
     let defaults = default_fns(tool, args);
@@ -212,6 +212,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
             const PUBLIC: bool = #public;
 
             type Output = #output_ty;
+
+            #deserialize_fn
 
             fn __input_schema() -> #krate::__private::serde_json::Value {
                 #krate::__private::input_schema(

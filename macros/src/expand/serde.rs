@@ -16,7 +16,15 @@ use crate::ast::ToolFn;
 /// `deny_unknown_fields` and the fields' `rename` and `default` accepted
 /// from an object, with the same error messages; an array, which the
 /// derive also took, is refused.
-pub(super) fn serde_impls(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStream {
+///
+/// Returns the impls, and the `__deserialize` of the `Tool` impl, which
+/// holds the visitor: `Deserialize` calls it with no place to note the
+/// field that failed, the executor with one.
+pub(super) fn serde_impls(
+    tool: &ToolFn,
+    args: &Ident,
+    krate: &Krate,
+) -> (TokenStream, TokenStream) {
     let at = anchor(tool);
     let inputs: Vec<_> = tool.inputs().collect();
     let count = inputs.len();
@@ -52,7 +60,7 @@ pub(super) fn serde_impls(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
                     #slot = ::core::option::Option::Some(match #read {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
-                            return ::core::result::Result::Err(#krate::__private::noted(#wire, __error));
+                            return ::core::result::Result::Err(#krate::__private::noted(__failed, #wire, __error));
                         }
                     });
                 }
@@ -86,7 +94,7 @@ pub(super) fn serde_impls(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
         });
     let allow = allow_lints(at);
     let krate = krate.at(at);
-    quote_spanned! {at=>
+    let impls = quote_spanned! {at=>
         #[automatically_derived]
         #allow
         impl #krate::__private::serde::Serialize for #args {
@@ -110,48 +118,56 @@ pub(super) fn serde_impls(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
             fn deserialize<__D: #krate::__private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
-                const FIELDS: &[&str] = &[#(#wire),*];
-                fn __field_index(__key: &str) -> ::core::option::Option<usize> {
-                    match __key {
-                        #(#wire => ::core::option::Option::Some(#positions),)*
-                        _ => ::core::option::Option::None,
-                    }
-                }
-                struct __Visitor;
-                impl<'de> #krate::__private::serde::de::Visitor<'de> for __Visitor {
-                    type Value = #args;
-                    fn expecting(
-                        &self,
-                        __f: &mut ::core::fmt::Formatter<'_>,
-                    ) -> ::core::fmt::Result {
-                        __f.write_str(#expecting)
-                    }
-                    #[inline]
-                    fn visit_map<__A: #krate::__private::serde::de::MapAccess<'de>>(
-                        self,
-                        mut __map: __A,
-                    ) -> ::core::result::Result<#args, __A::Error> {
-                        #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
-                        while let ::core::option::Option::Some(__key) =
-                            __map.next_key_seed(#krate::__private::FieldSeed {
-                                fields: FIELDS,
-                                index: __field_index,
-                            })?
-                        {
-                            match __key {
-                                #(#arms)*
-                                // `FieldSeed` yields only the indices above.
-                                _ => {
-                                    let #krate::__private::serde::de::IgnoredAny =
-                                        __map.next_value()?;
-                                }
-                            }
-                        }
-                        ::core::result::Result::Ok(#args { #(#values),* })
-                    }
-                }
-                __deserializer.deserialize_struct(#struct_name, FIELDS, __Visitor)
+                <Self as #krate::Tool>::__deserialize(__deserializer, ::core::option::Option::None)
             }
         }
-    }
+    };
+    let deserialize_fn = quote_spanned! {at=>
+        fn __deserialize<'de, __D: #krate::__private::serde::Deserializer<'de>>(
+            __deserializer: __D,
+            __failed: #krate::__private::FailedField<'_>,
+        ) -> ::core::result::Result<Self, __D::Error> {
+            const FIELDS: &[&str] = &[#(#wire),*];
+            fn __field_index(__key: &str) -> ::core::option::Option<usize> {
+                match __key {
+                    #(#wire => ::core::option::Option::Some(#positions),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            struct __Fields;
+            impl #krate::__private::ReadFields for __Fields {
+                type Value = #args;
+                const EXPECTING: &'static str = #expecting;
+                #[inline]
+                fn visit_map<'de, __A: #krate::__private::serde::de::MapAccess<'de>>(
+                    mut __map: __A,
+                    __failed: #krate::__private::FailedField<'_>,
+                ) -> ::core::result::Result<#args, __A::Error> {
+                    #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
+                    while let ::core::option::Option::Some(__key) =
+                        __map.next_key_seed(#krate::__private::FieldSeed {
+                            fields: FIELDS,
+                            index: __field_index,
+                        })?
+                    {
+                        match __key {
+                            #(#arms)*
+                            // `FieldSeed` yields only the indices above.
+                            _ => {
+                                let #krate::__private::serde::de::IgnoredAny =
+                                    __map.next_value()?;
+                            }
+                        }
+                    }
+                    ::core::result::Result::Ok(#args { #(#values),* })
+                }
+            }
+            __deserializer.deserialize_struct(
+                #struct_name,
+                FIELDS,
+                #krate::__private::fields::<__Fields>(__failed),
+            )
+        }
+    };
+    (impls, deserialize_fn)
 }

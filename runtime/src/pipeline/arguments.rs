@@ -1,6 +1,7 @@
 //! Step 2: arguments checked against the schema the catalog advertises,
 //! then deserialized; every violation reported with its JSON pointer.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -9,6 +10,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use super::Env;
+use crate::args::FailedField;
 use crate::error::{CallError, Violation, Violations};
 use crate::invocation::Ledgered;
 use crate::schema::Enforcement;
@@ -91,13 +93,19 @@ pub(super) fn check_typed(
 }
 
 /// Validates `arguments` and deserializes them (`deserialize` stores them
-/// when it succeeds). Not generic: every tool shares it.
+/// when it succeeds, and notes the field whose value failed to read where
+/// it is told). Not generic: every tool shares it.
 pub(super) fn check(
     env: &Env<'_>,
     key: &'static str,
     arguments: &Value,
-    deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
+    deserialize: &mut Deserialize<'_>,
 ) -> Result<(), CallError> {
+    let failed = Cell::new(None);
+    let mut deserialize = |arguments: &Value| {
+        failed.set(None);
+        deserialize(arguments, Some(&failed))
+    };
     // Deserializing first is enough when the schema says nothing more
     // (serde also builds a struct from an array; the schema wants an object).
     let fast = arguments.is_object()
@@ -123,17 +131,17 @@ pub(super) fn check(
     // once with integral floats written as integers, which changes no
     // value's meaning. If it still fails, that failure is the one to report.
     let mut normalized = arguments.clone();
-    let (read, error) = if integral_floats_to_integers(&mut normalized) {
+    let error = if integral_floats_to_integers(&mut normalized) {
         match deserialize(&normalized) {
             Ok(()) => return Ok(()),
-            Err(error) => (&normalized, error),
+            Err(error) => error,
         }
     } else {
-        (arguments, first)
+        first
     };
-    // serde's message does not say where; the field whose value failed does
-    // (found by reading again, which fails the same way).
-    let path = match crate::args::failed_field(|| deserialize(read)) {
+    // serde's message does not say where; the field whose value failed,
+    // noted by the attempt that failed last, does.
+    let path = match failed.get() {
         Some(field) => pointer_to(field),
         None => String::new(),
     };
@@ -226,6 +234,11 @@ impl fmt::Display for Quoted<'_> {
         write!(f, "'{}'", Excerpt::prefix(self.0, QUOTED_CHARS))
     }
 }
+
+/// How [`check`] reads a tool's arguments: its `__deserialize`, noting the
+/// field whose value failed to read where it is told.
+pub(super) type Deserialize<'f> =
+    dyn FnMut(&Value, FailedField<'_>) -> Result<(), serde_json::Error> + 'f;
 
 /// The error of arguments that passed their checks but were not kept,
 /// which a deserializer that succeeds always does.

@@ -80,10 +80,16 @@ pub(crate) fn json<'a, T: Tool>(
     let call = Box::pin(async move {
         let declared = Declared::of::<T>();
         let mut read = None;
-        steps::read(env, declared, arguments, reread::<T>, &mut |value| {
-            read = Some(T::deserialize(value)?);
-            Ok(())
-        })?;
+        steps::read(
+            env,
+            declared,
+            arguments,
+            reread::<T>,
+            &mut |value, failed| {
+                read = Some(T::__deserialize(value, failed)?);
+                Ok(())
+            },
+        )?;
         let args = steps::was_read(env, read)?;
         let mut scope = None;
         let slot = pin!(Slot::read(args, Parts::of(env), T::__run, None));

@@ -73,7 +73,7 @@ pub(super) fn read(
     declared: Declared,
     arguments: Value,
     reread: Reread,
-    deserialize: &mut dyn FnMut(&Value) -> Result<(), serde_json::Error>,
+    deserialize: &mut arguments::Deserialize<'_>,
 ) -> Result<(), CallError> {
     let read = arguments::check(&env, env.served.key, &arguments, deserialize);
     if let Some(watch) = env.watch {
