@@ -1,0 +1,92 @@
+//! Why a catalog could not be built: the keys and names two tools claim.
+
+use crate::tool::Location;
+
+/// Two tools claim the same key or name.
+///
+/// `first` and `second` are the two declarations in catalog order (by key,
+/// then name, then file and line), which need not be the order of the source.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Conflict};
+///
+/// /// Look up a product.
+/// #[tool(key = "products.get", effect = read, authorize = public)]
+/// async fn get_product(id: u64) -> u64 { id }
+///
+/// /// Find a product (by mistake, under the same key).
+/// #[tool(key = "products.get", effect = read, authorize = public)]
+/// async fn find_product(id: u64) -> u64 { id }
+///
+/// let error = Catalog::builder()
+///     .register::<GetProductArgs>()
+///     .register::<FindProductArgs>()
+///     .build()
+///     .unwrap_err();
+/// match &error.conflicts[..] {
+///     [Conflict::Key { key, first, second }] => {
+///         assert_eq!(*key, "products.get");
+///         // Both declarations, to point the developer at each.
+///         assert_ne!(first.line, second.line);
+///     }
+///     other => panic!("unexpected conflicts: {other:?}"),
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Conflict {
+    /// Two tools share a key.
+    #[error("duplicate tool key `{key}`: declared at {first} and at {second}")]
+    Key {
+        /// The shared key.
+        key: &'static str,
+        /// The declaration that comes first in catalog order.
+        first: Location,
+        /// The other declaration.
+        second: Location,
+    },
+    /// Two tools share a name.
+    #[error("duplicate tool name `{name}`: declared at {first} and at {second}")]
+    Name {
+        /// The shared name.
+        name: &'static str,
+        /// The declaration that comes first in catalog order.
+        first: Location,
+        /// The other declaration.
+        second: Location,
+    },
+}
+
+/// The catalog could not be built: every conflict found, in key order.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Conflict};
+///
+/// /// Search products (old version).
+/// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]
+/// async fn search_v1(query: String) -> Vec<u64> { Vec::new() }
+///
+/// /// Search products.
+/// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]
+/// async fn search_v2(query: String) -> Vec<u64> { Vec::new() }
+///
+/// let error = Catalog::builder()
+///     .register::<SearchV1Args>()
+///     .register::<SearchV2Args>()
+///     .build()
+///     .unwrap_err();
+/// // Every conflict at once, so that one build shows everything to fix.
+/// assert!(matches!(
+///     error.conflicts[..],
+///     [Conflict::Key { key: "products.search", .. }, Conflict::Name { name: "search", .. }]
+/// ));
+/// let message = error.to_string();
+/// assert!(message.starts_with("duplicate tool key `products.search`: declared at "));
+/// assert!(message.contains("; duplicate tool name `search`: declared at "));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::util::Joined(.conflicts))]
+pub struct CatalogError {
+    /// Every duplicate key and name.
+    pub conflicts: Vec<Conflict>,
+}
