@@ -1,6 +1,6 @@
 //! What an export builds: a tree that borrows every part it copies from the
 //! canonical schema and the catalog, written out once, as a `Value` for
-//! [`export`](super::export) or as JSON text for
+//! [`export`](fn@super::export) or as JSON text for
 //! [`export_json`](super::export_json).
 //!
 //! A transform that built `Value`s directly would copy every key and node

@@ -1,0 +1,362 @@
+//! A catalog's tools as a provider's `tools` field: each tool's
+//! definition, its schema in the provider's dialect.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::ser::{Error as _, Serialize, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::catalog::ToolEntry;
+use crate::registry::Tools;
+
+use super::Format;
+use super::node::{Node, Object};
+use super::schema;
+
+/// A tool's schema uses a construct the provider cannot express.
+///
+/// Exporting fails instead of sending a schema the provider would reject, or
+/// one that would let the model send what the executor refuses.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Set labels.
+/// #[tool(key = "labels.set", effect = read, authorize = public)]
+/// async fn set_labels(labels: HashMap<String, String>) -> usize { labels.len() }
+///
+/// let catalog = Catalog::builder().register::<SetLabelsArgs>().build().unwrap();
+/// let error = providers::export(&catalog, Format::OpenAiChat { strict: true }).unwrap_err();
+/// assert_eq!((error.tool.as_str(), error.path.as_str()), ("set_labels", "/labels"));
+/// // Without strict mode, a map is plain JSON Schema.
+/// assert!(providers::export(&catalog, Format::OpenAiChat { strict: false }).is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}` cannot be exported for {provider}: {path} is {construct}")]
+pub struct ExportError {
+    /// The tool's name.
+    pub tool: String,
+    /// The provider's dialect.
+    pub provider: &'static str,
+    /// The field, as a path into the arguments (`/address/zip`).
+    pub path: String,
+    /// What cannot be expressed.
+    pub construct: String,
+}
+
+impl ExportError {
+    pub(super) fn root(tool: &str, provider: &'static str) -> Self {
+        ExportError {
+            tool: tool.to_owned(),
+            provider,
+            path: "(arguments)".into(),
+            construct: "not a JSON object schema".into(),
+        }
+    }
+}
+
+/// The provider's schema for one tool's arguments.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Search.
+/// #[tool(key = "docs.search", effect = read, authorize = public)]
+/// async fn search(query: String, limit: Option<u8>) -> Vec<String> { vec![] }
+///
+/// let catalog = Catalog::builder().register::<SearchArgs>().build().unwrap();
+/// let strict = providers::schema_for(catalog.get("search").unwrap(), Format::OpenAiChat { strict: true }).unwrap();
+/// // Strict mode requires every property (in the order `serde_json` keeps them).
+/// let required = strict["required"].as_array().unwrap();
+/// assert!(required.contains(&"limit".into()) && required.contains(&"query".into()));
+/// assert_eq!(strict["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
+/// ```
+pub fn schema_for(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
+    schema_node(tool, format).map(Node::into_value)
+}
+
+fn schema_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportError> {
+    let canonical = tool.input_schema();
+    match format {
+        Format::OpenAiChat { strict: true } | Format::OpenAiResponses { strict: true } => {
+            schema::openai_strict(tool.name(), canonical)
+        }
+        Format::Gemini => schema::gemini(tool.name(), canonical),
+        _ => Ok(schema::standard(canonical)),
+    }
+}
+
+/// One tool's definition in `format`.
+///
+/// A tool's `title`, for providers that have no field for it, goes in front
+/// of the description (unless the description already starts with it).
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Ping a host.
+/// #[tool(key = "net.ping", title = "Reachability check", effect = read, authorize = public)]
+/// async fn ping(host: String) -> bool { !host.is_empty() }
+///
+/// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
+/// let tool = catalog.get("ping").unwrap();
+/// let anthropic = providers::tool_definition(tool, Format::Anthropic).unwrap();
+/// assert_eq!(anthropic["name"], "ping");
+/// // Providers without a title field get it in front of the description.
+/// assert_eq!(anthropic["description"], "Reachability check. Ping a host.");
+/// assert_eq!(anthropic["input_schema"]["required"], serde_json::json!(["host"]));
+/// ```
+pub fn tool_definition(tool: &ToolEntry, format: Format) -> Result<Value, ExportError> {
+    definition_node(tool, format).map(Node::into_value)
+}
+
+fn definition_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportError> {
+    let parameters = schema_node(tool, format)?;
+    let description = match tool.title() {
+        Some(title) if !tool.description().starts_with(title) => {
+            Node::Made(format!("{title}. {}", tool.description()).into())
+        }
+        _ => Node::Str(tool.description()),
+    };
+    let name = Node::Str(tool.name());
+    let object = |object| Node::Object(object);
+    Ok(match format {
+        Format::OpenAiChat { strict } => object(Object::of([
+            ("type", Node::Str("function")),
+            (
+                "function",
+                object(Object::of([
+                    ("name", name),
+                    ("description", description),
+                    ("parameters", parameters),
+                    ("strict", Node::Made(strict.into())),
+                ])),
+            ),
+        ])),
+        Format::OpenAiResponses { strict } => object(Object::of([
+            ("type", Node::Str("function")),
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+            ("strict", Node::Made(strict.into())),
+        ])),
+        Format::Anthropic => object(Object::of([
+            ("name", name),
+            ("description", description),
+            ("input_schema", parameters),
+        ])),
+        Format::Gemini => object(Object::of([
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+        ])),
+        Format::GeminiJsonSchema => object(Object::of([
+            ("name", name),
+            ("description", description),
+            ("parametersJsonSchema", parameters),
+        ])),
+    })
+}
+
+/// The request's `tools` field for `tools` (a whole catalog, or any subset
+/// of its entries), in catalog order.
+///
+/// OpenAI and Anthropic get one definition per tool; Gemini gets one `Tool`
+/// holding every `functionDeclaration`.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog, Effect};
+///
+/// /// Read.
+/// #[tool(key = "notes.read", effect = read, authorize = public)]
+/// async fn read_note(id: u64) -> String { String::new() }
+///
+/// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+/// let reads = catalog.iter().filter(|t| t.effect() == Effect::Read);
+/// let tools = providers::export(reads, Format::Gemini).unwrap();
+/// assert_eq!(tools[0]["functionDeclarations"][0]["name"], "read_note");
+/// ```
+pub fn export<'a>(
+    tools: impl IntoIterator<Item = &'a ToolEntry>,
+    format: Format,
+) -> Result<Value, ExportError> {
+    // One tool at a time: each definition's tree is gone before the next
+    // is built, so the export's memory is the result's.
+    let definitions = tools
+        .into_iter()
+        .map(|tool| definition_node(tool, format).map(Node::into_value))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut definitions = Value::Array(definitions);
+    if format.is_gemini() {
+        // Moved in: `json!` would copy it through `Serialize`.
+        let mut tool = Map::new();
+        tool.insert("functionDeclarations".to_owned(), definitions);
+        definitions = Value::Array(vec![Value::Object(tool)]);
+    }
+    Ok(definitions)
+}
+
+/// [`export`], written as JSON text: the same document, without building
+/// it as a tree of `Value`s first, which costs more than the transform.
+///
+/// For a request body you serialize yourself: a `RawValue` in a
+/// `#[derive(Serialize)]` struct is written out as it is (`serde_json::json!`
+/// would parse it back into a `Value`).
+///
+/// ```
+/// use serde::Serialize;
+/// use serde_json::value::RawValue;
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Read a note.
+/// #[tool(key = "notes.read", effect = read, authorize = public)]
+/// async fn read_note(id: u64) -> String { String::new() }
+///
+/// #[derive(Serialize)]
+/// struct Request<'a> {
+///     model: &'a str,
+///     tools: &'a RawValue,
+/// }
+///
+/// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+/// let format = Format::OpenAiChat { strict: true };
+/// let tools = providers::export_json(&catalog, format).unwrap();
+/// let body = serde_json::to_string(&Request { model: "gpt-5", tools: &tools }).unwrap();
+/// assert!(body.starts_with(r#"{"model":"gpt-5","tools":[{"function":{"description":"Read a note.""#));
+///
+/// // The same document as `export` builds.
+/// let text: serde_json::Value = serde_json::from_str(tools.get()).unwrap();
+/// assert_eq!(text, providers::export(&catalog, format).unwrap());
+/// ```
+pub fn export_json<'a>(
+    tools: impl IntoIterator<Item = &'a ToolEntry>,
+    format: Format,
+) -> Result<Box<RawValue>, ExportError> {
+    let definitions = Definitions {
+        tools: tools.into_iter().collect(),
+        format,
+        failed: RefCell::new(None),
+    };
+    // Not `RawValue::from_string`, which would parse the text again.
+    let written = if format.is_gemini() {
+        serde_json::value::to_raw_value(&[BTreeMap::from([("functionDeclarations", &definitions)])])
+    } else {
+        serde_json::value::to_raw_value(&definitions)
+    };
+    match definitions.failed.into_inner() {
+        Some(error) => Err(error),
+        None => Ok(written.expect("an export is plain JSON")),
+    }
+}
+
+impl Tools {
+    /// [`export_json`] of these tools for `format`, built once per registry
+    /// generation and view, then shared: exporting an unchanged view again
+    /// (every turn of a conversation) costs a lookup. After any change to
+    /// the registry the next export builds it anew.
+    ///
+    /// ```
+    /// use toolwright::providers::Format;
+    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector};
+    ///
+    /// /// Read a note.
+    /// #[tool(key = "notes.read", effect = read, authorize = public)]
+    /// async fn read_note(id: u64) -> String { String::new() }
+    ///
+    /// let catalog = Catalog::builder().register::<ReadNoteArgs>().build().unwrap();
+    /// let executor = Executor::new(catalog, Container::default()).unwrap();
+    /// let guest = executor.view(Selector::effect(Effect::Read));
+    ///
+    /// let format = Format::Anthropic;
+    /// let first = guest.tools().export(format).unwrap();
+    /// let again = guest.tools().export(format).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&first, &again), "the same text, not rebuilt");
+    /// assert!(first.get().contains(r#""name":"read_note""#));
+    /// ```
+    pub fn export(&self, format: Format) -> Result<Arc<RawValue>, ExportError> {
+        let what = Format::ALL.iter().position(|f| *f == format).unwrap_or(0) as u64;
+        let text = self.memoized(what, |tools| {
+            export_json(tools, format).map(Arc::<RawValue>::from)
+        })?;
+        Ok(Arc::clone(&text))
+    }
+}
+
+/// The definitions of `tools` as a JSON array, each built, written and
+/// dropped in turn. A definition that cannot be built ends the writing;
+/// its error waits in `failed`.
+struct Definitions<'a> {
+    tools: Vec<&'a ToolEntry>,
+    format: Format,
+    failed: RefCell<Option<ExportError>>,
+}
+
+impl Serialize for Definitions<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+        for tool in &self.tools {
+            match definition_node(tool, self.format) {
+                Ok(definition) => seq.serialize_element(&definition)?,
+                Err(error) => {
+                    let message = error.to_string();
+                    *self.failed.borrow_mut() = Some(error);
+                    return Err(S::Error::custom(message));
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The named tools of `tools`, in the order given, for [`export`]; the
+/// first name it does not serve (unknown, disabled or outside its view) is
+/// the error.
+///
+/// ```
+/// use toolwright::{tool, Catalog, Container, Executor};
+/// use toolwright::providers::select;
+///
+/// /// Ping.
+/// #[tool(key = "net.ping", effect = read, authorize = public)]
+/// async fn ping() -> bool { true }
+///
+/// let catalog = Catalog::builder().register::<PingArgs>().build().unwrap();
+/// let tools = Executor::new(catalog, Container::default()).unwrap().tools();
+/// assert_eq!(select(&tools, ["ping"]).unwrap().len(), 1);
+/// let error = select(&tools, ["ping", "pong"]).unwrap_err();
+/// assert_eq!(error.name, "pong");
+/// assert_eq!(error.to_string(), "no tool named `pong` is served");
+/// ```
+pub fn select<I, S>(tools: &Tools, names: I) -> Result<Vec<&ToolEntry>, UnknownTool>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    names
+        .into_iter()
+        .map(|name| {
+            let name = name.as_ref();
+            tools.get(name).ok_or_else(|| UnknownTool {
+                name: name.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// A name [`select`] did not find among the tools served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool named `{name}` is served")]
+#[non_exhaustive]
+pub struct UnknownTool {
+    /// The name asked for.
+    pub name: String,
+}
