@@ -1,4 +1,4 @@
-//! The connections of [`McpServer::serve_http`](super::McpServer::serve_http):
+//! The connections of [`McpServer::serve_http`](crate::mcp::McpServer::serve_http):
 //! at most so many open at once, a request's head within its own timeout,
 //! and a connection with no request in progress closed once idle too long.
 //!

@@ -236,7 +236,7 @@ impl SessionGuard {
                 ),
             ),
         };
-        super::http_body::jsonrpc_error(status, &super::jsonrpc::server_error(message))
+        super::body::jsonrpc_error(status, &crate::mcp::jsonrpc::server_error(message))
     }
 
     /// Forgets every session idle for longer than the timeout, and has

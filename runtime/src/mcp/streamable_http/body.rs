@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData};
 
-use super::jsonrpc::{Reply, Unreadable, unreadable};
+use crate::mcp::jsonrpc::{Reply, Unreadable, unreadable};
 
 /// Reads a POST's body within `timeout` and `limit`, then hands it on.
 ///
@@ -62,7 +62,7 @@ async fn collect(body: Body, limit: usize) -> Result<Bytes, Response> {
         })?;
         length += chunk.len();
         if length > limit {
-            return Err(super::http_server::too_large(limit));
+            return Err(too_large(limit));
         }
         if first.is_empty() && joined.is_empty() {
             first = chunk;
@@ -78,6 +78,23 @@ async fn collect(body: Body, limit: usize) -> Result<Bytes, Response> {
     } else {
         Bytes::from(joined)
     })
+}
+
+/// The body length a request declares, if it declares one that parses.
+pub(super) fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The answer to a request whose declared body is over `limit` bytes.
+pub(super) fn too_large(limit: usize) -> axum::response::Response {
+    let message = format!("the request body is over the limit of {limit} bytes");
+    axum::response::IntoResponse::into_response((http::StatusCode::PAYLOAD_TOO_LARGE, message))
 }
 
 /// Whether the request says its body is JSON.

@@ -15,7 +15,7 @@ use std::time::Duration;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::oneshot;
 
-use super::Shared;
+use super::server::Shared;
 use crate::executor::Executor;
 use crate::overrides::Override;
 use crate::registry::{Changes, View};
