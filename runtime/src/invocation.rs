@@ -52,10 +52,18 @@ use crate::secret::Secrets;
 /// ```
 pub struct Invocation<'a, A> {
     args: A,
+    to_json: fn(&A) -> serde_json::Result<Value>,
+    /// Everything else, which does not depend on the arguments' type.
+    facts: Facts<'a>,
+}
+
+/// What a call is, besides its arguments: its tool, what the steps and the
+/// ledger hook need, and what they leave. Apart from [`Invocation`]'s type
+/// parameter, so that its code is compiled once, not once per tool.
+pub(crate) struct Facts<'a> {
     key: &'a str,
     name: &'a str,
     effect: Effect,
-    to_json: fn(&A) -> serde_json::Result<Value>,
     canonical: OnceLock<Box<Canonical>>,
     /// The executor's approvals, for the ledger hook.
     approvals: Option<&'a Approvals>,
@@ -66,6 +74,71 @@ pub struct Invocation<'a, A> {
     ticket: OnceLock<Ticket>,
     /// The tool's `#[secret]` properties, masked in an approval request.
     secrets: &'a Secrets,
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of a call of the tool `key` (caller-facing `name`).
+    pub(crate) fn new(
+        key: &'a str,
+        name: &'a str,
+        effect: Effect,
+        approvals: Option<&'a Approvals>,
+        preflight: bool,
+        secrets: &'a Secrets,
+    ) -> Self {
+        Facts {
+            key,
+            name,
+            effect,
+            canonical: OnceLock::new(),
+            approvals,
+            preflight,
+            ticket: OnceLock::new(),
+            secrets,
+        }
+    }
+
+    /// The canonical arguments and their digest, made by `to_json` the
+    /// first time they are asked for.
+    fn canonical(&self, to_json: &dyn Fn() -> serde_json::Result<Value>) -> &Canonical {
+        self.canonical.get_or_init(|| {
+            // Arguments that came through validation always serialize; a
+            // custom `Serialize` that fails digests as `null`, which no
+            // approval of real arguments can match.
+            let arguments = to_json().unwrap_or(Value::Null);
+            let digest = Digest::of(self.key, &arguments);
+            Box::new(Canonical { arguments, digest })
+        })
+    }
+
+    /// The request a person approves, from the `canonical` arguments.
+    fn approval_request(&self, canonical: &Canonical) -> ApprovalRequest {
+        let arguments = if self.secrets.is_empty() {
+            canonical.arguments.clone()
+        } else {
+            self.secrets.mask(&canonical.arguments)
+        };
+        let (id, requested_by) = match self.ticket.get() {
+            Some(Ticket::Requested { id, requested_by }) => (Some(*id), Some(requested_by.clone())),
+            _ => (None, None),
+        };
+        ApprovalRequest {
+            key: self.key.to_owned(),
+            name: self.name.to_owned(),
+            arguments,
+            digest: canonical.digest,
+            id,
+            requested_by,
+        }
+    }
+
+    /// The ledger approval the call consumed, if a hook consumed one.
+    pub(crate) fn consumed(&self) -> Option<ApprovalId> {
+        match self.ticket.get() {
+            Some(Ticket::Consumed(id)) => Some(*id),
+            _ => None,
+        }
+    }
 }
 
 /// What the ledger hook left for the rest of the call.
@@ -86,27 +159,12 @@ struct Canonical {
 }
 
 impl<'a, A: Serialize> Invocation<'a, A> {
-    /// The call of the tool `key` (caller-facing `name`) with `args`.
-    pub(crate) fn new(
-        args: A,
-        key: &'a str,
-        name: &'a str,
-        effect: Effect,
-        approvals: Option<&'a Approvals>,
-        preflight: bool,
-        secrets: &'a Secrets,
-    ) -> Self {
+    /// The call of a tool with `args`, whose other `facts` are known.
+    pub(crate) fn new(args: A, facts: Facts<'a>) -> Self {
         Invocation {
             args,
-            key,
-            name,
-            effect,
             to_json: |args| crate::util::json::to_value(args),
-            canonical: OnceLock::new(),
-            approvals,
-            preflight,
-            ticket: OnceLock::new(),
-            secrets,
+            facts,
         }
     }
 }
@@ -150,7 +208,7 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn key(&self) -> &str {
-        self.key
+        self.facts.key
     }
 
     /// The tool's caller-facing name.
@@ -183,7 +241,7 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn name(&self) -> &str {
-        self.name
+        self.facts.name
     }
 
     /// The tool's declared effect.
@@ -226,7 +284,7 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn effect(&self) -> Effect {
-        self.effect
+        self.facts.effect
     }
 
     /// The validated arguments (also reached through `Deref`).
@@ -301,26 +359,23 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn is_preflight(&self) -> bool {
-        self.preflight
+        self.facts.preflight
     }
 
     /// The executor's approvals, if it has any.
     pub(crate) fn approvals(&self) -> Option<&Approvals> {
-        self.approvals
+        self.facts.approvals
     }
 
     /// Leaves what the ledger hook did for the rest of the call.
     pub(crate) fn set_ticket(&self, ticket: Ticket) {
         // A hook asked twice (never, in the pipeline) keeps its first answer.
-        let _ = self.ticket.set(ticket);
+        let _ = self.facts.ticket.set(ticket);
     }
 
     /// The ledger approval the call consumed, if a hook consumed one.
     pub(crate) fn consumed(&self) -> Option<ApprovalId> {
-        match self.ticket.get() {
-            Some(Ticket::Consumed(id)) => Some(*id),
-            _ => None,
-        }
+        self.facts.consumed()
     }
 
     /// The arguments, for the body.
@@ -477,16 +532,11 @@ impl<A> Invocation<'_, A> {
     /// # }
     /// ```
     pub fn approval_request(&self) -> ApprovalRequest {
-        let mut request = approval_request(self.key, self.name, self.canonical(), self.secrets);
-        if let Some(Ticket::Requested { id, requested_by }) = self.ticket.get() {
-            request.id = Some(*id);
-            request.requested_by = Some(requested_by.clone());
-        }
-        request
+        self.facts.approval_request(self.canonical())
     }
 
     fn canonical(&self) -> &Canonical {
-        canonical(&self.canonical, self.key, &|| (self.to_json)(&self.args))
+        self.facts.canonical(&|| (self.to_json)(&self.args))
     }
 }
 
@@ -528,45 +578,6 @@ impl<A: Sync> Ledgered for Invocation<'_, A> {
     }
 }
 
-// The work behind `Invocation`'s methods, outside the generic impl so that
-// one copy serves every tool (each `#[tool]` would otherwise compile its own).
-
-fn canonical<'c>(
-    cell: &'c OnceLock<Box<Canonical>>,
-    key: &str,
-    to_json: &dyn Fn() -> serde_json::Result<Value>,
-) -> &'c Canonical {
-    cell.get_or_init(|| {
-        // Arguments that came through validation always serialize; a
-        // custom `Serialize` that fails digests as `null`, which no
-        // approval of real arguments can match.
-        let arguments = to_json().unwrap_or(Value::Null);
-        let digest = Digest::of(key, &arguments);
-        Box::new(Canonical { arguments, digest })
-    })
-}
-
-fn approval_request(
-    key: &str,
-    name: &str,
-    canonical: &Canonical,
-    secrets: &Secrets,
-) -> ApprovalRequest {
-    let arguments = if secrets.is_empty() {
-        canonical.arguments.clone()
-    } else {
-        secrets.mask(&canonical.arguments)
-    };
-    ApprovalRequest {
-        key: key.to_owned(),
-        name: name.to_owned(),
-        arguments,
-        digest: canonical.digest,
-        id: None,
-        requested_by: None,
-    }
-}
-
 impl<A> Deref for Invocation<'_, A> {
     type Target = A;
 
@@ -578,9 +589,9 @@ impl<A> Deref for Invocation<'_, A> {
 impl<A: fmt::Debug> fmt::Debug for Invocation<'_, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Invocation")
-            .field("key", &self.key)
-            .field("name", &self.name)
-            .field("effect", &self.effect)
+            .field("key", &self.facts.key)
+            .field("name", &self.facts.name)
+            .field("effect", &self.facts.effect)
             .field("args", &self.args)
             .finish()
     }

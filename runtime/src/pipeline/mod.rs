@@ -27,6 +27,7 @@ mod arguments;
 mod body;
 mod dynamic;
 mod gate;
+mod object;
 mod seam;
 mod steps;
 mod trace;

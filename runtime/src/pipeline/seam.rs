@@ -22,12 +22,13 @@ use std::task::{Context, Poll, ready};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::object::Object;
 use super::{Env, steps};
 use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::hook::Asked;
-use crate::invocation::{Invocation, Ledgered};
+use crate::invocation::{Facts, Invocation, Ledgered};
 use crate::request::ApprovalId;
 use crate::scope::{Scope, ScopeGuard};
 use crate::tool::Tool;
@@ -79,23 +80,28 @@ pub(crate) fn json<'a, T: Tool>(
     let secrets = steps::secret_values(&env, &arguments);
     let call = Box::pin(async move {
         let declared = Declared::of::<T>();
-        let mut read = None;
-        steps::read(
-            env,
-            declared,
-            arguments,
-            reread::<T>,
-            &mut |value, failed| {
-                read = Some(T::__deserialize(value, failed)?);
-                Ok(())
-            },
-        )?;
-        let args = steps::was_read(env, read)?;
+        let args = read::<T>(env, declared, arguments)?;
         let mut scope = None;
         let slot = pin!(Slot::read(args, Parts::of(env), T::__run, None));
         steps::run(env, declared, &mut scope, slot).await
     });
     steps::keeping_secrets(env, secrets, call)
+}
+
+/// Step 2 for `T`: its JSON arguments validated and deserialized.
+fn read<T: Tool>(env: Env<'_>, declared: Declared, arguments: Value) -> Result<T, CallError> {
+    let mut read = None;
+    steps::read(
+        env,
+        declared,
+        arguments,
+        reread::<T>,
+        &mut |value, failed| {
+            read = Some(T::__deserialize(Object(value), failed)?);
+            Ok(())
+        },
+    )?;
+    steps::was_read(env, read)
 }
 
 /// A typed call of `T` with `args`: its one future, steps 2 to 7, its
@@ -132,7 +138,7 @@ pub(super) async fn run<'a, T: Tool>(
 /// Valid JSON arguments of `T`, read again and serialized.
 fn reread<T: Tool>(sent: &Value) -> Value {
     super::arguments::reread(sent, &mut |value| {
-        let args = T::deserialize(value)?;
+        let args = T::__deserialize(Object(value), None)?;
         crate::util::json::to_value(&args)
     })
 }
@@ -188,25 +194,14 @@ impl<T: Tool> Asking for Invocation<'_, T> {
 type Start<'a, T, F> = fn(T, ErasedContext<'a>, Option<&'a Scope>) -> F;
 
 pin_project_lite::pin_project! {
-    /// Where one call of `T` is: its arguments, their invocation (only a
-    /// call that asks a hook or a policy about them builds one), its
-    /// body's future `F`, or ended.
-    #[project = StateProj]
-    enum State<'a, T, F> {
-        // In `Option`s, taken when the body starts: taking moves the
-        // arguments alone, not the whole state.
-        Read { args: Option<T> },
-        Asking { invocation: Option<Invocation<'a, T>> },
-        Running { #[pin] body: F },
-        Ended,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// One call of `T`, as the steps hold it ([`Call`]).
+    /// One call of `T`, as the steps hold it ([`Call`]): its arguments,
+    /// their invocation (only a call that asks a hook or a policy about
+    /// them builds one), then its body's future `F`.
     pub(crate) struct Slot<'a, T, F> {
+        args: Option<T>,
+        invocation: Option<Invocation<'a, T>>,
         #[pin]
-        state: State<'a, T, F>,
+        body: Option<F>,
         parts: Parts<'a>,
         start: Start<'a, T, F>,
         out: Out<'a>,
@@ -216,9 +211,10 @@ pin_project_lite::pin_project! {
 impl<'a, T: Tool, F> Slot<'a, T, F> {
     /// A call of arguments `args`, read.
     fn read(args: T, parts: Parts<'a>, start: Start<'a, T, F>, out: Out<'a>) -> Self {
-        let state = State::Read { args: Some(args) };
         Slot {
-            state,
+            args: Some(args),
+            invocation: None,
+            body: None,
             parts,
             start,
             out,
@@ -232,10 +228,10 @@ impl<'a, T: Tool, F> Slot<'a, T, F> {
         start: Start<'a, T, F>,
         out: Out<'a>,
     ) -> Self {
-        let invocation = Some(invocation);
-        let state = State::Asking { invocation };
         Slot {
-            state,
+            args: None,
+            invocation: Some(invocation),
+            body: None,
             parts,
             start,
             out,
@@ -250,36 +246,30 @@ where
 {
     fn asking(self: Pin<&mut Self>) -> Option<&(dyn Asking + 'a)> {
         let this = self.project();
-        let mut state = this.state;
-        if let StateProj::Read { args } = state.as_mut().project()
-            && let Some(args) = args.take()
-        {
-            let invocation = Some(this.parts.invocation(args));
-            state.set(State::Asking { invocation });
+        if let Some(args) = this.args.take() {
+            *this.invocation = Some(this.parts.invocation(args));
         }
-        match state.project() {
-            StateProj::Asking { invocation } => invocation.as_ref().map(|call| call as _),
-            _ => None,
+        match this.invocation {
+            Some(invocation) => Some(invocation),
+            None => None,
         }
     }
 
     fn start(self: Pin<&mut Self>, ctx: ErasedContext<'a>, scope: Option<&'a Scope>) {
-        let this = self.project();
-        let mut state = this.state;
-        let args = match state.as_mut().project() {
-            StateProj::Read { args } => args.take(),
-            StateProj::Asking { invocation } => invocation.take().map(Invocation::into_args),
-            StateProj::Running { .. } | StateProj::Ended => None,
+        let mut this = self.project();
+        let args = match this.args.take() {
+            Some(args) => args,
+            None => match this.invocation.take() {
+                Some(invocation) => invocation.into_args(),
+                None => return,
+            },
         };
-        if let Some(args) = args {
-            let body = (this.start)(args, ctx, scope);
-            state.set(State::Running { body });
-        }
+        this.body.set(Some((this.start)(args, ctx, scope)));
     }
 
     fn poll_body(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, CallError>> {
         let this = self.project();
-        let StateProj::Running { body } = this.state.project() else {
+        let Some(body) = this.body.as_pin_mut() else {
             let error = super::body::out_of_order(T::KEY, "a body polled before it started");
             return Poll::Ready(Err(error));
         };
@@ -288,7 +278,7 @@ where
     }
 
     fn end_body(self: Pin<&mut Self>) {
-        self.project().state.set(State::Ended);
+        self.project().body.set(None);
     }
 }
 
@@ -328,10 +318,14 @@ impl<'a> Parts<'a> {
 
     /// The invocation of `args` for this call.
     pub(super) fn invocation<A: Serialize>(self, args: A) -> Invocation<'a, A> {
+        Invocation::new(args, self.facts())
+    }
+
+    /// What the invocation of this call holds besides its arguments.
+    fn facts(self) -> Facts<'a> {
         let env = self.env;
         let served = env.served;
-        Invocation::new(
-            args,
+        Facts::new(
             served.key,
             served.name,
             served.effect,
