@@ -28,6 +28,7 @@ mod body;
 mod dynamic;
 mod gate;
 mod object;
+mod reading;
 mod seam;
 mod steps;
 mod trace;

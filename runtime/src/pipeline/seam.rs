@@ -22,7 +22,7 @@ use std::task::{Context, Poll, ready};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::object::Object;
+use super::reading::{finish, read};
 use super::{Env, steps};
 use crate::context::ErasedContext;
 use crate::effect::Effect;
@@ -88,22 +88,6 @@ pub(crate) fn json<'a, T: Tool>(
     steps::keeping_secrets(env, secrets, call)
 }
 
-/// Step 2 for `T`: its JSON arguments validated and deserialized.
-fn read<T: Tool>(env: Env<'_>, declared: Declared, arguments: Value) -> Result<T, CallError> {
-    let mut read = None;
-    steps::read(
-        env,
-        declared,
-        arguments,
-        reread::<T>,
-        &mut |value, failed| {
-            read = Some(T::__deserialize(Object(value), failed)?);
-            Ok(())
-        },
-    )?;
-    steps::was_read(env, read)
-}
-
 /// A typed call of `T` with `args`: its one future, steps 2 to 7, its
 /// output put into `out`.
 pub(crate) fn typed<'a, T: Tool>(
@@ -133,14 +117,6 @@ pub(super) async fn run<'a, T: Tool>(
     let mut scope = None;
     let slot = pin!(Slot::asking(invocation, Parts::of(env), T::__run, out));
     steps::run(env, declared, &mut scope, slot).await
-}
-
-/// Valid JSON arguments of `T`, read again and serialized.
-fn reread<T: Tool>(sent: &Value) -> Value {
-    super::arguments::reread(sent, &mut |value| {
-        let args = T::__deserialize(Object(value), None)?;
-        crate::util::json::to_value(&args)
-    })
 }
 
 /// One call's tool, as the steps hold it: its arguments, in their
@@ -176,20 +152,6 @@ pub(crate) trait Asking: Ledgered + Send {
     fn consumed(&self) -> Option<ApprovalId>;
 }
 
-impl<T: Tool> Asking for Invocation<'_, T> {
-    fn authorize<'b>(&'b self, ctx: ErasedContext<'b>) -> Asked<'b> {
-        T::__authorize(ctx, self).erased()
-    }
-
-    fn approve<'b>(&'b self, ctx: ErasedContext<'b>) -> Asked<'b> {
-        T::__approve(ctx, self).erased()
-    }
-
-    fn consumed(&self) -> Option<ApprovalId> {
-        Invocation::consumed(self)
-    }
-}
-
 /// How `T`'s body starts: `T::__run` at one lifetime.
 type Start<'a, T, F> = fn(T, ErasedContext<'a>, Option<&'a Scope>) -> F;
 
@@ -201,10 +163,22 @@ pin_project_lite::pin_project! {
         args: Option<T>,
         invocation: Option<Invocation<'a, T>>,
         #[pin]
-        body: Option<F>,
+        body: Body<F>,
         parts: Parts<'a>,
         start: Start<'a, T, F>,
         out: Out<'a>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A slot's body: not started (or ended), or running in place. Not an
+    /// `Option`: the instances of `Option`'s methods for every tool's body
+    /// would share a codegen unit with every other `Option` of the crate,
+    /// compiled again whole whenever any tool's body is edited.
+    #[project = BodyNow]
+    enum Body<F> {
+        Idle,
+        Running { #[pin] future: F },
     }
 }
 
@@ -214,7 +188,7 @@ impl<'a, T: Tool, F> Slot<'a, T, F> {
         Slot {
             args: Some(args),
             invocation: None,
-            body: None,
+            body: Body::Idle,
             parts,
             start,
             out,
@@ -231,7 +205,7 @@ impl<'a, T: Tool, F> Slot<'a, T, F> {
         Slot {
             args: None,
             invocation: Some(invocation),
-            body: None,
+            body: Body::Idle,
             parts,
             start,
             out,
@@ -264,12 +238,14 @@ where
                 None => return,
             },
         };
-        this.body.set(Some((this.start)(args, ctx, scope)));
+        this.body.set(Body::Running {
+            future: (this.start)(args, ctx, scope),
+        });
     }
 
     fn poll_body(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, CallError>> {
         let this = self.project();
-        let Some(body) = this.body.as_pin_mut() else {
+        let BodyNow::Running { future: body } = this.body.project() else {
             let error = super::body::out_of_order(T::KEY, "a body polled before it started");
             return Poll::Ready(Err(error));
         };
@@ -278,30 +254,7 @@ where
     }
 
     fn end_body(self: Pin<&mut Self>) {
-        self.project().body.set(None);
-    }
-}
-
-/// `output` of tool `key`, serialized, or put into a typed caller's slot.
-fn finish<O: Serialize + Send + 'static>(
-    key: &'static str,
-    output: O,
-    out: Out<'_>,
-) -> Result<Value, CallError> {
-    let Some(out) = out else {
-        return crate::util::json::to_value(&output)
-            .map_err(|source| CallError::Output { key, source });
-    };
-    match out.downcast_mut::<Option<O>>() {
-        Some(slot) => {
-            *slot = Some(output);
-            Ok(Value::Null)
-        }
-        // A typed call always brings the slot of its tool's output type.
-        None => Err(CallError::Panicked {
-            key,
-            message: "the typed call's output slot has another type".to_owned(),
-        }),
+        self.project().body.set(Body::Idle);
     }
 }
 

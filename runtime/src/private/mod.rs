@@ -22,8 +22,11 @@ pub use crate::scope::{Requirement, Scope};
 pub use crate::tool::Location;
 pub use crate::util::json::to_value;
 pub use core::time::Duration;
+pub use infallible::{Infallible, infallible};
 
 use serde_json::Value;
+
+mod infallible;
 
 /// `concurrency = n` (the attribute refuses 0, which would read as no limit).
 pub const fn concurrency_limit(n: u32) -> crate::Concurrency {
@@ -105,32 +108,6 @@ pub trait ToolError {
 impl<E: Into<BoxError>> ToolError for E {
     fn into_box(self) -> BoxError {
         self.into()
-    }
-}
-
-/// The body of a tool that takes only inputs and cannot fail: its fn's
-/// future, with the output in `Ok`. A plain future, where an `async`
-/// block would be one more state machine for every such tool to compile.
-pub fn infallible<F: core::future::Future>(body: F) -> Infallible<F> {
-    Infallible { body }
-}
-
-pin_project_lite::pin_project! {
-    /// See [`infallible`].
-    pub struct Infallible<F> {
-        #[pin]
-        body: F,
-    }
-}
-
-impl<F: core::future::Future> core::future::Future for Infallible<F> {
-    type Output = Result<F::Output, CallError>;
-
-    fn poll(
-        self: core::pin::Pin<&mut Self>,
-        cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<Self::Output> {
-        self.project().body.poll(cx).map(Ok)
     }
 }
 
