@@ -108,7 +108,7 @@ fn bound_numbers(value: &mut Value) {
                     ("maximum", Value::Number(_)) => max = true,
                     _ => {}
                 }
-                bound_numbers(value);
+                bound_below(value);
             }
             if let Some((of, lowest, highest)) = format
                 && (if of == "integer" { integer } else { number })
@@ -121,8 +121,17 @@ fn bound_numbers(value: &mut Value) {
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(bound_numbers),
+        Value::Array(items) => items.iter_mut().for_each(bound_below),
         _ => {}
+    }
+}
+
+/// [`bound_numbers`] of a keyword's value or an array's item: most are
+/// strings, numbers and booleans, which hold no schema to bound.
+#[inline]
+fn bound_below(value: &mut Value) {
+    if matches!(value, Value::Object(_) | Value::Array(_)) {
+        bound_numbers(value);
     }
 }
 

@@ -2,7 +2,6 @@
 //! type, and discovered from what is linked into the binary.
 
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -11,7 +10,7 @@ use serde::Serialize;
 use super::{CatalogBuilder, CatalogError, Conflict, ToolEntry};
 use crate::concurrency::Concurrency;
 use crate::registration::Registration;
-use crate::tool::{Location, Tool};
+use crate::tool::Tool;
 use crate::util::hash::{KeyMap, Name};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
@@ -156,15 +155,17 @@ impl Catalog {
             order(a).cmp(&order(b))
         });
         let mut conflicts = Vec::new();
-        let mut by_key: HashMap<&'static str, Location> = HashMap::new();
         let mut by_name: KeyMap<Name<'static>, usize> = KeyMap::default();
         let mut by_type: KeyMap<TypeId, usize> = KeyMap::default();
         for (index, entry) in entries.iter().enumerate() {
             let (key, name, location) = (entry.key(), entry.name(), entry.location());
-            if let Some(first) = by_key.insert(key, location) {
+            // Sorted by key: a tool with the key of another follows it.
+            if let Some(before) = index.checked_sub(1).map(|i| &entries[i])
+                && before.key() == key
+            {
                 conflicts.push(Conflict::Key {
                     key,
-                    first,
+                    first: before.location(),
                     second: location,
                 });
             }

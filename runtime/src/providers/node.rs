@@ -23,6 +23,9 @@ pub(super) enum Node<'a> {
     Object(Object<'a>),
     /// An array.
     Array(Vec<Node<'a>>),
+    /// The keys of a canonical object, in its order, as an array of
+    /// strings (strict mode's `required`: every property).
+    Keys(&'a Map<String, Value>),
 }
 
 impl<'a> Node<'a> {
@@ -32,7 +35,7 @@ impl<'a> Node<'a> {
             Node::Same(value) => value.as_str(),
             Node::Made(value) => value.as_str(),
             Node::Str(s) => Some(s),
-            Node::Object(_) | Node::Array(_) => None,
+            Node::Object(_) | Node::Array(_) | Node::Keys(_) => None,
         }
     }
 
@@ -57,6 +60,7 @@ impl<'a> Node<'a> {
             Node::Made(value) => value,
             Node::Object(object) => Value::Object(object.into_map()),
             Node::Array(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
+            Node::Keys(map) => Value::Array(map.keys().cloned().map(Value::String).collect()),
         }
     }
 }
@@ -81,6 +85,7 @@ impl Serialize for Node<'_> {
                 }
                 seq.end()
             }
+            Node::Keys(map) => serializer.collect_seq(map.keys()),
         }
     }
 }
@@ -115,9 +120,13 @@ impl<'a> Object<'a> {
             // Most entries arrive in order (copied from a sorted map): past
             // the last key, there is nothing else to compare.
             Some((last, _)) if before(last, key) => Err(self.0.len()),
-            _ => self
-                .position(key)
-                .ok_or_else(|| self.0.partition_point(|(k, _)| *k < key)),
+            _ => {
+                let at = self.0.partition_point(|(k, _)| before(k, key));
+                match self.0.get(at) {
+                    Some((k, _)) if *k == key => Ok(at),
+                    _ => Err(at),
+                }
+            }
         }
     }
 

@@ -204,24 +204,20 @@ fn strict_node<'a>(
             }
             "required" => {} // rebuilt below from every property
             "properties" => {
-                let required: Vec<&str> = map
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+                let required = map.get("required").and_then(Value::as_array);
+                let required = required.map_or(&[][..], Vec::as_slice);
                 let properties = value.as_object();
-                let count = properties.map_or(0, Map::len);
-                let mut converted = Object::with_capacity(count);
-                let mut every = Vec::with_capacity(count);
+                let mut converted = Object::with_capacity(properties.map_or(0, Map::len));
                 for (name, property) in properties.into_iter().flatten() {
                     let mut property = strict_node(cx, property, &path.push(name))?;
-                    if !required.contains(&name.as_str()) {
+                    if !required.iter().any(|r| r == name.as_str()) {
                         property = nullable(property);
                     }
                     converted.insert(name, Node::Object(property));
-                    every.push(Node::Str(name));
                 }
-                out.insert("required", Node::Array(every));
+                // Every property, in the order of `properties`.
+                let every = properties.map_or_else(|| Node::Array(Vec::new()), Node::Keys);
+                out.insert("required", every);
                 out.insert("properties", Node::Object(converted));
             }
             "additionalProperties" => {
