@@ -71,24 +71,51 @@ pub fn noted<E>(failed: FailedField<'_>, field: &'static str, error: E) -> E {
     error
 }
 
-/// The fields of a tool's argument struct, read from a map: what `#[tool]`
-/// writes for its `Deserialize`, which reads them through [`fields`].
-pub trait ReadFields {
-    /// The argument struct.
-    type Value;
+/// The fields of a tool's argument struct `V`, read from a map: what
+/// `#[tool]` writes for its `Deserialize`, which reads them through
+/// [`fields`]. Implemented on [`Runtime`].
+pub trait ReadFields<V> {
     /// What serde's errors say was expected (`struct AddArgs`).
     const EXPECTING: &'static str;
+    /// The fields' names, as the arguments spell them.
+    const FIELDS: &'static [&'static str];
+    /// The position in [`FIELDS`](Self::FIELDS) of the field named `key`.
+    fn field_index(key: &str) -> Option<usize>;
     /// Reads the fields from `map`, noting in `failed` the one whose value
     /// failed to read.
     fn visit_map<'de, A: de::MapAccess<'de>>(
         map: A,
         failed: FailedField<'_>,
-    ) -> Result<Self::Value, A::Error>;
+    ) -> Result<V, A::Error>;
 }
+
+/// Writes a tool's argument struct `V`: what `#[tool]` writes for its
+/// `Serialize`, which calls it. On [`Runtime`], as [`ReadFields`] is.
+pub trait WriteFields<V> {
+    /// Serializes `args` as a struct of its fields.
+    fn serialize<S: serde::Serializer>(args: &V, serializer: S) -> Result<S::Ok, S::Error>;
+}
+
+/// The schema of a tool's argument struct `V`: what `#[tool]` writes for
+/// its `JsonSchema`, which calls it. On [`Runtime`], as [`ReadFields`] is.
+pub trait SchemaFields<V> {
+    /// The struct's schema, its fields' subschemas from `generator`.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+/// What `#[tool]` implements [`ReadFields`], [`WriteFields`] and
+/// [`SchemaFields`] on for each argument struct: a type of the runtime, so
+/// that in an incremental build that code is compiled in a codegen unit of
+/// the runtime's, which an edit to a tool's body leaves alone, not in the
+/// one the bodies of a module's tools share.
+pub struct Runtime;
 
 /// The visitor of `V`'s fields, noting in `failed` the one whose value
 /// failed to read.
-pub fn fields<V: ReadFields>(failed: FailedField<'_>) -> Fields<'_, V> {
+pub fn fields<V>(failed: FailedField<'_>) -> Fields<'_, V>
+where
+    Runtime: ReadFields<V>,
+{
     Fields {
         failed,
         read: PhantomData,
@@ -101,16 +128,19 @@ pub struct Fields<'f, V> {
     read: PhantomData<V>,
 }
 
-impl<'de, V: ReadFields> Visitor<'de> for Fields<'_, V> {
-    type Value = V::Value;
+impl<'de, V> Visitor<'de> for Fields<'_, V>
+where
+    Runtime: ReadFields<V>,
+{
+    type Value = V;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(V::EXPECTING)
+        f.write_str(<Runtime as ReadFields<V>>::EXPECTING)
     }
 
     #[inline]
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        V::visit_map(map, self.failed)
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V, A::Error> {
+        <Runtime as ReadFields<V>>::visit_map(map, self.failed)
     }
 }
 

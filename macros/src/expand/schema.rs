@@ -110,6 +110,18 @@ pub(super) fn schema_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
             fn json_schema(
                 __generator: &mut #krate::__private::schemars::SchemaGenerator,
             ) -> #krate::__private::schemars::Schema {
+                <#krate::__private::Runtime as #krate::__private::SchemaFields<#args>>::json_schema(
+                    __generator,
+                )
+            }
+        }
+
+        #[automatically_derived]
+        #allow
+        impl #krate::__private::SchemaFields<#args> for #krate::__private::Runtime {
+            fn json_schema(
+                __generator: &mut #krate::__private::schemars::SchemaGenerator,
+            ) -> #krate::__private::schemars::Schema {
                 #[allow(unused_imports)]
                 use #krate::__private::{IsOption as _, NotOption as _};
                 let mut __schema = #krate::__private::object_schema();

@@ -15,10 +15,13 @@ use crate::ast::ToolFn;
 /// accepts exactly what `#[derive(Deserialize)]` with
 /// `deny_unknown_fields` and the fields' `rename` and `default` accepted
 /// from an object, with the same error messages; an array, which the
-/// derive also took, is refused.
+/// derive also took, is refused. The code of both is on the runtime's
+/// `Runtime` (`ReadFields`, `WriteFields`), so that an incremental build
+/// compiles it in a codegen unit an edit to a tool's body leaves alone;
+/// the struct's impls call it.
 ///
 /// Returns the impls, and the `__deserialize` of the `Tool` impl, which
-/// holds the visitor: `Deserialize` calls it with no place to note the
+/// starts the visitor: `Deserialize` calls it with no place to note the
 /// field that failed, the executor with one.
 pub(super) fn serde_impls(
     tool: &ToolFn,
@@ -102,11 +105,25 @@ pub(super) fn serde_impls(
                 &self,
                 __serializer: __S,
             ) -> ::core::result::Result<__S::Ok, __S::Error> {
+                <#krate::__private::Runtime as #krate::__private::WriteFields<#args>>::serialize(
+                    self,
+                    __serializer,
+                )
+            }
+        }
+
+        #[automatically_derived]
+        #allow
+        impl #krate::__private::WriteFields<#args> for #krate::__private::Runtime {
+            fn serialize<__S: #krate::__private::serde::Serializer>(
+                __args: &#args,
+                __serializer: __S,
+            ) -> ::core::result::Result<__S::Ok, __S::Error> {
                 let mut __state = __serializer.serialize_struct(#struct_name, #len)?;
                 #(#krate::__private::serde::ser::SerializeStruct::serialize_field(
                     &mut __state,
                     #wire,
-                    &self.#idents,
+                    &__args.#idents,
                 )?;)*
                 #krate::__private::serde::ser::SerializeStruct::end(__state)
             }
@@ -122,52 +139,61 @@ pub(super) fn serde_impls(
             }
         }
     };
-    let deserialize_fn = quote_spanned! {at=>
-        fn __deserialize<'de, __D: #krate::__private::serde::Deserializer<'de>>(
-            __deserializer: __D,
-            __failed: #krate::__private::FailedField<'_>,
-        ) -> ::core::result::Result<Self, __D::Error> {
-            const FIELDS: &[&str] = &[#(#wire),*];
-            fn __field_index(__key: &str) -> ::core::option::Option<usize> {
+    // On the runtime's `Runtime`: compiled in a codegen unit of the runtime's,
+    // not in the one every tool body of the module is in.
+    let read_fields = quote_spanned! {at=>
+        #[automatically_derived]
+        #allow
+        impl #krate::__private::ReadFields<#args> for #krate::__private::Runtime {
+            const EXPECTING: &'static str = #expecting;
+            const FIELDS: &'static [&'static str] = &[#(#wire),*];
+            fn field_index(__key: &str) -> ::core::option::Option<usize> {
                 match __key {
                     #(#wire => ::core::option::Option::Some(#positions),)*
                     _ => ::core::option::Option::None,
                 }
             }
-            struct __Fields;
-            impl #krate::__private::ReadFields for __Fields {
-                type Value = #args;
-                const EXPECTING: &'static str = #expecting;
-                #[inline]
-                fn visit_map<'de, __A: #krate::__private::serde::de::MapAccess<'de>>(
-                    mut __map: __A,
-                    __failed: #krate::__private::FailedField<'_>,
-                ) -> ::core::result::Result<#args, __A::Error> {
-                    #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
-                    while let ::core::option::Option::Some(__key) =
-                        __map.next_key_seed(#krate::__private::FieldSeed {
-                            fields: FIELDS,
-                            index: __field_index,
-                        })?
-                    {
-                        match __key {
-                            #(#arms)*
-                            // `FieldSeed` yields only the indices above.
-                            _ => {
-                                let #krate::__private::serde::de::IgnoredAny =
-                                    __map.next_value()?;
-                            }
+            #[inline]
+            fn visit_map<'de, __A: #krate::__private::serde::de::MapAccess<'de>>(
+                mut __map: __A,
+                __failed: #krate::__private::FailedField<'_>,
+            ) -> ::core::result::Result<#args, __A::Error> {
+                #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
+                while let ::core::option::Option::Some(__key) =
+                    __map.next_key_seed(#krate::__private::FieldSeed {
+                        fields: <Self as #krate::__private::ReadFields<#args>>::FIELDS,
+                        index: <Self as #krate::__private::ReadFields<#args>>::field_index,
+                    })?
+                {
+                    match __key {
+                        #(#arms)*
+                        // `FieldSeed` yields only the indices above.
+                        _ => {
+                            let #krate::__private::serde::de::IgnoredAny =
+                                __map.next_value()?;
                         }
                     }
-                    ::core::result::Result::Ok(#args { #(#values),* })
                 }
+                ::core::result::Result::Ok(#args { #(#values),* })
             }
+        }
+    };
+    let deserialize_fn = quote_spanned! {at=>
+        fn __deserialize<'de, __D: #krate::__private::serde::Deserializer<'de>>(
+            __deserializer: __D,
+            __failed: #krate::__private::FailedField<'_>,
+        ) -> ::core::result::Result<Self, __D::Error> {
             __deserializer.deserialize_struct(
                 #struct_name,
-                FIELDS,
-                #krate::__private::fields::<__Fields>(__failed),
+                <#krate::__private::Runtime as #krate::__private::ReadFields<#args>>::FIELDS,
+                #krate::__private::fields::<#args>(__failed),
             )
         }
+    };
+    let impls = quote_spanned! {at=>
+        #impls
+
+        #read_fields
     };
     (impls, deserialize_fn)
 }

@@ -8,9 +8,9 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::args::{
-    FailedField, FieldSeed, Fields, IsOption, NotOption, OptionProbe, ReadFields, bound,
-    debug_args, describe, fields, format, missing_field, noted, object_property, object_schema,
-    write_only,
+    FailedField, FieldSeed, Fields, IsOption, NotOption, OptionProbe, ReadFields, Runtime,
+    SchemaFields, WriteFields, bound, debug_args, describe, fields, format, missing_field, noted,
+    object_property, object_schema, write_only,
 };
 pub use crate::context::{ErasedContext, FromContext};
 pub use crate::effect::Effect;
