@@ -11,6 +11,10 @@
 //!   hooks, asked about its [`Invocation`], and its body, run in place and
 //!   its output serialized (or, for a typed call, handed over as it is).
 //!
+//! What is compiled per tool but does not hold the tool's body (reading
+//! its arguments, its hooks' adapters, its output) is in `reading.rs`: this
+//! module's instances are compiled again whenever a tool's body is edited.
+//!
 //! A tool built at run time ([`Arguments`](super::Arguments)) meets the
 //! steps through the same slot, its arguments checked by its own schema.
 
