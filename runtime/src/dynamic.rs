@@ -8,11 +8,11 @@ use serde_json::Value;
 
 use crate::catalog::{Declared, ToolEntry};
 use crate::concurrency::Concurrency;
+use crate::dynamic_call::{Arguments, Dynamic, DynamicCall, ErasedHook, Handler, erase_hook};
 use crate::effect::Effect;
 use crate::error::BoxError;
 use crate::hook::IntoVerdict;
 use crate::invocation::Invocation;
-use crate::pipeline::{Arguments, Dynamic, DynamicCall, ErasedHook, Handler, erase_hook};
 use crate::tool::Location;
 use crate::util::BoxFuture;
 use crate::util::intern::intern;

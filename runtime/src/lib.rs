@@ -7,12 +7,13 @@
 // of its own that the higher one implements, wired together by the
 // executor: the pipeline's `Watch` (observe's recording), observe's
 // `CallTrail` and approval's `DecisionTrail` (the audit trail).
-//   util effect concurrency secret request content disabled overrides
+//   util effect concurrency secret request content disabled overrides decision
 //   error args schema
 //   approval context scope
 //   invocation inject
 //   hook
 //   principal tool
+//   dynamic_call
 //   pipeline
 //   registration
 //   catalog
@@ -35,8 +36,10 @@ mod catalog;
 mod concurrency;
 mod content;
 mod context;
+mod decision;
 mod disabled;
 mod dynamic;
+mod dynamic_call;
 mod effect;
 mod error;
 mod executor;
@@ -65,8 +68,10 @@ pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
 pub use concurrency::Concurrency;
 pub use content::{Content, Contents, Embedded};
 pub use context::Context;
+pub use decision::Decision;
 pub use disabled::Disabled;
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
+pub use dynamic_call::{Arguments, DynamicCall};
 pub use effect::Effect;
 pub use error::{BoxError, CallError, HookKind, Violation, Violations};
 pub use executor::{
@@ -76,7 +81,6 @@ pub use hook::{IntoVerdict, Verdict};
 pub use inject::{FromScope, Inject};
 pub use invocation::Invocation;
 pub use overrides::Override;
-pub use pipeline::{Arguments, Decision, DynamicCall};
 pub use principal::Principal;
 pub use registration::Registration;
 pub use registry::{

@@ -14,10 +14,11 @@ use tokio::sync::Semaphore;
 #[cfg(doc)]
 use super::Catalog;
 use crate::concurrency::Concurrency;
+use crate::dynamic_call::Dynamic;
 use crate::effect::Effect;
 use crate::error::CallError;
 use crate::overrides::Override;
-use crate::pipeline::{Dynamic, Env, Served, Validation};
+use crate::pipeline::{Env, Served, Validation};
 use crate::registration::Registration;
 use crate::scope::Requirement;
 use crate::tool::Location;

@@ -9,8 +9,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::approval::{Approval, ApprovalId};
+use crate::decision::Decision;
 use crate::error::CallError;
-use crate::pipeline::Decision;
 use crate::registry::Change;
 use crate::request::Digest;
 

@@ -41,9 +41,7 @@ use tokio::sync::Semaphore;
 
 pub(crate) use admission::Gate as ExclusiveGate;
 pub(crate) use arguments::Validation;
-pub use dynamic::{Arguments, DynamicCall};
-pub(crate) use dynamic::{Dynamic, ErasedHook, Handler, erase_hook, json as dynamic_json};
-pub use gate::Decision;
+pub(crate) use dynamic::json as dynamic_json;
 pub(crate) use gate::{ArgumentRules, Gate, Ruling};
 pub(crate) use seam::{JsonCall, json, typed};
 pub(crate) use trace::{CallNumbers, Traced, traced};

@@ -7,7 +7,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde_json::Value;
 
-use super::{Decision, Ruling};
+use super::Ruling;
+use crate::decision::Decision;
 use crate::error::CallError;
 use crate::request::{ApprovalId, Digest};
 use crate::secret::Secrets;

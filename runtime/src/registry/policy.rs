@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::Selector;
 use crate::catalog::{Catalog, ToolEntry};
+use crate::decision::Decision;
 use crate::effect::Effect;
-use crate::pipeline::{ArgumentRules, Decision, Gate, Ruling};
+use crate::pipeline::{ArgumentRules, Gate, Ruling};
 
 /// An ordered list of rules, first match wins, and a fallback for calls no
 /// rule matches ([`Decision::Allow`] unless set).
