@@ -519,6 +519,47 @@ fn the_text_export_is_the_same_document_and_fails_the_same_way() {
     }
 }
 
+#[test]
+fn a_long_list_is_written_the_same_and_fails_at_its_first_unexportable_tool() {
+    // Long enough that the export is written by several threads, where the
+    // machine has them: the text and the error are the same either way.
+    let catalog = representative();
+    let long: Vec<_> = (0..300).flat_map(|_| catalog.iter()).collect();
+    assert!(long.len() > 1_000);
+    for format in Format::ALL {
+        let text = providers::export_json(long.iter().copied(), format).unwrap();
+        let value = providers::export(long.iter().copied(), format).unwrap();
+        assert_eq!(text.get(), value.to_string(), "{format}");
+    }
+
+    let unexportable = Catalog::builder()
+        .register::<TagProductsArgs>()
+        .register::<ImportTreeArgs>()
+        .build()
+        .unwrap();
+    let map = unexportable.get("tag_products").unwrap();
+    let tree = unexportable.get("import_tree").unwrap();
+    // Each unexportable tool twice: early in the list and late in it, so
+    // that the first in the list's order must win over any found sooner.
+    let mut long = long;
+    long.insert(100, map);
+    long.insert(200, tree);
+    long.insert(long.len() - 10, tree);
+    long.insert(long.len() - 5, map);
+    for format in Format::ALL {
+        let text = providers::export_json(long.iter().copied(), format);
+        let value = providers::export(long.iter().copied(), format);
+        assert_eq!(
+            text.map(|t| t.get().to_owned()),
+            value.map(|v| v.to_string()),
+            "{format}"
+        );
+    }
+    let error = providers::export_json(long.iter().copied(), Format::OpenAiChat { strict: true })
+        .unwrap_err();
+    assert_eq!(error.tool, "tag_products");
+}
+
 // ----------------------------------------------------------------- batches
 
 #[tokio::test]

@@ -241,21 +241,81 @@ pub fn export_json<'a>(
     tools: impl IntoIterator<Item = &'a ToolEntry>,
     format: Format,
 ) -> Result<Box<RawValue>, ExportError> {
+    let tools: Vec<&ToolEntry> = tools.into_iter().collect();
+    let threads = threads_for(tools.len());
+    if threads > 1 {
+        let written = written_apart(&tools, format, threads)?;
+        return Ok(wrapped(&written, format).expect("an export is plain JSON"));
+    }
     let definitions = Definitions {
-        tools: tools.into_iter().collect(),
+        tools,
         format,
         failed: RefCell::new(None),
     };
     // Not `RawValue::from_string`, which would parse the text again.
-    let written = if format.is_gemini() {
-        serde_json::value::to_raw_value(&[BTreeMap::from([("functionDeclarations", &definitions)])])
-    } else {
-        serde_json::value::to_raw_value(&definitions)
-    };
+    let written = wrapped(&definitions, format);
     match definitions.failed.into_inner() {
         Some(error) => Err(error),
         None => Ok(written.expect("an export is plain JSON")),
     }
+}
+
+/// `definitions` as the document `format` wants: the array itself, or for
+/// Gemini one `Tool` holding it.
+fn wrapped<T: Serialize>(definitions: &T, format: Format) -> serde_json::Result<Box<RawValue>> {
+    if format.is_gemini() {
+        serde_json::value::to_raw_value(&[BTreeMap::from([("functionDeclarations", definitions)])])
+    } else {
+        serde_json::value::to_raw_value(definitions)
+    }
+}
+
+/// Tools a thread of [`written_apart`] takes at the least: below this, the
+/// thread would cost more to start than it saves (a definition takes a few
+/// microseconds, most of it building the tool's schema the first time).
+const TOOLS_PER_THREAD: usize = 128;
+
+/// How many threads write an export of `tools` definitions: one, unless
+/// the list is long enough to share among the machine's cores. A server
+/// with thousands of tools builds every schema for its first list; that
+/// start-up is what this shortens.
+fn threads_for(tools: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.min(tools / TOOLS_PER_THREAD).max(1)
+}
+
+/// Each definition of `tools` written as text, by `threads` threads taking
+/// a run of tools each, in order. The first tool that cannot be exported,
+/// in the list's order, is the error, as when one thread writes them all.
+fn written_apart(
+    tools: &[&ToolEntry],
+    format: Format,
+    threads: usize,
+) -> Result<Vec<Box<RawValue>>, ExportError> {
+    let write = |run: &[&ToolEntry]| -> Result<Vec<Box<RawValue>>, ExportError> {
+        run.iter()
+            .map(|tool| {
+                let definition = definition_node(tool, format)?;
+                Ok(serde_json::value::to_raw_value(&definition).expect("an export is plain JSON"))
+            })
+            .collect()
+    };
+    let run = tools.len().div_ceil(threads);
+    let mut written = Vec::with_capacity(tools.len());
+    std::thread::scope(|scope| {
+        let mut runs = tools.chunks(run);
+        let first = runs.next().unwrap_or_default();
+        let others: Vec<_> = runs.map(|run| scope.spawn(move || write(run))).collect();
+        // This thread writes the first run while the others write theirs.
+        written.extend(write(first)?);
+        for other in others {
+            let run = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            written.extend(run?);
+        }
+        Ok(written)
+    })
 }
 
 impl Tools {
