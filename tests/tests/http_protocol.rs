@@ -396,3 +396,35 @@ async fn an_anonymous_endpoint_caps_sessions_in_all_not_per_principal() {
     }
     assert_eq!(post(&url, "any", initialize()).await.status(), 503);
 }
+
+#[tokio::test]
+async fn respelling_a_token_does_not_open_more_sessions_than_its_cap() {
+    // No `.principal::<C>()`: sessions are owned by their credentials.
+    let catalog = Catalog::builder().register::<HelloArgs>().build().unwrap();
+    let executor = Executor::builder(catalog, Container::default())
+        .build()
+        .unwrap();
+    let router = McpServer::<Actor>::new(executor, "protocol", "0")
+        .http_router(authenticate, HttpOptions::default().max_sessions(10, 2));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = format!("http://{addr}/mcp");
+    let initialize_as = |authorization: &'static str| {
+        reqwest::Client::new()
+            .post(&url)
+            .header("authorization", authorization)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(initialize())
+            .send()
+    };
+    assert_eq!(initialize_as("Bearer ada-1").await.unwrap().status(), 200);
+    assert_eq!(initialize_as("bearer  ada-1").await.unwrap().status(), 200);
+    // The same token in any other spelling is the same owner, at its cap.
+    for spelling in ["BEARER ada-1", "bEaReR   ada-1 ", "Bearer    ada-1"] {
+        let response = initialize_as(spelling).await.unwrap();
+        assert_eq!(response.status(), 429, "{spelling}");
+    }
+}

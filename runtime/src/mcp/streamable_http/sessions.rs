@@ -29,10 +29,26 @@ pub(super) type Owner = Arc<str>;
 /// The owner of a request whose context has no principal id: the
 /// credentials it came with, hashed (never kept in the clear). Requests
 /// without credentials (anonymous endpoints) all share one owner.
+///
+/// The credentials as they authenticate, not as they are spelt: the
+/// scheme in any case and any run of spaces around the token are one
+/// owner (`Bearer t`, `bearer  t`), or a thousand spellings of one token
+/// would each get the per-principal cap of sessions.
 pub(super) fn credentials_owner(headers: &http::HeaderMap) -> Owner {
     match headers.get(http::header::AUTHORIZATION) {
         Some(value) => {
-            let digest = Sha256::digest(value.as_bytes());
+            let bytes = value.as_bytes();
+            let trimmed = bytes.trim_ascii();
+            let normalized = match trimmed.iter().position(|&b| b == b' ') {
+                Some(space) => {
+                    let mut scheme = trimmed[..space].to_ascii_lowercase();
+                    scheme.push(b' ');
+                    scheme.extend_from_slice(trimmed[space..].trim_ascii());
+                    scheme
+                }
+                None => trimmed.to_ascii_lowercase(),
+            };
+            let digest = Sha256::digest(&normalized);
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
             Arc::from(format!("credentials:{hex}"))
         }
@@ -363,5 +379,24 @@ mod tests {
         let owner = credentials_owner(&headers);
         assert!(!owner.contains("s3cret"));
         assert_eq!(owner, credentials_owner(&headers));
+    }
+
+    #[test]
+    fn one_token_spelt_many_ways_is_one_owner() {
+        let owner = |value: &'static str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::header::AUTHORIZATION,
+                http::HeaderValue::from_static(value),
+            );
+            credentials_owner(&headers)
+        };
+        let bearer = owner("Bearer s3cret");
+        for spelling in ["bearer s3cret", "BEARER   s3cret", "  bEaReR s3cret  "] {
+            assert_eq!(owner(spelling), bearer, "{spelling}");
+        }
+        // The token itself is compared exactly.
+        assert_ne!(owner("Bearer S3CRET"), bearer);
+        assert_ne!(owner("Bearer s3cret2"), bearer);
     }
 }
