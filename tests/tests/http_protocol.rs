@@ -428,3 +428,29 @@ async fn respelling_a_token_does_not_open_more_sessions_than_its_cap() {
         assert_eq!(response.status(), 429, "{spelling}");
     }
 }
+
+#[tokio::test]
+async fn paths_the_server_does_not_serve_are_404_without_credentials() {
+    // No OAuth metadata: nothing under /.well-known either.
+    let url = serve(HttpOptions::default(), authenticate).await;
+    let root = url.trim_end_matches("/mcp");
+    for path in [
+        "/",
+        "/nope",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+    ] {
+        let response = reqwest::get(format!("{root}{path}")).await.unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+    }
+    // The endpoint itself still asks for credentials.
+    let response = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+}

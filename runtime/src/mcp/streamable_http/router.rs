@@ -31,7 +31,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///   it has, which is served at `/.well-known/oauth-protected-resource`);
     /// - sessions: a session belongs to the principal that opened it (its
     ///   [`Principal::id`](crate::Principal::id) when the executor knows the
-    ///   context type, else its credentials), and any other gets 404 for it;
+    ///   context type, else its credentials, however the token's scheme
+    ///   and spaces are spelt), and any other gets 404 for it;
     ///   a new session over `max_sessions` gets 503, over
     ///   `max_sessions_per_principal` 429, and one idle for
     ///   `session_idle_timeout` is closed;
@@ -41,6 +42,9 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///   say) 400 with -32600;
     /// - rmcp, which checks `Origin` and `Host` (DNS-rebinding protection)
     ///   and serves MCP.
+    ///
+    /// A path the router does not serve is 404, before authentication:
+    /// `/.well-known/*` too, unless `authenticate` has metadata to serve.
     ///
     /// The connection limits of [`HttpOptions`] apply where the server owns
     /// the connections: [`McpServer::serve_http`].
@@ -117,7 +121,10 @@ impl<C: Any + Send + Sync> McpServer<C> {
         };
         let metadata = authenticate.resource_metadata().cloned();
         let metadata_url = metadata.as_ref().map(|m| Arc::<str>::from(m.url()));
-        let endpoint = endpoint.layer(axum::middleware::from_fn(
+        // Only on the endpoint's routes: a path the server does not serve
+        // is 404 to anyone, not 401 (which sends a client looking for
+        // OAuth metadata the server may not have).
+        let endpoint = endpoint.route_layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let authenticate = authenticate.clone();
                 let metadata_url = metadata_url.clone();
