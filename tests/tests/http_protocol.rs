@@ -43,6 +43,14 @@ async fn serve(options: HttpOptions, authenticate: impl Authenticate<Actor>) -> 
         .principal::<Actor>()
         .build()
         .unwrap();
+    serve_executor(executor, options, authenticate).await
+}
+
+async fn serve_executor(
+    executor: Executor,
+    options: HttpOptions,
+    authenticate: impl Authenticate<Actor>,
+) -> String {
     let router =
         McpServer::<Actor>::new(executor, "protocol", "0").http_router(authenticate, options);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -61,9 +69,12 @@ fn initialize() -> String {
 }
 
 fn request(method: reqwest::Method, url: &str, token: &str) -> reqwest::RequestBuilder {
+    without_credentials(method, url).header("authorization", format!("Bearer {token}"))
+}
+
+fn without_credentials(method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
     reqwest::Client::new()
         .request(method, url)
-        .header("authorization", format!("Bearer {token}"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-06-18")
@@ -404,19 +415,11 @@ async fn respelling_a_token_does_not_open_more_sessions_than_its_cap() {
     let executor = Executor::builder(catalog, Container::default())
         .build()
         .unwrap();
-    let router = McpServer::<Actor>::new(executor, "protocol", "0")
-        .http_router(authenticate, HttpOptions::default().max_sessions(10, 2));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    let url = format!("http://{addr}/mcp");
+    let options = HttpOptions::default().max_sessions(10, 2);
+    let url = serve_executor(executor, options, authenticate).await;
     let initialize_as = |authorization: &'static str| {
-        reqwest::Client::new()
-            .post(&url)
+        without_credentials(reqwest::Method::POST, &url)
             .header("authorization", authorization)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
             .body(initialize())
             .send()
     };
@@ -444,10 +447,7 @@ async fn paths_the_server_does_not_serve_are_404_without_credentials() {
         assert_eq!(response.status(), 404, "{path}");
     }
     // The endpoint itself still asks for credentials.
-    let response = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let response = without_credentials(reqwest::Method::POST, &url)
         .body(initialize())
         .send()
         .await

@@ -1,11 +1,10 @@
 //! A catalog's tools as a provider's `tools` field: each tool's
 //! definition, its schema in the provider's dialect.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::ser::{Error as _, Serialize, SerializeSeq, Serializer};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -242,22 +241,9 @@ pub fn export_json<'a>(
     format: Format,
 ) -> Result<Box<RawValue>, ExportError> {
     let tools: Vec<&ToolEntry> = tools.into_iter().collect();
-    let threads = threads_for(tools.len());
-    if threads > 1 {
-        let written = written_apart(&tools, format, threads)?;
-        return Ok(wrapped(&written, format).expect("an export is plain JSON"));
-    }
-    let definitions = Definitions {
-        tools,
-        format,
-        failed: RefCell::new(None),
-    };
+    let written = written(&tools, format, threads_for(tools.len()))?;
     // Not `RawValue::from_string`, which would parse the text again.
-    let written = wrapped(&definitions, format);
-    match definitions.failed.into_inner() {
-        Some(error) => Err(error),
-        None => Ok(written.expect("an export is plain JSON")),
-    }
+    Ok(wrapped(&written, format).expect("an export is plain JSON"))
 }
 
 /// `definitions` as the document `format` wants: the array itself, or for
@@ -270,7 +256,7 @@ fn wrapped<T: Serialize>(definitions: &T, format: Format) -> serde_json::Result<
     }
 }
 
-/// Tools a thread of [`written_apart`] takes at the least: below this, the
+/// Tools a thread of [`written`] takes at the least: below this, the
 /// thread would cost more to start than it saves (a definition takes a few
 /// microseconds, most of it building the tool's schema the first time).
 const TOOLS_PER_THREAD: usize = 128;
@@ -285,9 +271,10 @@ fn threads_for(tools: usize) -> usize {
 }
 
 /// Each definition of `tools` written as text, by `threads` threads taking
-/// a run of tools each, in order. The first tool that cannot be exported,
-/// in the list's order, is the error, as when one thread writes them all.
-fn written_apart(
+/// a run of tools each, in order (by this one alone when `threads` is 1).
+/// The first tool that cannot be exported, in the list's order, is the
+/// error, however many threads wrote them.
+fn written(
     tools: &[&ToolEntry],
     format: Format,
     threads: usize,
@@ -300,6 +287,9 @@ fn written_apart(
             })
             .collect()
     };
+    if threads <= 1 {
+        return write(tools);
+    }
     let run = tools.len().div_ceil(threads);
     let mut written = Vec::with_capacity(tools.len());
     std::thread::scope(|scope| {
@@ -348,32 +338,6 @@ impl Tools {
             export_json(tools, format).map(Arc::<RawValue>::from)
         })?;
         Ok(Arc::clone(&text))
-    }
-}
-
-/// The definitions of `tools` as a JSON array, each built, written and
-/// dropped in turn. A definition that cannot be built ends the writing;
-/// its error waits in `failed`.
-struct Definitions<'a> {
-    tools: Vec<&'a ToolEntry>,
-    format: Format,
-    failed: RefCell<Option<ExportError>>,
-}
-
-impl Serialize for Definitions<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
-        for tool in &self.tools {
-            match definition_node(tool, self.format) {
-                Ok(definition) => seq.serialize_element(&definition)?,
-                Err(error) => {
-                    let message = error.to_string();
-                    *self.failed.borrow_mut() = Some(error);
-                    return Err(S::Error::custom(message));
-                }
-            }
-        }
-        seq.end()
     }
 }
 

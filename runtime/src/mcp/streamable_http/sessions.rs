@@ -19,6 +19,8 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use sha2::{Digest as _, Sha256};
 
+use crate::mcp::auth::scheme_and_credentials;
+
 /// The header naming a request's session.
 const SESSION_ID: &str = "mcp-session-id";
 
@@ -30,25 +32,22 @@ pub(super) type Owner = Arc<str>;
 /// credentials it came with, hashed (never kept in the clear). Requests
 /// without credentials (anonymous endpoints) all share one owner.
 ///
-/// The credentials as they authenticate, not as they are spelt: the
-/// scheme in any case and any run of spaces around the token are one
-/// owner (`Bearer t`, `bearer  t`), or a thousand spellings of one token
-/// would each get the per-principal cap of sessions.
+/// The credentials as they authenticate ([`bearer_token`](crate::mcp::bearer_token)
+/// reads them the same way), not as they are spelt: the scheme in any
+/// case and any run of spaces around the token are one owner (`Bearer t`,
+/// `bearer  t`), or a thousand spellings of one token would each get the
+/// per-principal cap of sessions.
 pub(super) fn credentials_owner(headers: &http::HeaderMap) -> Owner {
     match headers.get(http::header::AUTHORIZATION) {
         Some(value) => {
-            let bytes = value.as_bytes();
-            let trimmed = bytes.trim_ascii();
-            let normalized = match trimmed.iter().position(|&b| b == b' ') {
-                Some(space) => {
-                    let mut scheme = trimmed[..space].to_ascii_lowercase();
-                    scheme.push(b' ');
-                    scheme.extend_from_slice(trimmed[space..].trim_ascii());
-                    scheme
-                }
-                None => trimmed.to_ascii_lowercase(),
+            let digest = match value.to_str().ok().and_then(scheme_and_credentials) {
+                Some((scheme, credentials)) => Sha256::new()
+                    .chain_update(scheme.to_ascii_lowercase())
+                    .chain_update(" ")
+                    .chain_update(credentials)
+                    .finalize(),
+                None => Sha256::digest(value.as_bytes()),
             };
-            let digest = Sha256::digest(&normalized);
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
             Arc::from(format!("credentials:{hex}"))
         }
