@@ -29,8 +29,14 @@ use serde::{Deserialize, Serialize};
 pub struct Disabled {
     /// Why.
     pub reason: String,
-    /// Who, when the application said.
+    /// Who, when the application said. After a
+    /// [`restore_by`](crate::Registry::restore_by), who restored it.
     pub by: Option<String>,
+    /// Who the restored [`RegistryState`](crate::RegistryState) said
+    /// disabled it: a state is data anyone holding it can write, so its
+    /// `by` is kept only as a claim, never as [`by`](Self::by).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub originally_by: Option<String>,
     /// When the tool was disabled.
     #[serde(with = "unix_millis")]
     pub at: SystemTime,

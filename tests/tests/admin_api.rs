@@ -827,9 +827,70 @@ async fn an_exported_state_imported_back_restores_the_disabled_tools() {
     assert!(shop.executor.tools().get("charge").is_none());
     let disabled = shop.executor.tools().disabled("charge").cloned().unwrap();
     assert_eq!(
-        (disabled.reason.as_str(), disabled.by.as_deref()),
-        ("fraud wave", Some("alice"))
+        (
+            disabled.reason.as_str(),
+            disabled.by.as_deref(),
+            disabled.originally_by.as_deref()
+        ),
+        ("fraud wave", Some("bob"), Some("alice"))
     );
+}
+
+/// Reproduces #39's finding 7: a `PUT api/state` whose state claims that
+/// someone else disabled a tool. The restore is bob's, on the tool and in
+/// the log; the claim stays only as "originally by".
+#[tokio::test]
+async fn a_restored_state_names_the_operator_who_restored_it_not_the_one_it_claims() {
+    let shop = Shop::start().await;
+    let forged = json!({
+        "generation": 0,
+        "tools": {"payments.charge": {"disabled": {
+            "reason": "by order of the board",
+            "by": "alice-the-ceo",
+            "at": 0,
+        }}},
+    });
+    let restored = shop
+        .change(
+            Method::PUT,
+            "api/state",
+            BOB_TOKEN,
+            Some(&shop.tag(0)),
+            forged.to_string(),
+        )
+        .await;
+    assert_eq!(restored.status, StatusCode::OK, "{}", restored.text);
+    let generation = restored.json()["generation"].clone();
+
+    let tools = shop.get("api/tools").await.json();
+    let charge = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "charge")
+        .unwrap()
+        .clone();
+    assert_eq!(charge["disabled"]["by"], "bob");
+    assert_eq!(charge["disabled"]["originally_by"], "alice-the-ceo");
+    let state = shop.get("api/state").await.json();
+    let disabled = &state["tools"]["payments.charge"]["disabled"];
+    assert_eq!(
+        (&disabled["by"], &disabled["originally_by"]),
+        (&json!("bob"), &json!("alice-the-ceo"))
+    );
+
+    shop.log.wait_for(1).await;
+    let log = shop.get("api/log?since=0").await.json();
+    let change = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| &entry["event"])
+        .find(|event| event["event"] == "registry" && event["generation"] == generation)
+        .cloned()
+        .unwrap();
+    assert_eq!(change["kind"], json!({"restored": {"by": "bob"}}));
+    assert_eq!(change["keys"], json!(["payments.charge"]));
 }
 
 #[tokio::test]

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::response::Response;
 use http::HeaderMap;
 use serde_json::json;
 
 use super::api::{self, Failure};
-use super::{Shared, etag};
+use super::{Operator, Shared, etag};
+use crate::Principal;
 use crate::registry::RegistryState;
 
 /// `GET api/state`: the `RegistryState`, with the registry's ETag.
@@ -22,12 +23,14 @@ pub(crate) async fn export(State(shared): State<Arc<Shared>>, headers: HeaderMap
     api::json(&state, Some(&tag))
 }
 
-/// `PUT api/state` with a `RegistryState`: `{"generation", "changed",
+/// `PUT api/state` with a `RegistryState`, restored by the operator
+/// ([`Registry::restore_by`](crate::Registry::restore_by)): `{"generation", "changed",
 /// "unknown", "unknown_namespaces"}`, the keys whose state changed and the
 /// keys and namespaces the registry does not serve (left aside, not an
 /// error).
 pub(crate) async fn import(
     State(shared): State<Arc<Shared>>,
+    Extension(operator): Extension<Arc<Operator>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
@@ -36,7 +39,7 @@ pub(crate) async fn import(
     let registry = shared.executor.registry();
     etag::require(&headers, &etag::registry(registry.generation()))?;
     let restored = registry
-        .restore(&state)
+        .restore_by(&state, operator.id())
         .map_err(|error| Failure::bad_request(error.to_string()))?;
     let body = json!({
         "generation": restored.change.generation,

@@ -68,8 +68,13 @@ pub enum ChangeKind {
     /// Tools are served under new keys and names (a namespace flattened);
     /// `keys` are the new keys.
     Renamed,
-    /// Tools took the state a [`RegistryState`](crate::RegistryState) gave them.
-    Restored,
+    /// Tools took the state a [`RegistryState`](crate::RegistryState) gave
+    /// them, restored by `by` when the restore said who
+    /// ([`Registry::restore_by`](crate::Registry::restore_by)).
+    Restored {
+        /// Who restored the state.
+        by: Option<String>,
+    },
     /// Tools were given an [`Override`](crate::Override), or taken back to
     /// what they declared.
     Overridden,

@@ -313,6 +313,7 @@ impl Registry {
         let disabled = Arc::new(Disabled {
             reason: reason.text,
             by: reason.by,
+            originally_by: None,
             at: SystemTime::now(),
         });
         let kind = ChangeKind::Disabled((*disabled).clone());

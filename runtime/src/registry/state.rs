@@ -127,6 +127,11 @@ impl Registry {
     /// keep theirs. Keys and namespaces it lists that this registry does
     /// not serve are reported, not applied.
     ///
+    /// The state's word for who disabled a tool is kept as
+    /// [`originally_by`](Disabled::originally_by), with no
+    /// [`by`](Disabled::by): use [`restore_by`](Self::restore_by) to say
+    /// who restored it.
+    ///
     /// Fails, changing nothing, when an override in it would leave a tool
     /// unusable (see [`Registry::set_override`]).
     ///
@@ -157,6 +162,48 @@ impl Registry {
     /// assert_eq!(registry.tools().get("add").unwrap().description(), "Add two whole numbers.");
     /// ```
     pub fn restore(&self, state: &RegistryState) -> Result<Restored, RegistryError> {
+        self.restore_as(state, None)
+    }
+
+    /// [`restore`](Self::restore), done by `by` (an operator): each tool it
+    /// disables is disabled [`by`](Disabled::by) `by`, the `by` the state
+    /// gives kept as [`originally_by`](Disabled::originally_by), and the
+    /// change ([`ChangeKind::Restored`]) names `by`. A state is data: whoever
+    /// writes one can put any name in it, so a restore never passes that
+    /// name off as the one who acted.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, ChangeKind, Reason, Registry, Selector};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let catalog = Catalog::builder().register::<AddArgs>().build().unwrap();
+    /// let registry = Registry::new(catalog.clone());
+    /// registry.disable(&Selector::All, Reason::new("audit").by("alice")).unwrap();
+    /// let state = registry.state();
+    ///
+    /// let replica = Registry::new(catalog);
+    /// let restored = replica.restore_by(&state, "bob").unwrap();
+    /// assert_eq!(restored.change.kind, ChangeKind::Restored { by: Some("bob".into()) });
+    /// let disabled = replica.tools().disabled("add").cloned().unwrap();
+    /// assert_eq!(disabled.by.as_deref(), Some("bob"));
+    /// assert_eq!(disabled.originally_by.as_deref(), Some("alice"));
+    /// ```
+    pub fn restore_by(
+        &self,
+        state: &RegistryState,
+        by: impl Into<String>,
+    ) -> Result<Restored, RegistryError> {
+        self.restore_as(state, Some(by.into()))
+    }
+
+    fn restore_as(
+        &self,
+        state: &RegistryState,
+        by: Option<String>,
+    ) -> Result<Restored, RegistryError> {
         let problem = state
             .tools
             .values()
@@ -177,8 +224,13 @@ impl Registry {
                 continue;
             };
             let mut changed = false;
-            if disabled[index].as_deref() != state.disabled.as_ref() {
-                disabled[index] = state.disabled.clone().map(Arc::new);
+            let wanted = state.disabled.as_ref().map(|claimed| Disabled {
+                by: by.clone(),
+                originally_by: claimed.originally_by.clone().or(claimed.by.clone()),
+                ..claimed.clone()
+            });
+            if disabled[index].as_deref() != wanted.as_ref() {
+                disabled[index] = wanted.map(Arc::new);
                 changed = true;
             }
             let wanted = state.overridden.as_ref().filter(|o| !o.is_empty());
@@ -203,7 +255,8 @@ impl Registry {
             true => Some(Catalog::from_entries(tools).map_err(RegistryError::Conflict)?),
             false => None,
         };
-        let change = self.publish_states(&current, catalog, disabled, ChangeKind::Restored, keys);
+        let kind = ChangeKind::Restored { by };
+        let change = self.publish_states(&current, catalog, disabled, kind, keys);
         Ok(Restored {
             change,
             unknown,

@@ -375,7 +375,7 @@ function renderDetail(tool) {
       row("Effect", effectBadge(tool.effect)),
       row("Tags", (tool.tags || []).length ? h("span", { class: "pills" }, tool.tags.map(tagPill)) : "none"),
       row("Status", tool.enabled ? "enabled" : "disabled"),
-      disabled ? row("Disabled", [disabled.reason || "", disabled.by ? " — by " + disabled.by : "", disabled.at ? ", " + time(disabled.at) : ""].join("")) : null,
+      disabled ? row("Disabled", [disabled.reason || "", disabled.by ? " — by " + disabled.by : "", disabled.originally_by ? " (restored; originally by " + disabled.originally_by + ")" : "", disabled.at ? ", " + time(disabled.at) : ""].join("")) : null,
       row("Policy", policy ? decisionText(policy.decision) + (policy.rule ? " (rule " + policy.rule + ")" : " (the policy's fallback)") : "no policy"),
       more),
     h("h3", { text: "Input schema" }),
