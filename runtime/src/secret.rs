@@ -18,6 +18,13 @@ use serde_json::Value;
 /// ```
 pub const REDACTED: &str = "[redacted]";
 
+/// The fewest characters a secret value's text must have to be scrubbed
+/// from error texts. A shorter one is a word or a letter of other words:
+/// scrubbing it would mangle the text (`to[redacted]en` for a secret `k`)
+/// and hide nothing. Masking by property, which does not read values, has
+/// no such floor.
+pub(crate) const MIN_SCRUBBED_CHARS: usize = 4;
+
 /// Whether a property's schema marks it secret.
 pub(crate) fn is_secret(property: &Value) -> bool {
     property.get("writeOnly") == Some(&Value::Bool(true))
@@ -92,11 +99,13 @@ impl Secrets {
 
 /// Every form in which `value` may be quoted: each string in it as it is,
 /// as JSON and as Rust's `Debug` escapes it (when they differ), and each
-/// number's text. `true`, `false` and `null` are not scrubbed: as words,
-/// they would be scrubbed from every text.
+/// number's text, when it has at least [`MIN_SCRUBBED_CHARS`] characters.
+/// `true`, `false` and `null` are not scrubbed: as words, they would be
+/// scrubbed from every text.
 fn texts_of(value: &Value, out: &mut Vec<String>) {
+    let meaningful = |text: &str| text.chars().nth(MIN_SCRUBBED_CHARS - 1).is_some();
     match value {
-        Value::String(text) if !text.is_empty() => {
+        Value::String(text) if meaningful(text) => {
             out.push(text.clone());
             let json = Value::from(text.as_str()).to_string();
             let json = &json[1..json.len() - 1];
@@ -109,7 +118,12 @@ fn texts_of(value: &Value, out: &mut Vec<String>) {
                 out.push(debug.to_owned());
             }
         }
-        Value::Number(number) => out.push(number.to_string()),
+        Value::Number(number) => {
+            let text = number.to_string();
+            if meaningful(&text) {
+                out.push(text);
+            }
+        }
         Value::Array(items) => items.iter().for_each(|item| texts_of(item, out)),
         Value::Object(map) => {
             for (key, item) in map {
@@ -131,18 +145,32 @@ impl SecretValues {
         self.0.is_empty()
     }
 
-    /// Whether `text` quotes a secret value.
+    /// Whether `text` quotes a secret value, in any ASCII case.
     pub(crate) fn leak_in(&self, text: &str) -> bool {
-        self.0.iter().any(|secret| text.contains(secret.as_str()))
+        self.0.iter().any(|secret| find(text, secret).is_some())
     }
 
-    /// `text` with every secret value in it replaced by [`REDACTED`].
+    /// `text` with every secret value in it, in any ASCII case (an error
+    /// that shouts the token still quotes it), replaced by [`REDACTED`].
     pub(crate) fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut text = Cow::Borrowed(text);
         for secret in &self.0 {
-            if text.contains(secret.as_str()) {
-                text = Cow::Owned(text.replace(secret.as_str(), REDACTED));
+            let Some(mut at) = find(&text, secret) else {
+                continue;
+            };
+            let mut scrubbed = String::with_capacity(text.len());
+            let mut rest: &str = &text;
+            loop {
+                scrubbed.push_str(&rest[..at]);
+                scrubbed.push_str(REDACTED);
+                rest = &rest[at + secret.len()..];
+                match find(rest, secret) {
+                    Some(next) => at = next,
+                    None => break,
+                }
             }
+            scrubbed.push_str(rest);
+            text = Cow::Owned(scrubbed);
         }
         text
     }
@@ -153,6 +181,16 @@ impl SecretValues {
             *text = scrubbed;
         }
     }
+}
+
+/// Where `secret` first occurs in `text`, ASCII letters in either case.
+/// Other bytes must match exactly, so a match starts and ends on
+/// character boundaries, as `secret`'s own first and last bytes do.
+fn find(text: &str, secret: &str) -> Option<usize> {
+    let secret = secret.as_bytes();
+    text.as_bytes()
+        .windows(secret.len())
+        .position(|window| window.eq_ignore_ascii_case(secret))
 }
 
 #[cfg(test)]
@@ -185,5 +223,23 @@ mod tests {
         assert!(secrets.hold("/token") && secrets.hold("/pin/0"));
         assert!(!secrets.hold("/user") && !secrets.hold("/tokens") && !secrets.hold(""));
         assert!(Secrets::of(&json!({"type": "object"})).is_empty());
+    }
+
+    #[test]
+    fn short_values_are_left_alone_and_any_ascii_case_is_scrubbed() {
+        let schema = json!({"properties": {
+            "token": {"type": "string", "writeOnly": true},
+            "pin": {"type": "integer", "writeOnly": true},
+        }});
+        let secrets = Secrets::of(&schema);
+        let short = secrets.values(&json!({"token": "k", "pin": 123}));
+        assert!(short.is_empty());
+        assert_eq!(short.scrub("/token 123"), "/token 123");
+        let values = secrets.values(&json!({"token": "sk-Leak-é9"}));
+        assert_eq!(
+            values.scrub("SK-LEAK-é9 then sk-leak-é9, not sk-leak-É9"),
+            "[redacted] then [redacted], not sk-leak-É9"
+        );
+        assert!(values.leak_in("a SK-lEaK-é9 b"));
     }
 }

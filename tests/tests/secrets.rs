@@ -43,8 +43,10 @@ const SECRET: &str = "sk-LEAK-4f1c9a";
 #[track_caller]
 fn assert_no_secret(sink: &str, text: &str) {
     assert!(
-        !text.contains(SECRET),
-        "the secret leaked into {sink}: {text}"
+        !text
+            .to_ascii_lowercase()
+            .contains(&SECRET.to_ascii_lowercase()),
+        "the secret leaked into {sink}, in some case: {text}"
     );
 }
 
@@ -119,6 +121,10 @@ async fn login(
         "ann" => Ok(format!("welcome, {user}")),
         "panic" => panic!("cannot use token {token}"),
         "offline" => Err(Box::new(Offline)),
+        // Shouted, as some servers echo what they were sent.
+        "shout" => Err(Box::new(Refused {
+            token: token.to_uppercase(),
+        })),
         _ => Err(Box::new(Refused { token })),
     }
 }
@@ -167,6 +173,36 @@ async fn refund(#[secret] card: String) -> Result<bool, std::io::Error> {
 
 async fn refundable(_: &Caller, _: &Invocation<'_, RefundArgs>) -> bool {
     true
+}
+
+/// A card number, checked when read; its error quotes the value, as
+/// careless ones do.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(try_from = "String", into = "String")]
+#[schemars(with = "String")]
+struct CardNumber(String);
+
+impl TryFrom<String> for CardNumber {
+    type Error = String;
+
+    fn try_from(number: String) -> Result<Self, String> {
+        match number.bytes().all(|b| b.is_ascii_digit()) {
+            true => Ok(CardNumber(number)),
+            false => Err(format!("{number} is not a card number")),
+        }
+    }
+}
+
+impl From<CardNumber> for String {
+    fn from(card: CardNumber) -> String {
+        card.0
+    }
+}
+
+/// Check a card's number.
+#[tool(key = "payments.check_card", effect = read, authorize = public)]
+async fn check_card(#[secret] card: CardNumber) -> bool {
+    !card.0.is_empty()
 }
 
 // ------------------------------------------------------------------ sinks
@@ -293,6 +329,7 @@ fn executor(log: &ExecutionLog, approvals: Approvals) -> Executor {
         .register::<RotateArgs>()
         .register::<PayArgs>()
         .register::<RefundArgs>()
+        .register::<CheckCardArgs>()
         .build()
         .unwrap();
     Executor::builder(catalog, Container::default())
@@ -315,6 +352,8 @@ fn failing_calls() -> Vec<(&'static str, Value)> {
         ("rotate", json!({"key": SECRET, "hook": "error"})),
         ("rotate", json!({"key": SECRET, "hook": "panic"})),
         ("refund", json!({"card": SECRET})),
+        ("login", json!({"user": "shout", "token": SECRET})),
+        ("check_card", json!({"card": SECRET})),
     ]
 }
 
@@ -411,6 +450,47 @@ async fn errors_say_what_happened_with_the_secret_masked() {
         .await
         .unwrap();
     assert_eq!(welcome, json!("welcome, ann"));
+}
+
+/// Reproduces #39's finding 6: a one-character secret scrubbed that
+/// letter out of the whole error text, a secret in upper case passed
+/// through, and serde's message may quote a value its type refuses.
+#[tokio::test]
+async fn scrubbing_keeps_short_values_apart_catches_any_case_and_never_quotes_a_refused_value() {
+    captured();
+    let log = ExecutionLog::new(100).unwrap();
+    let executor = executor(&log, Approvals::new(MemoryLedger::new()));
+    let ann = Caller("ann");
+
+    // Too short to mean anything: the text is left as it is.
+    let short = executor
+        .invoke("login", json!({"user": "bob", "token": "k"}), &ann)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        short.source().unwrap().to_string(),
+        "the server refused token k"
+    );
+
+    let shouted = executor
+        .invoke("login", json!({"user": "shout", "token": SECRET}), &ann)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        shouted.source().unwrap().to_string(),
+        format!("the server refused token {REDACTED}")
+    );
+
+    let unread = executor
+        .invoke("check_card", json!({"card": SECRET}), &ann)
+        .await
+        .unwrap_err();
+    let CallError::InvalidArguments { violations, .. } = &unread else {
+        panic!("{unread}")
+    };
+    assert_eq!(violations.0[0].path, "/card");
+    assert!(!violations.0[0].message.contains("card number"), "{unread}");
+    assert!(violations.0[0].message.contains("secret"), "{unread}");
 }
 
 #[tokio::test]

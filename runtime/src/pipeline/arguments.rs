@@ -145,7 +145,13 @@ pub(super) fn check(
         Some(field) => pointer_to(field),
         None => String::new(),
     };
-    Err(invalid(key, &path, error.to_string()))
+    // A secret's value is not quoted, not even as serde's message may
+    // (scrubbing catches the whole value, not a part or a rewording).
+    let message = match env.validation.secrets.hold(&path) {
+        true => SECRET_UNREAD.to_owned(),
+        false => error.to_string(),
+    };
+    Err(invalid(key, &path, message))
 }
 
 /// Every violation of the tool's schema, or none.
@@ -193,6 +199,11 @@ pub(super) fn validate(
         violations: Violations(violations),
     })
 }
+
+/// What a secret parameter's violation says when its value does not read
+/// as its type: serde's message may quote the value.
+const SECRET_UNREAD: &str =
+    "the value does not read as the parameter's type (the reason is withheld: the value is secret)";
 
 /// What `error` says, quoting the offending value up to a short prefix and
 /// at most [`LISTED_ITEMS`](crate::util::excerpt::LISTED_ITEMS) unexpected
