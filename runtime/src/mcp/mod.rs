@@ -72,6 +72,7 @@ mod jsonrpc;
 #[cfg(feature = "oauth")]
 mod jwt;
 mod list_changed;
+mod logs;
 mod result;
 mod server;
 mod stdio;
@@ -86,6 +87,7 @@ pub use error::ServeError;
 pub use handler::McpHandler;
 #[cfg(feature = "oauth")]
 pub use jwt::{Claims, JwtAuth};
+pub use logs::log_filter;
 pub use result::{APPROVAL_REQUIRED, approval_request};
 pub use server::McpServer;
 pub use stdio::StdioOptions;
