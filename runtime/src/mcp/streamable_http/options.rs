@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT};
+
 /// Options of the Streamable HTTP endpoint: start from `default()` and
 /// change what differs.
 ///
@@ -79,8 +81,8 @@ impl Default for HttpOptions {
             stateless: false,
             json_response: false,
             body_timeout: Duration::from_secs(30),
-            header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: 512,
             max_sessions: 1000,
             max_sessions_per_principal: 16,
