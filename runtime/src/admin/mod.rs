@@ -12,6 +12,7 @@ mod tools;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -19,6 +20,7 @@ use axum::routing::{get, post};
 use crate::Principal;
 use crate::executor::Executor;
 use crate::observe::ExecutionLog;
+use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Limits};
 
 pub use serve::{ServeError, serve, serve_on};
 
@@ -29,6 +31,16 @@ pub use serve::{ServeError, serve, serve_on};
 /// assert_eq!(toolwright::admin::DEFAULT_BODY_LIMIT, 64 * 1024);
 /// ```
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// The most connections [`serve`] keeps open at once unless
+/// [`Admin::max_connections`] says otherwise: 64. Fewer than MCP's 512
+/// (`HttpOptions::max_connections`): a flood on the admin's port leaves
+/// file descriptors for the MCP port, and the other way round.
+///
+/// ```
+/// assert_eq!(toolwright::admin::DEFAULT_MAX_CONNECTIONS, 64);
+/// ```
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
 /// The admin API and page over one executor: its registry, its approvals
 /// and, if given, its execution log, for the operators holding a token.
@@ -67,6 +79,8 @@ pub(crate) struct Shared {
     pub(crate) allowed_origins: Vec<auth::Origin>,
     pub(crate) body_limit: usize,
     pub(crate) public: bool,
+    /// What [`serve`] enforces on each connection.
+    pub(crate) limits: Limits,
     /// Changes made through the admin take turns, so that the `If-Match`
     /// check and the change it guards see the same state (changes the
     /// application makes itself do not take it).
@@ -156,6 +170,11 @@ impl Admin {
                 allowed_origins: Vec::new(),
                 body_limit: DEFAULT_BODY_LIMIT,
                 public: false,
+                limits: Limits {
+                    max_connections: DEFAULT_MAX_CONNECTIONS,
+                    header_timeout: DEFAULT_HEADER_TIMEOUT,
+                    idle_timeout: DEFAULT_IDLE_TIMEOUT,
+                },
                 writing: tokio::sync::Mutex::new(()),
             }),
         }
@@ -255,6 +274,56 @@ impl Admin {
         self.with(|shared| shared.public = true)
     }
 
+    /// [`serve`] keeps at most `connections` open at once
+    /// ([`DEFAULT_MAX_CONNECTIONS`] unless set); one more is answered 503
+    /// and closed, and past a few such answers at once, closed unanswered.
+    ///
+    /// ```
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// // A handful of operators, each with a tab open.
+    /// let admin = Admin::new(executor).max_connections(16);
+    /// # let _ = admin;
+    /// ```
+    pub fn max_connections(self, connections: usize) -> Self {
+        self.with(|shared| shared.limits.max_connections = connections)
+    }
+
+    /// [`serve`] closes a connection that has begun a request but not sent
+    /// its whole head within `timeout` (10 s unless set, as for MCP).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let admin = Admin::new(executor).header_timeout(Duration::from_secs(5));
+    /// # let _ = admin;
+    /// ```
+    pub fn header_timeout(self, timeout: Duration) -> Self {
+        self.with(|shared| shared.limits.header_timeout = timeout)
+    }
+
+    /// [`serve`] closes a connection with no request in progress after
+    /// `timeout` (60 s unless set, as for MCP). A request in progress is
+    /// never cut by either timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let admin = Admin::new(executor).idle_timeout(Duration::from_secs(30));
+    /// # let _ = admin;
+    /// ```
+    pub fn idle_timeout(self, timeout: Duration) -> Self {
+        self.with(|shared| shared.limits.idle_timeout = timeout)
+    }
+
     /// Whether [`public`](Self::public) was asked for.
     ///
     /// ```
@@ -327,6 +396,7 @@ impl Admin {
                     allowed_origins: old.allowed_origins.clone(),
                     body_limit: old.body_limit,
                     public: old.public,
+                    limits: old.limits,
                     writing: tokio::sync::Mutex::new(()),
                 };
                 change(&mut copy);
@@ -344,6 +414,7 @@ impl fmt::Debug for Admin {
             .field("log", &self.shared.log.is_some())
             .field("body_limit", &self.shared.body_limit)
             .field("public", &self.shared.public)
+            .field("limits", &self.shared.limits)
             .finish_non_exhaustive()
     }
 }
