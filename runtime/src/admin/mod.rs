@@ -20,6 +20,7 @@ use axum::routing::{get, post};
 use crate::Principal;
 use crate::executor::Executor;
 use crate::observe::ExecutionLog;
+use crate::web::hosts::AllowedHosts;
 use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Limits};
 
 pub use serve::{ServeError, serve, serve_on};
@@ -77,6 +78,7 @@ pub(crate) struct Shared {
     pub(crate) log: Option<ExecutionLog>,
     pub(crate) operators: auth::Operators,
     pub(crate) allowed_origins: Vec<auth::Origin>,
+    pub(crate) allowed_hosts: AllowedHosts,
     pub(crate) body_limit: usize,
     pub(crate) public: bool,
     /// What [`serve`] enforces on each connection.
@@ -151,7 +153,8 @@ impl Principal for Operator {
 impl Admin {
     /// The admin of `executor`, with no operator yet (add them with
     /// [`operator`](Self::operator); with none, every API request is
-    /// refused), no log, and only its own origin allowed.
+    /// refused), no log, only its own origin allowed, and only the loopback
+    /// hosts (see [`allowed_hosts`](Self::allowed_hosts)).
     ///
     /// ```
     /// use toolwright::admin::Admin;
@@ -168,6 +171,7 @@ impl Admin {
                 log: None,
                 operators: auth::Operators::default(),
                 allowed_origins: Vec::new(),
+                allowed_hosts: AllowedHosts::loopback(),
                 body_limit: DEFAULT_BODY_LIMIT,
                 public: false,
                 limits: Limits {
@@ -241,6 +245,30 @@ impl Admin {
                 self
             }
         }
+    }
+
+    /// Answers only requests whose `Host` is one of `hosts`: `host` for
+    /// any port, or `host:port`. Others get 403 and a request with no
+    /// `Host` 400, before the origin and token checks: a page whose DNS
+    /// name an attacker points at the admin's address sends its own name as
+    /// `Host`, and its own origin matches it. By default, the loopback
+    /// names `localhost`, `127.0.0.1` and `::1`, on any port; no hosts
+    /// accept any, for an admin behind a proxy that checks `Host` itself.
+    ///
+    /// ```
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// // Reached through the proxy at ops.example.com, or on loopback.
+    /// let admin = Admin::new(executor)
+    ///     .public()
+    ///     .allowed_hosts(["ops.example.com", "localhost", "127.0.0.1", "::1"]);
+    /// # let _ = admin;
+    /// ```
+    pub fn allowed_hosts(self, hosts: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        let hosts = AllowedHosts::new(hosts);
+        self.with(|shared| shared.allowed_hosts = hosts)
     }
 
     /// Request bodies larger than `bytes` are refused with 413
@@ -380,6 +408,10 @@ impl Admin {
                 self.shared.clone(),
                 auth::check_origin,
             ))
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                auth::check_host,
+            ))
             .with_state(self.shared.clone())
     }
 
@@ -394,6 +426,7 @@ impl Admin {
                     log: old.log.clone(),
                     operators: old.operators.clone(),
                     allowed_origins: old.allowed_origins.clone(),
+                    allowed_hosts: old.allowed_hosts.clone(),
                     body_limit: old.body_limit,
                     public: old.public,
                     limits: old.limits,

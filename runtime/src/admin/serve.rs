@@ -128,5 +128,12 @@ fn check(addr: SocketAddr, admin: &Admin) -> Result<(), ServeError> {
     if admin.shared.operators.is_empty() {
         return Err(ServeError::NoOperators);
     }
+    if !addr.ip().is_loopback() && admin.shared.allowed_hosts.only_loopback() {
+        tracing::warn!(
+            %addr,
+            "the admin answers only requests for localhost, 127.0.0.1 and ::1: name the hosts \
+             other machines reach it by with `Admin::allowed_hosts`"
+        );
+    }
     Ok(())
 }
