@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use crate::Principal;
 use crate::executor::Executor;
 use crate::observe::ExecutionLog;
-use crate::web::hosts::AllowedHosts;
+use crate::web::hosts::{AllowedHosts, LOOPBACK_HOSTS};
 use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Limits};
 
 pub use serve::{ServeError, serve, serve_on};
@@ -171,7 +171,7 @@ impl Admin {
                 log: None,
                 operators: auth::Operators::default(),
                 allowed_origins: Vec::new(),
-                allowed_hosts: AllowedHosts::loopback(),
+                allowed_hosts: AllowedHosts::new(LOOPBACK_HOSTS),
                 body_limit: DEFAULT_BODY_LIMIT,
                 public: false,
                 limits: Limits {

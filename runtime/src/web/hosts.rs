@@ -100,11 +100,6 @@ impl AllowedHosts {
         }
     }
 
-    /// [`LOOPBACK_HOSTS`], any port.
-    pub(crate) fn loopback() -> Self {
-        AllowedHosts::new(LOOPBACK_HOSTS)
-    }
-
     /// Whether any host is allowed.
     pub(crate) fn is_any(&self) -> bool {
         self.allowed.is_empty()
@@ -112,6 +107,7 @@ impl AllowedHosts {
 
     /// Whether only loopback names are allowed: a server reached from
     /// other machines by another name would refuse every request.
+    #[cfg(feature = "admin")]
     pub(crate) fn only_loopback(&self) -> bool {
         !self.is_any()
             && self
@@ -166,7 +162,7 @@ mod tests {
 
     #[test]
     fn loopback_names_pass_on_any_port_and_others_are_refused() {
-        let loopback = AllowedHosts::loopback();
+        let loopback = AllowedHosts::new(LOOPBACK_HOSTS);
         for host in [
             "localhost",
             "LOCALHOST:8000",
@@ -210,15 +206,23 @@ mod tests {
     #[test]
     fn no_entries_allow_any_host() {
         let any = AllowedHosts::new(Vec::<String>::new());
-        assert!(any.is_any() && !any.only_loopback());
-        assert!(AllowedHosts::loopback().only_loopback());
+        assert!(any.is_any());
         assert_eq!(check(&any, Some("evil.example")), Ok(()));
         assert_eq!(check(&any, None), Ok(()));
     }
 
+    #[cfg(feature = "admin")]
+    #[test]
+    fn only_loopback_says_whether_other_names_are_refused() {
+        assert!(AllowedHosts::new(LOOPBACK_HOSTS).only_loopback());
+        assert!(AllowedHosts::new(["[::1]:8001", "LOCALHOST"]).only_loopback());
+        assert!(!AllowedHosts::new(["localhost", "ops.example.com"]).only_loopback());
+        assert!(!AllowedHosts::new(Vec::<String>::new()).only_loopback());
+    }
+
     #[test]
     fn a_request_without_host_uses_its_uris_authority() {
-        let loopback = AllowedHosts::loopback();
+        let loopback = AllowedHosts::new(LOOPBACK_HOSTS);
         let uri = Uri::from_static("http://127.0.0.1:8000/mcp");
         assert_eq!(loopback.check(&uri, &HeaderMap::new()), Ok(()));
         let uri = Uri::from_static("http://evil.example/mcp");
