@@ -22,6 +22,7 @@
 //   observe
 //   audit
 //   executor
+//   web
 //   admin mcp providers
 //   __private
 #[doc(hidden)]
@@ -62,6 +63,8 @@ mod scope;
 mod secret;
 mod tool;
 mod util;
+#[cfg(any(feature = "admin", feature = "mcp"))]
+mod web;
 
 pub use approval::Approvals;
 pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};

@@ -1,6 +1,7 @@
 //! The admin API over a real listener, as an operator's page (or an
-//! attacker) meets it: tokens, origins, ETags, bodies, tools switched off
-//! and on, approvals under four eyes, the log, and the registry's state.
+//! attacker) meets it: tokens, hosts, origins, ETags, bodies, tools
+//! switched off and on, approvals under four eyes, the log, and the
+//! registry's state.
 
 use std::net::SocketAddr;
 
@@ -162,6 +163,39 @@ impl Shop {
         format!("\"r{}\"", self.start + changes)
     }
 
+    /// Sends `method path` (under the mount point) with `headers`, as
+    /// written, over a connection of its own: a browser's request, whose
+    /// `Host` is the name the page was loaded from. Gives the status and
+    /// the body.
+    async fn raw(&self, method: &str, path: &str, headers: &[(&str, String)]) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let path = match path {
+            "" => "/admin".to_owned(),
+            path => format!("/admin/{path}"),
+        };
+        let mut request = format!("{method} {path} HTTP/1.1\r\n");
+        for (name, value) in headers {
+            request += &format!("{name}: {value}\r\n");
+        }
+        request += "content-length: 0\r\nconnection: close\r\n\r\n";
+        let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .unwrap_or_default()
+            .parse()
+            .unwrap();
+        let body = answer
+            .split_once("\r\n\r\n")
+            .unwrap_or_default()
+            .1
+            .to_owned();
+        (status, body)
+    }
+
     /// How many changes the registry has seen since the shop opened.
     fn changes(&self) -> u64 {
         self.executor.registry().generation() - self.start
@@ -311,6 +345,70 @@ async fn a_page_on_a_foreign_origin_is_refused() {
     )
     .await;
     assert_eq!(own.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_dns_rebinding_page_is_refused_by_its_host_whatever_its_token_and_origin() {
+    let shop = Shop::start().await;
+    let port = shop.addr.port();
+    // evil.example now resolves to 127.0.0.1: the page's requests name it
+    // as their Host, and come from its own origin, which matches it.
+    let rebound = |host: String| {
+        [
+            ("host", host.clone()),
+            ("origin", format!("http://{host}")),
+            ("authorization", format!("Bearer {ALICE_TOKEN}")),
+            ("if-match", shop.tag(0)),
+        ]
+    };
+    let evil = rebound(format!("evil.example:{port}"));
+    let (status, body) = shop
+        .raw("POST", "api/tools/get_product/enable", &evil)
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Host"), "{body}");
+    let (status, _) = shop.raw("GET", "api/tools", &evil).await;
+    assert_eq!(status, 403);
+    // The page is refused too: a rebound name cannot even load it.
+    let (status, _) = shop.raw("GET", "", &evil[..2]).await;
+    assert_eq!(status, 403);
+    // No Host at all: 400.
+    let (status, _) = shop.raw("GET", "api/tools", &evil[2..]).await;
+    assert_eq!(status, 400);
+
+    // The same request for the admin's own loopback names is answered.
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
+        let (status, body) = shop.raw("GET", "api/tools", &rebound(host)).await;
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn a_configured_allowed_host_passes_and_replaces_the_loopback_names() {
+    let shop = Shop::start_with(Approvals::new(MemoryLedger::new()), |admin, _| {
+        admin.allowed_hosts(["ops.example.com"])
+    })
+    .await;
+    let as_host = |host: &str| {
+        [
+            ("host", host.to_owned()),
+            ("origin", format!("http://{host}")),
+            ("authorization", format!("Bearer {ALICE_TOKEN}")),
+        ]
+    };
+    let (status, body) = shop
+        .raw("GET", "api/tools", &as_host("ops.example.com"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = shop
+        .raw("GET", "api/tools", &as_host("OPS.example.com:80"))
+        .await;
+    assert_eq!(status, 200);
+    let (status, _) = shop.raw("GET", "api/tools", &as_host("evil.example")).await;
+    assert_eq!(status, 403);
+    let loopback = format!("127.0.0.1:{}", shop.addr.port());
+    let (status, _) = shop.raw("GET", "api/tools", &as_host(&loopback)).await;
+    assert_eq!(status, 403);
 }
 
 #[tokio::test]

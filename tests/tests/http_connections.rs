@@ -1,6 +1,6 @@
-//! The connection limits of `McpServer::serve_http_on`: a cap on open
-//! connections, a timeout for a request's head and one for idle
-//! connections, seen from clients on loopback.
+//! The connection limits of `McpServer::serve_http_on` and
+//! `admin::serve_on`: a cap on open connections, a timeout for a request's
+//! head and one for idle connections, seen from clients on loopback.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use toolwright::admin::{self, Admin, Operator};
 use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::{Catalog, Container, Executor, tool};
 
@@ -35,6 +36,56 @@ async fn serve(options: HttpOptions) -> SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server.serve_http_on(listener, allow_anonymous(()), options));
     addr
+}
+
+/// Serves `configure(admin)` (an admin with one operator) on a port the
+/// system picks.
+async fn serve_admin(configure: impl FnOnce(Admin) -> Admin) -> SocketAddr {
+    let executor = Executor::new(Catalog::discover().unwrap(), Container::default()).unwrap();
+    let admin = Admin::new(executor).operator("ops-token-0123456789abcdef", Operator::new("ops"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(admin::serve_on(listener, configure(admin)));
+    addr
+}
+
+/// The start of a request whose head never ends.
+const HALF_SENT: &[u8] = b"GET /api/tools HTTP/1.1\r\nhost: 127.0.0.1\r\n";
+
+/// Opens `count` connections to `addr`, each sending [`HALF_SENT`].
+async fn half_sent(addr: SocketAddr, count: usize) -> Vec<TcpStream> {
+    let mut streams = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        // A full server may have closed it already: what it did is read later.
+        let _ = stream.write_all(HALF_SENT).await;
+        streams.push(stream);
+    }
+    streams
+}
+
+/// How the server ended a connection.
+#[derive(Debug, PartialEq)]
+enum Ending {
+    /// It answered 503 and closed.
+    TooMany,
+    /// It closed (or reset) the connection without a word.
+    Unanswered,
+}
+
+/// Reads `stream` until the server closes it, and says how it did.
+async fn ending(stream: &mut TcpStream) -> Ending {
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server kept the connection open");
+    let answer = String::from_utf8_lossy(&answer);
+    if answer.starts_with("HTTP/1.1 503 ") && answer.contains("too many connections") {
+        return Ending::TooMany;
+    }
+    // A reset after the answer may lose it; with no answer, only a close.
+    assert!(answer.is_empty() || read.is_err(), "{answer}");
+    Ending::Unanswered
 }
 
 /// Waits for the server to close `stream`, and says how long it took.
@@ -300,4 +351,90 @@ async fn a_slot_frees_when_its_connection_closes() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test]
+async fn half_sent_admin_requests_over_the_cap_are_refused_and_leave_the_ports_answering() {
+    let mcp = serve(HttpOptions::default()).await;
+    let admin = serve_admin(|admin| {
+        admin
+            .max_connections(4)
+            .header_timeout(Duration::from_millis(500))
+    })
+    .await;
+    let mut flood = half_sent(admin, 24).await;
+    // The MCP port answers while the admin's is full.
+    assert_eq!(status_of(mcp, "/nowhere").await, 404);
+    let mut endings = Vec::new();
+    for stream in &mut flood {
+        endings.push(ending(stream).await);
+    }
+    // Those within the cap are closed by the header timeout, the rest
+    // refused: none is left open.
+    assert!(endings.contains(&Ending::TooMany), "{endings:?}");
+    drop(flood);
+
+    // Once they are gone, a fresh admin request gets its answer.
+    let start = Instant::now();
+    loop {
+        match status_of(admin, "/api/tools").await {
+            503 => assert!(start.elapsed() < PATIENCE, "the slots stayed taken"),
+            status => break assert_eq!(status, 401),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status_of(mcp, "/nowhere").await, 404);
+}
+
+#[tokio::test]
+async fn past_32_refusals_at_once_a_full_port_closes_connections_unanswered() {
+    let admin = serve_admin(|admin| admin.max_connections(1).header_timeout(LONG)).await;
+    // Each 503 waits a moment for its client to finish: many of them are
+    // in progress at once.
+    let mut flood = half_sent(admin, 101).await;
+    let mut endings = Vec::new();
+    for stream in &mut flood[1..] {
+        endings.push(ending(stream).await);
+    }
+    let refused = endings.iter().filter(|e| **e == Ending::TooMany).count();
+    assert!(refused > 0, "none answered 503");
+    assert!(refused < endings.len(), "all {refused} answered 503");
+    // The one within the cap is still served.
+    assert!(still_open_after(&mut flood[0], Duration::from_millis(100)).await);
+}
+
+#[tokio::test]
+async fn a_half_sent_admin_request_is_cut_after_the_header_timeout() {
+    let admin = serve_admin(|admin| {
+        admin
+            .header_timeout(Duration::from_millis(300))
+            .idle_timeout(LONG)
+    })
+    .await;
+    let mut stream = half_sent(admin, 1).await.remove(0);
+    let waited = closed(&mut stream).await;
+    assert!(
+        waited >= Duration::from_millis(200),
+        "closed after {waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_admin_connection_idle_past_the_idle_timeout_is_closed() {
+    let admin = serve_admin(|admin| {
+        admin
+            .header_timeout(LONG)
+            .idle_timeout(Duration::from_millis(500))
+    })
+    .await;
+    let mut stream = TcpStream::connect(admin).await.unwrap();
+    // The page's files are served and the connection kept alive, then
+    // closed once idle too long.
+    assert_eq!(get(&mut stream, "/app.css").await, "HTTP/1.1 200 OK");
+    assert_eq!(get(&mut stream, "/app.css").await, "HTTP/1.1 200 OK");
+    let waited = closed(&mut stream).await;
+    assert!(
+        waited >= Duration::from_millis(300),
+        "closed after {waited:?}"
+    );
 }

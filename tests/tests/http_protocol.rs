@@ -1,7 +1,8 @@
 //! The Streamable HTTP endpoint as an attacker on loopback meets it:
 //! sessions bound to their principal and capped, bodies read within their
 //! time, JSON-RPC errors for bodies that are no message, CORS for the
-//! allowed origins, and the protected-resource metadata a 401 names.
+//! allowed origins, `Host` checked first, and the protected-resource
+//! metadata a 401 names.
 
 use std::time::Duration;
 
@@ -453,4 +454,48 @@ async fn paths_the_server_does_not_serve_are_404_without_credentials() {
         .await
         .unwrap();
     assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn a_request_for_a_host_not_allowed_is_403_before_credentials() {
+    let url = serve(HttpOptions::default(), authenticate).await;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let port = addr.rsplit(':').next().unwrap();
+    let status = |host: Option<String>, token: &'static str| {
+        let body = initialize();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nauthorization: Bearer {token}\r\n\
+             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             content-length: {}\r\nconnection: close\r\n",
+            body.len()
+        );
+        if let Some(host) = host {
+            head += &format!("host: {host}\r\norigin: http://{host}\r\n");
+        }
+        async move {
+            let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+            socket
+                .write_all(format!("{head}\r\n{body}").as_bytes())
+                .await
+                .unwrap();
+            // The status line only: a 200 goes on as an event stream.
+            let mut answer = Vec::new();
+            while !answer.ends_with(b"\r\n") {
+                answer.push(socket.read_u8().await.unwrap());
+            }
+            let answer = String::from_utf8(answer).unwrap();
+            answer.split(' ').nth(1).unwrap_or_default().to_owned()
+        }
+    };
+    // A rebinding page on evil.example, with or without a token.
+    let evil = format!("evil.example:{port}");
+    assert_eq!(status(Some(evil.clone()), "nobody").await, "403");
+    assert_eq!(status(Some(evil), "ada-1").await, "403");
+    assert_eq!(status(None, "ada-1").await, "400");
+    // The loopback names are served, and ask for credentials as before.
+    assert_eq!(
+        status(Some(format!("localhost:{port}")), "nobody").await,
+        "401"
+    );
+    assert_eq!(status(Some(format!("[::1]:{port}")), "ada-1").await, "200");
 }

@@ -1,5 +1,5 @@
 //! Who may use the admin API: bearer tokens compared in constant time, and
-//! requests from foreign pages refused by their `Origin`.
+//! requests from foreign pages refused by their `Host` and `Origin`.
 
 use std::sync::Arc;
 
@@ -100,6 +100,20 @@ pub(crate) async fn authenticate(
     };
     request.extensions_mut().insert(operator);
     next.run(request).await
+}
+
+/// Refuses a request for a `Host` the admin does not answer to (403; 400
+/// without one): the admin's own origin is read from `Host`, so it must be
+/// one of the admin's names before [`check_origin`] can trust it.
+pub(crate) async fn check_host(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match shared.allowed_hosts.check(request.uri(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => Failure::new(refusal.status(), refusal.message()).into_response(),
+    }
 }
 
 /// Refuses (403) a request whose `Origin` is neither the admin's own (the

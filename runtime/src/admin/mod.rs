@@ -12,6 +12,7 @@ mod tools;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -19,6 +20,8 @@ use axum::routing::{get, post};
 use crate::Principal;
 use crate::executor::Executor;
 use crate::observe::ExecutionLog;
+use crate::web::hosts::{AllowedHosts, LOOPBACK_HOSTS};
+use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Limits};
 
 pub use serve::{ServeError, serve, serve_on};
 
@@ -29,6 +32,16 @@ pub use serve::{ServeError, serve, serve_on};
 /// assert_eq!(toolwright::admin::DEFAULT_BODY_LIMIT, 64 * 1024);
 /// ```
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// The most connections [`serve`] keeps open at once unless
+/// [`Admin::max_connections`] says otherwise: 64. Fewer than MCP's 512
+/// (`HttpOptions::max_connections`): a flood on the admin's port leaves
+/// file descriptors for the MCP port, and the other way round.
+///
+/// ```
+/// assert_eq!(toolwright::admin::DEFAULT_MAX_CONNECTIONS, 64);
+/// ```
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
 /// The admin API and page over one executor: its registry, its approvals
 /// and, if given, its execution log, for the operators holding a token.
@@ -65,8 +78,11 @@ pub(crate) struct Shared {
     pub(crate) log: Option<ExecutionLog>,
     pub(crate) operators: auth::Operators,
     pub(crate) allowed_origins: Vec<auth::Origin>,
+    pub(crate) allowed_hosts: AllowedHosts,
     pub(crate) body_limit: usize,
     pub(crate) public: bool,
+    /// What [`serve`] enforces on each connection.
+    pub(crate) limits: Limits,
     /// Changes made through the admin take turns, so that the `If-Match`
     /// check and the change it guards see the same state (changes the
     /// application makes itself do not take it).
@@ -137,7 +153,8 @@ impl Principal for Operator {
 impl Admin {
     /// The admin of `executor`, with no operator yet (add them with
     /// [`operator`](Self::operator); with none, every API request is
-    /// refused), no log, and only its own origin allowed.
+    /// refused), no log, only its own origin allowed, and only the loopback
+    /// hosts (see [`allowed_hosts`](Self::allowed_hosts)).
     ///
     /// ```
     /// use toolwright::admin::Admin;
@@ -154,8 +171,14 @@ impl Admin {
                 log: None,
                 operators: auth::Operators::default(),
                 allowed_origins: Vec::new(),
+                allowed_hosts: AllowedHosts::new(LOOPBACK_HOSTS),
                 body_limit: DEFAULT_BODY_LIMIT,
                 public: false,
+                limits: Limits {
+                    max_connections: DEFAULT_MAX_CONNECTIONS,
+                    header_timeout: DEFAULT_HEADER_TIMEOUT,
+                    idle_timeout: DEFAULT_IDLE_TIMEOUT,
+                },
                 writing: tokio::sync::Mutex::new(()),
             }),
         }
@@ -224,6 +247,30 @@ impl Admin {
         }
     }
 
+    /// Answers only requests whose `Host` is one of `hosts`: `host` for
+    /// any port, or `host:port`. Others get 403 and a request with no
+    /// `Host` 400, before the origin and token checks: a page whose DNS
+    /// name an attacker points at the admin's address sends its own name as
+    /// `Host`, and its own origin matches it. By default, the loopback
+    /// names `localhost`, `127.0.0.1` and `::1`, on any port; no hosts
+    /// accept any, for an admin behind a proxy that checks `Host` itself.
+    ///
+    /// ```
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// // Reached through the proxy at ops.example.com, or on loopback.
+    /// let admin = Admin::new(executor)
+    ///     .public()
+    ///     .allowed_hosts(["ops.example.com", "localhost", "127.0.0.1", "::1"]);
+    /// # let _ = admin;
+    /// ```
+    pub fn allowed_hosts(self, hosts: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        let hosts = AllowedHosts::new(hosts);
+        self.with(|shared| shared.allowed_hosts = hosts)
+    }
+
     /// Request bodies larger than `bytes` are refused with 413
     /// ([`DEFAULT_BODY_LIMIT`] unless set).
     ///
@@ -253,6 +300,56 @@ impl Admin {
     /// ```
     pub fn public(self) -> Self {
         self.with(|shared| shared.public = true)
+    }
+
+    /// [`serve`] keeps at most `connections` open at once
+    /// ([`DEFAULT_MAX_CONNECTIONS`] unless set); one more is answered 503
+    /// and closed, and past a few such answers at once, closed unanswered.
+    ///
+    /// ```
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// // A handful of operators, each with a tab open.
+    /// let admin = Admin::new(executor).max_connections(16);
+    /// # let _ = admin;
+    /// ```
+    pub fn max_connections(self, connections: usize) -> Self {
+        self.with(|shared| shared.limits.max_connections = connections)
+    }
+
+    /// [`serve`] closes a connection that has begun a request but not sent
+    /// its whole head within `timeout` (10 s unless set, as for MCP).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let admin = Admin::new(executor).header_timeout(Duration::from_secs(5));
+    /// # let _ = admin;
+    /// ```
+    pub fn header_timeout(self, timeout: Duration) -> Self {
+        self.with(|shared| shared.limits.header_timeout = timeout)
+    }
+
+    /// [`serve`] closes a connection with no request in progress after
+    /// `timeout` (60 s unless set, as for MCP). A request in progress is
+    /// never cut by either timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::admin::Admin;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let admin = Admin::new(executor).idle_timeout(Duration::from_secs(30));
+    /// # let _ = admin;
+    /// ```
+    pub fn idle_timeout(self, timeout: Duration) -> Self {
+        self.with(|shared| shared.limits.idle_timeout = timeout)
     }
 
     /// Whether [`public`](Self::public) was asked for.
@@ -311,6 +408,10 @@ impl Admin {
                 self.shared.clone(),
                 auth::check_origin,
             ))
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                auth::check_host,
+            ))
             .with_state(self.shared.clone())
     }
 
@@ -325,8 +426,10 @@ impl Admin {
                     log: old.log.clone(),
                     operators: old.operators.clone(),
                     allowed_origins: old.allowed_origins.clone(),
+                    allowed_hosts: old.allowed_hosts.clone(),
                     body_limit: old.body_limit,
                     public: old.public,
+                    limits: old.limits,
                     writing: tokio::sync::Mutex::new(()),
                 };
                 change(&mut copy);
@@ -344,6 +447,7 @@ impl fmt::Debug for Admin {
             .field("log", &self.shared.log.is_some())
             .field("body_limit", &self.shared.body_limit)
             .field("public", &self.shared.public)
+            .field("limits", &self.shared.limits)
             .finish_non_exhaustive()
     }
 }

@@ -5,7 +5,6 @@
 
 mod body;
 mod cors;
-mod listener;
 mod options;
 mod router;
 mod serve;

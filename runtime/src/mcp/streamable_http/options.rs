@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use crate::web::hosts::LOOPBACK_HOSTS;
+use crate::web::listener::{DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT};
+
 /// Options of the Streamable HTTP endpoint: start from `default()` and
 /// change what differs.
 ///
@@ -20,8 +23,10 @@ pub struct HttpOptions {
     /// `*` for any). Requests with another `Origin` get 403; requests with
     /// none (non-browser clients) pass. Default: loopback origins.
     pub allowed_origins: Vec<String>,
-    /// Accepted `Host` headers (default: `localhost`, `127.0.0.1`, `::1`);
-    /// empty accepts any, for deployments behind a proxy that checks it.
+    /// Accepted `Host` headers, `host` for any port or `host:port`
+    /// (default: `localhost`, `127.0.0.1`, `::1`); a request for another
+    /// gets 403, one with none 400. Empty accepts any, for deployments
+    /// behind a proxy that checks it.
     pub allowed_hosts: Vec<String>,
     /// Larger request bodies get 413 (default 1 MiB).
     pub max_body_bytes: usize,
@@ -74,13 +79,13 @@ impl Default for HttpOptions {
             allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
                 .map(String::from)
                 .to_vec(),
-            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            allowed_hosts: LOOPBACK_HOSTS.map(String::from).to_vec(),
             max_body_bytes: 1024 * 1024,
             stateless: false,
             json_response: false,
             body_timeout: Duration::from_secs(30),
-            header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: 512,
             max_sessions: 1000,
             max_sessions_per_principal: 16,

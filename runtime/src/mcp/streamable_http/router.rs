@@ -14,12 +14,16 @@ use super::sessions::{SessionGuard, credentials_owner};
 use crate::mcp::auth::{Authenticate, WELL_KNOWN};
 use crate::mcp::handler::McpHandler;
 use crate::mcp::server::McpServer;
+use crate::web::hosts::AllowedHosts;
 
 impl<C: Any + Send + Sync> McpServer<C> {
     /// A Streamable HTTP endpoint at `/mcp`, to mount in the application's
     /// own axum router.
     ///
     /// Each request goes through, in order:
+    /// - `Host` (DNS-rebinding protection): a request for a host not in
+    ///   `options.allowed_hosts` gets 403, one with no `Host` 400, before
+    ///   anything else;
     /// - CORS: a browser's preflight from an allowed origin
     ///   (`options.allowed_origins`) is answered, and responses carry the
     ///   `Access-Control-*` headers it needs;
@@ -40,8 +44,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///   `max_body_bytes` (else 413); one that is not JSON gets 400 with a
     ///   JSON-RPC -32700 error, one that is no JSON-RPC message (a batch,
     ///   say) 400 with -32600;
-    /// - rmcp, which checks `Origin` and `Host` (DNS-rebinding protection)
-    ///   and serves MCP.
+    /// - rmcp, which checks `Origin` against `options.allowed_origins` and
+    ///   serves MCP.
     ///
     /// A path the router does not serve is 404, before authentication:
     /// `/.well-known/*` too, unless `authenticate` has metadata to serve.
@@ -52,15 +56,12 @@ impl<C: Any + Send + Sync> McpServer<C> {
     where
         A: Authenticate<C>,
     {
+        // `Host` is checked first, below, by the code the admin shares.
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation()
-            .with_max_request_body_bytes(options.max_body_bytes);
-        config = if options.allowed_hosts.is_empty() {
-            config.disable_allowed_hosts()
-        } else {
-            config.with_allowed_hosts(options.allowed_hosts.clone())
-        };
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .disable_allowed_hosts();
         config.legacy_session_mode = !options.stateless;
         config.json_response = options.json_response;
 
@@ -70,6 +71,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
             sessions: !options.stateless,
         };
         let factory = move || Ok(handler.clone());
+        let hosts = AllowedHosts::new(&options.allowed_hosts);
         let (body_timeout, max_body_bytes) = (options.body_timeout, options.max_body_bytes);
         let read_body = axum::middleware::from_fn(move |request, next| {
             body::read_body(body_timeout, max_body_bytes, request, next)
@@ -172,8 +174,25 @@ impl<C: Any + Send + Sync> McpServer<C> {
                     next.run(request).await
                 },
             ))
-            // Outermost: a preflight carries no credentials.
+            // A preflight carries no credentials.
             .layer(cors(&options.allowed_origins))
+            // Outermost: a page on a rebound name gets nothing, not even CORS.
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let checked = hosts.check(request.uri(), request.headers());
+                    async move {
+                        match checked {
+                            Ok(()) => next.run(request).await,
+                            Err(refusal) => {
+                                let text =
+                                    [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+                                let answer = (refusal.status(), text, refusal.message());
+                                axum::response::IntoResponse::into_response(answer)
+                            }
+                        }
+                    }
+                },
+            ))
     }
 }
 

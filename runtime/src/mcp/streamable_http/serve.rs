@@ -5,11 +5,11 @@
 use std::any::Any;
 use std::net::SocketAddr;
 
-use super::listener::{self, Limits};
 use super::options::HttpOptions;
 use crate::mcp::auth::Authenticate;
 use crate::mcp::error::ServeError;
 use crate::mcp::server::McpServer;
+use crate::web::listener::{self, Limits};
 
 impl<C: Any + Send + Sync> McpServer<C> {
     /// Binds `addr` and serves [`McpServer::http_router`] until the process
@@ -98,7 +98,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
         };
         let router = self.http_router(authenticate, options);
         // Serves until the process ends: there is no value to return.
-        match listener::serve(listener, router, limits).await {}
+        match listener::serve(listener, router, limits, "MCP over HTTP").await {}
     }
 }
 

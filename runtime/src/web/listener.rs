@@ -1,6 +1,8 @@
-//! The connections of [`McpServer::serve_http`](crate::mcp::McpServer::serve_http):
-//! at most so many open at once, a request's head within its own timeout,
-//! and a connection with no request in progress closed once idle too long.
+//! The connections of every port the library serves itself (MCP's
+//! `serve_http`, the admin's `serve`): at most so many open at once, a
+//! request's head within its own timeout, and a connection with no request
+//! in progress closed once idle too long. Each port has its own cap, so a
+//! flood on one leaves file descriptors for the others.
 //!
 //! hyper's own `header_read_timeout` starts when hyper begins waiting for a
 //! head, so it counts idle keep-alive time too and cannot be two knobs.
@@ -30,11 +32,25 @@ use tokio::time::{Instant, Sleep};
 
 /// The limits [`serve`] enforces on each connection.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Limits {
-    pub(super) max_connections: usize,
-    pub(super) header_timeout: Duration,
-    pub(super) idle_timeout: Duration,
+pub(crate) struct Limits {
+    pub(crate) max_connections: usize,
+    pub(crate) header_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
 }
+
+/// How long a request's head may take from its first byte, unless a port
+/// is told otherwise.
+pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection may stay open with no request in progress,
+/// unless a port is told otherwise.
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// At most this many connections over the cap are answered 503 at once;
+/// more are closed unanswered. Each answer holds its connection for up to
+/// twice [`REFUSAL_WAIT`]: unbounded, a flood would spend the descriptors
+/// the cap saves on refusing.
+const MAX_REFUSALS: usize = 32;
 
 /// The answer to a connection over the cap, written before anything is read.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
@@ -56,17 +72,19 @@ const REFUSAL_WAIT: Duration = Duration::from_secs(1);
 const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Serves `router` over HTTP/1.1 on each connection `listener` accepts,
-/// within `limits`, until the process ends.
-pub(super) async fn serve(
+/// within `limits`, until the process ends. `port` names it in logs.
+pub(crate) async fn serve(
     listener: TcpListener,
     router: axum::Router,
     limits: Limits,
+    port: &'static str,
 ) -> Infallible {
     // Turns every route into its final service once, not per connection.
     let router = router.with_state(());
     let slots = Arc::new(Semaphore::new(
         limits.max_connections.min(Semaphore::MAX_PERMITS),
     ));
+    let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
     let mut http = hyper::server::conn::http1::Builder::new();
     // `Watched` times heads out; hyper's own timer would count idle time too.
     http.header_read_timeout(None);
@@ -76,14 +94,25 @@ pub(super) async fn serve(
             // The client gave up before it was accepted: nothing to do.
             Err(e) if is_client_error(&e) => continue,
             Err(e) => {
-                tracing::error!(error = %e, "MCP over HTTP: accepting a connection failed");
+                tracing::error!(error = %e, "{port}: accepting a connection failed");
                 tokio::time::sleep(ACCEPT_BACKOFF).await;
                 continue;
             }
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::debug!(%peer, "MCP over HTTP: too many connections, answered 503");
-            tokio::spawn(refuse(stream));
+            match refusals.clone().try_acquire_owned() {
+                Ok(refusal) => {
+                    tracing::debug!(%peer, "{port}: too many connections, answered 503");
+                    tokio::spawn(async move {
+                        refuse(stream).await;
+                        drop(refusal);
+                    });
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "{port}: too many connections, closed unanswered");
+                    drop(stream);
+                }
+            }
             continue;
         };
         let activity = Arc::new(Activity::default());
@@ -95,7 +124,7 @@ pub(super) async fn serve(
         let connection = http.serve_connection(io, service);
         tokio::spawn(async move {
             if let Err(e) = connection.await {
-                tracing::debug!(%peer, error = %e, "MCP over HTTP: connection closed");
+                tracing::debug!(%peer, error = %e, "{port}: connection closed");
             }
             drop(slot);
         });

@@ -1,0 +1,6 @@
+//! What every HTTP port the library opens shares (MCP's, the admin's):
+//! the acceptor that caps and times out its connections, and the `Host`
+//! check that keeps DNS-rebinding pages out.
+
+pub(crate) mod hosts;
+pub(crate) mod listener;
