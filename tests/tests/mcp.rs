@@ -82,7 +82,7 @@ struct Page {
     text: String,
 }
 
-/// Read a page of the manual; a model is shown its first 16 characters.
+/// Read a page of the manual, longer than its 16-character bound.
 #[tool(key = "docs.page", effect = read, max_result = 16, authorize = anyone)]
 async fn read_page() -> Page {
     Page {
@@ -261,30 +261,26 @@ async fn calls_return_structured_content_and_text() {
     client.cancel().await.unwrap();
 }
 
+/// #39: `max_result` bounded the text but not `structuredContent`, which
+/// went out whole. A structured result over the bound is cut where a cut
+/// value still matches the output schema (a plain string), and is an
+/// error naming the bound where it would not (an object).
 #[tokio::test]
-async fn a_long_result_is_cut_in_the_text_and_whole_in_structured_content() {
+async fn a_long_result_is_cut_where_its_schema_allows_and_an_error_where_not() {
     let (server, _) = test_server();
     let client = connect(&server, Actor::new("ada", true)).await;
     let page = call(&client, "read_page", json!({})).await;
-    assert_eq!(page.is_error, Some(false));
-    let whole = json!({"text": "word ".repeat(20)});
-    let json = whole.to_string();
-    assert_eq!(
-        text(&page),
-        format!("{}…[{} more characters]", &json[..16], json.len() - 16)
-    );
-    // MCP wants structured content that matches the output schema.
-    assert_eq!(page.structured_content, Some(whole));
+    assert_eq!(page.is_error, Some(true));
+    assert_eq!(page.structured_content, None);
+    let refused = text(&page);
+    assert!(refused.contains("limit of 16 characters"), "{refused}");
+    assert!(!refused.contains("word"), "{refused}");
 
     let notes = call(&client, "read_notes", json!({})).await;
-    assert_eq!(
-        text(&notes),
-        format!("{}…[84 more characters]", "note ".repeat(3) + "n")
-    );
-    assert_eq!(
-        notes.structured_content,
-        Some(json!({"result": "note ".repeat(20)}))
-    );
+    assert_eq!(notes.is_error, Some(false));
+    let cut = format!("{}…[84 more characters]", "note ".repeat(3) + "n");
+    assert_eq!(text(&notes), cut);
+    assert_eq!(notes.structured_content, Some(json!({"result": cut})));
     client.cancel().await.unwrap();
 }
 

@@ -150,7 +150,11 @@ pub(crate) enum OutputShape {
     Contents,
     /// A JSON object.
     Object,
-    /// Any other value: a number, a string, an array, one of several types.
+    /// A string the schema puts no rule on (no length, pattern, format or
+    /// set of values): a string cut short still matches it.
+    Text,
+    /// Any other value: a number, a constrained string, an array, one of
+    /// several types.
     Other,
 }
 
@@ -163,9 +167,28 @@ impl OutputShape {
             Some(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {
                 OutputShape::Object
             }
+            Some(schema) if is_plain_string(schema) => OutputShape::Text,
             Some(_) => OutputShape::Other,
         }
     }
+}
+
+/// Whether `schema` is `"type": "string"` and says nothing else a value
+/// must meet (annotations such as a title may be there).
+#[cfg(feature = "mcp")]
+fn is_plain_string(schema: &Value) -> bool {
+    const ANNOTATIONS: [&str; 6] = [
+        "$schema",
+        "title",
+        "description",
+        "type",
+        "examples",
+        "default",
+    ];
+    schema.get("type").and_then(Value::as_str) == Some("string")
+        && schema
+            .as_object()
+            .is_some_and(|keys| keys.keys().all(|key| ANNOTATIONS.contains(&key.as_str())))
 }
 
 /// What a tool built at run time declares (`DynamicTool`'s builder checks it).

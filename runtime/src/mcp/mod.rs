@@ -12,11 +12,11 @@
 //! A result's text content is cut past the tool's `max_result` characters
 //! (or the executor's [`max_result`](crate::ExecutorBuilder::max_result)),
 //! with a marker that says how many more there were. `structuredContent`,
-//! sent only for a tool with an output schema, always carries the whole
-//! value: MCP requires it to match that schema, which a cut value would not.
-//! A client that shows structured content to a model shows it whole, so a
-//! tool whose results may be large should bound them itself or declare no
-//! output schema.
+//! sent only for a tool with an output schema, must match that schema: a
+//! plain string (a schema with no rule on it) is cut as the text is; any
+//! other value over the bound makes the result an error that names the
+//! bound, since a cut value would not match. A tool whose results may be
+//! large should bound them itself, or declare no output schema.
 //!
 //! Resources, prompts, completions and logging levels are the
 //! application's, served by an rmcp handler of its own beside the tools

@@ -82,11 +82,13 @@ pub fn approval_request(
 
 /// The answer to a `tools/call`: the result's text, cut past `max_result`
 /// characters (see [`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)),
-/// and for a tool with an output schema the whole value as
-/// `structuredContent` (an object as it is, any other value as
-/// `{"result": value}`): MCP requires it to match that schema, which a cut
-/// value would not. A [`Contents`](crate::Contents) result's blocks are
-/// its content, as they are.
+/// and for a tool with an output schema the value as `structuredContent`
+/// (an object as it is, any other value as `{"result": value}`), which MCP
+/// requires to match that schema. So it is cut only where a cut value still
+/// matches: a string its schema puts no rule on is cut as the text is; any
+/// other value over the bound makes the result an error that names the
+/// bound. A [`Contents`](crate::Contents) result's blocks are its content,
+/// as they are.
 pub(super) fn tool_result(
     shape: OutputShape,
     max_result: usize,
@@ -103,18 +105,22 @@ pub(super) fn tool_result(
             }
         }
         Ok(value) => {
-            let (text, _) = result_text(&value, max_result);
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = match shape {
+            let (text, cut) = result_text(&value, max_result);
+            let structured = match shape {
                 OutputShape::Unknown | OutputShape::Contents => None,
-                OutputShape::Object => Some(value),
-                // Moved in: `json!` would serialize the value again.
-                OutputShape::Other => {
-                    let mut wrapped = JsonObject::new();
-                    wrapped.insert("result".into(), value);
-                    Some(Value::Object(wrapped))
+                OutputShape::Object | OutputShape::Other if cut => {
+                    return CallToolResult::error(vec![ContentBlock::text(format!(
+                        "The tool's result is longer than this tool's limit of {max_result} \
+                         characters (max_result), and it cannot be cut and still match the \
+                         tool's output schema."
+                    ))]);
                 }
+                OutputShape::Object => Some(value),
+                OutputShape::Text if cut => Some(wrapped(Value::from(text.clone()))),
+                OutputShape::Text | OutputShape::Other => Some(wrapped(value)),
             };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = structured;
             result
         }
         Err(CallError::ApprovalRequired(request)) => {
@@ -129,4 +135,11 @@ pub(super) fn tool_result(
         }
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_message())]),
     }
+}
+
+/// `{"result": value}`, `value` moved in (`json!` would serialize it again).
+fn wrapped(value: Value) -> Value {
+    let mut wrapped = JsonObject::new();
+    wrapped.insert("result".into(), value);
+    Value::Object(wrapped)
 }

@@ -84,9 +84,11 @@ fn output_schema(entry: &ToolEntry) -> Option<JsonObject> {
     let shape = entry.output_shape();
     let mut schema = match shape {
         OutputShape::Unknown | OutputShape::Contents => return None,
-        OutputShape::Object | OutputShape::Other => as_object(entry.output_schema()?),
+        OutputShape::Object | OutputShape::Text | OutputShape::Other => {
+            as_object(entry.output_schema()?)
+        }
     };
-    if shape == OutputShape::Other {
+    if matches!(shape, OutputShape::Text | OutputShape::Other) {
         let mut wrapped = JsonObject::new();
         let defs = schema.remove("$defs");
         schema.remove("title");
