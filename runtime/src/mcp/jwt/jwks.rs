@@ -375,7 +375,15 @@ impl fmt::Display for Chain<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::TcpListener;
+    use tokio::sync::Notify;
+
     use super::*;
+    use crate::mcp::ResourceMetadata;
+    use crate::mcp::jwt::JwtAuth;
 
     #[test]
     fn plain_http_is_for_loopback_only() {
@@ -392,5 +400,65 @@ mod tests {
     #[test]
     fn the_jwks_client_builds_with_tls() {
         jwks_client().unwrap();
+    }
+
+    /// A JWKS endpoint on loopback that answers once `release` is
+    /// notified, counting the connections it gets.
+    async fn held_jwks(release: Arc<Notify>, hits: Arc<AtomicUsize>) -> String {
+        const JWKS: &str = r#"{"keys": [{
+            "kty": "EC", "crv": "P-256", "kid": "2025-01", "alg": "ES256", "use": "sig",
+            "x": "rgnOPvetY8Q5mQrdTu2eJaTTUQ-JG035G6jfT3rLvmM",
+            "y": "wqa8GipX7RJDGsFqLZBpIkOCg9d8td8dShkaXt8GZ9g"
+        }]}"#;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                hits.fetch_add(1, Ordering::SeqCst);
+                let release = release.clone();
+                tokio::spawn(async move {
+                    let mut request = [0; 4096];
+                    let _ = stream.read(&mut request).await;
+                    release.notified().await;
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n{JWKS}",
+                        JWKS.len()
+                    );
+                    let _ = stream.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_waiter_that_gives_up_does_not_cancel_the_fetch_for_the_others() {
+        let (release, hits) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
+        let url = held_jwks(release.clone(), hits.clone()).await;
+        let metadata = ResourceMetadata::new(
+            "https://tools.example.com/mcp",
+            ["https://login.example.com"],
+        );
+        let config = JwtAuth::new(metadata, "https://login.example.com")
+            .jwks_url(url)
+            .config;
+        let remote = config.remote.clone().unwrap();
+
+        let first = tokio::spawn({
+            let (config, remote) = (config.clone(), remote.clone());
+            async move { remote.current(&config).await.is_ok() }
+        });
+        while hits.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The first request gives up (its client went away) mid-fetch.
+        first.abort();
+        release.notify_one();
+
+        // Within the refetch interval: these are the keys of that fetch.
+        assert!(remote.current(&config).await.is_ok());
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
     }
 }
