@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -103,13 +103,15 @@ fn jwks(keys: &[&Signer]) -> Value {
     json!({"keys": keys.iter().map(|k| k.jwk()).collect::<Vec<_>>()})
 }
 
-/// A JWKS endpoint on loopback whose document, and whether it fails, the
-/// test changes as it goes; it counts the requests it gets.
+/// A JWKS endpoint on loopback whose document, and whether it fails or
+/// never answers, the test changes as it goes; it counts the requests it
+/// gets.
 #[derive(Clone)]
 struct JwksServer {
     url: String,
     document: Arc<Mutex<Value>>,
     failing: Arc<AtomicBool>,
+    hanging: Arc<AtomicBool>,
     hits: Arc<AtomicUsize>,
 }
 
@@ -120,6 +122,7 @@ impl JwksServer {
             url: format!("http://{}/jwks.json", listener.local_addr().unwrap()),
             document: Arc::new(Mutex::new(document)),
             failing: Arc::default(),
+            hanging: Arc::default(),
             hits: Arc::default(),
         };
         let state = server.clone();
@@ -129,6 +132,9 @@ impl JwksServer {
                 let state = state.clone();
                 async move {
                     state.hits.fetch_add(1, Ordering::SeqCst);
+                    if state.hanging.load(Ordering::SeqCst) {
+                        std::future::pending::<()>().await;
+                    }
                     if state.failing.load(Ordering::SeqCst) {
                         return (http::StatusCode::INTERNAL_SERVER_ERROR, String::new());
                     }
@@ -148,9 +154,19 @@ impl JwksServer {
     fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }
+
+    /// Waits until it has had more than `hits` requests.
+    async fn hit_after(&self, hits: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.hits() <= hits {
+            assert!(Instant::now() < deadline, "no request after {hits}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 }
 
 /// An MCP endpoint on loopback.
+#[derive(Clone)]
 struct Endpoint {
     /// `http://127.0.0.1:PORT/mcp`: the resource, and so the audience.
     url: String,
@@ -477,6 +493,111 @@ async fn unknown_kids_do_not_hammer_the_jwks_endpoint() {
 }
 
 #[tokio::test]
+async fn a_kid_a_fresh_fetch_lacked_is_refused_without_fetching_again_for_a_while() {
+    let a = key_a();
+    let jwks = JwksServer::start(jwks(&[&a])).await;
+    let interval = Duration::from_millis(500);
+    // Remembered as unknown for six intervals: 3 s.
+    let endpoint = serve(&jwks.url, |auth| auth.jwks_refetch_interval(interval)).await;
+    let good = a.sign(&claims(&endpoint, json!({})));
+    assert_eq!(initialize(&endpoint, Some(&good)).await.status(), 200);
+    let made_up = Signer::rsa("made-up", include_str!("oauth/rsa-b.pem"));
+    let token = made_up.sign(&claims(&endpoint, json!({})));
+    for _ in 0..4 {
+        // Each time past the refetch interval, which alone would allow a fetch.
+        tokio::time::sleep(interval + Duration::from_millis(100)).await;
+        let response = initialize(&endpoint, Some(&token)).await;
+        assert_eq!(response.status(), 401);
+        assert!(challenge(&response).contains("key is unknown"));
+    }
+    assert_eq!(
+        jwks.hits(),
+        2,
+        "one fetch found the kid unknown; the requests after it are refused without one"
+    );
+    assert_eq!(initialize(&endpoint, Some(&good)).await.status(), 200);
+}
+
+#[tokio::test]
+async fn concurrent_requests_share_one_fetch_of_a_hanging_jwks_endpoint() {
+    let jwks = JwksServer::start(jwks(&[&key_a()])).await;
+    jwks.hanging.store(true, Ordering::SeqCst);
+    // A fetch lasts longer than the refetch interval: each request that
+    // waited for it would be allowed a fetch of its own after it.
+    let timeout = Duration::from_secs(1);
+    let endpoint = serve(&jwks.url, |auth| {
+        auth.jwks_refetch_interval(Duration::from_millis(500))
+            .jwks_fetch_timeout(timeout)
+    })
+    .await;
+    let token = key_a().sign(&claims(&endpoint, json!({})));
+
+    let started = Instant::now();
+    let mut requests = tokio::task::JoinSet::new();
+    for _ in 0..10 {
+        let (endpoint, token) = (endpoint.clone(), token.clone());
+        requests.spawn(async move { initialize(&endpoint, Some(&token)).await.status() });
+    }
+    let statuses = requests.join_all().await;
+    assert_eq!(statuses, [503; 10], "no keys could be fetched");
+    assert_eq!(jwks.hits(), 1, "one fetch, shared by every request");
+    // One after another, they would take ten timeouts.
+    assert!(started.elapsed() < 5 * timeout, "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn the_fetch_timeout_bounds_the_wait_for_a_hanging_jwks_endpoint() {
+    let jwks = JwksServer::start(jwks(&[&key_a()])).await;
+    jwks.hanging.store(true, Ordering::SeqCst);
+    let endpoint = serve(&jwks.url, |auth| {
+        auth.jwks_fetch_timeout(Duration::from_millis(200))
+    })
+    .await;
+    let token = key_a().sign(&claims(&endpoint, json!({})));
+    let started = Instant::now();
+    let response = initialize(&endpoint, Some(&token)).await;
+    assert_eq!(response.status(), 503);
+    assert!(response.text().await.unwrap().contains("cannot be fetched"));
+    // Well before the default timeout, 5 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(jwks.hits(), 1);
+}
+
+#[tokio::test]
+async fn stale_keys_answer_at_once_while_a_hanging_jwks_endpoint_is_asked_again() {
+    let a = key_a();
+    let jwks = JwksServer::start(jwks(&[&a])).await;
+    // The fetch timeout is then half the interval: 2 s.
+    let interval = Duration::from_secs(4);
+    let endpoint = serve(&jwks.url, |auth| {
+        auth.jwks_max_age(Duration::ZERO)
+            .jwks_refetch_interval(interval)
+    })
+    .await;
+    let token = a.sign(&claims(&endpoint, json!({})));
+    assert_eq!(initialize(&endpoint, Some(&token)).await.status(), 200);
+
+    jwks.hanging.store(true, Ordering::SeqCst);
+    // The keys are stale at once; past the interval, they may be refreshed.
+    tokio::time::sleep(interval).await;
+    let started = Instant::now();
+    for _ in 0..5 {
+        assert_eq!(initialize(&endpoint, Some(&token)).await.status(), 200);
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "answered before the refresh times out: {:?}",
+        started.elapsed()
+    );
+    jwks.hit_after(1).await;
+    assert_eq!(jwks.hits(), 2, "one refresh, shared");
+}
+
+#[tokio::test]
 async fn a_failing_jwks_keeps_the_last_keys_and_refuses_new_ones_with_503() {
     let (a, b) = (key_a(), key_b());
     let jwks = JwksServer::start(jwks(&[&a])).await;
@@ -497,7 +618,8 @@ async fn a_failing_jwks_keeps_the_last_keys_and_refuses_new_ones_with_503() {
         200,
         "the last keys stay in use"
     );
-    assert!(jwks.hits() > hits, "a refresh was tried");
+    // A refresh is tried, in the background.
+    jwks.hit_after(hits).await;
     let with_b = b.sign(&claims(&endpoint, json!({})));
     let response = initialize(&endpoint, Some(&with_b)).await;
     assert_eq!(

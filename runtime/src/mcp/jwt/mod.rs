@@ -5,6 +5,7 @@
 
 mod claims;
 mod jwks;
+mod unknown_kids;
 mod verify;
 
 use std::fmt;
@@ -23,6 +24,9 @@ use super::auth::{Authenticate, Rejection, ResourceMetadata, bearer_token};
 const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 const DEFAULT_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
 const DEFAULT_MAX_AGE: Duration = Duration::from_secs(10 * 60);
+const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The least fetch timeout the refetch interval caps it at.
+const MIN_FETCH_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The asymmetric algorithms accepted unless [`JwtAuth::algorithms`] says
 /// otherwise.
@@ -157,9 +161,18 @@ struct Config {
     remote: Option<Arc<RemoteKeys>>,
     refetch_interval: Duration,
     max_age: Duration,
+    fetch_timeout: Duration,
 }
 
 impl Config {
+    /// The time a JWKS fetch may take: the one set, but at most half the
+    /// refetch interval (and never under a second), so that a fetch ends
+    /// before the next may start.
+    fn fetch_timeout(&self) -> Duration {
+        self.fetch_timeout
+            .min((self.refetch_interval / 2).max(MIN_FETCH_TIMEOUT))
+    }
+
     fn audiences(&self) -> &[String] {
         if self.audiences.is_empty() {
             std::slice::from_ref(&self.metadata.resource)
@@ -190,6 +203,7 @@ impl<F> fmt::Debug for JwtAuth<F> {
             .field("required_scopes", &config.required_scopes)
             .field("keys", &config.keys.len())
             .field("jwks_url", &config.remote.as_ref().map(|r| &r.url))
+            .field("jwks_fetch_timeout", &config.fetch_timeout())
             .finish_non_exhaustive()
     }
 }
@@ -230,6 +244,7 @@ impl JwtAuth {
                 remote: None,
                 refetch_interval: DEFAULT_REFETCH_INTERVAL,
                 max_age: DEFAULT_MAX_AGE,
+                fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             }),
             context: claims_as_context,
         }
@@ -249,8 +264,15 @@ impl<F> JwtAuth<F> {
     /// not have, so that a key rotation is picked up; but at most once per
     /// [`jwks_refetch_interval`](JwtAuth::jwks_refetch_interval), so that
     /// tokens naming made-up keys cannot make the server hammer the
-    /// authorization server. A fetch that fails keeps the last keys that
-    /// were fetched; while none ever were, requests are answered 503.
+    /// authorization server. A key id a fetch just showed to be unknown is
+    /// refused without another fetch for six refetch intervals (the last
+    /// 64 such ids are remembered). A fetch that fails, or takes longer
+    /// than [`jwks_fetch_timeout`](JwtAuth::jwks_fetch_timeout), keeps the
+    /// last keys that were fetched; while none ever were, requests are
+    /// answered 503.
+    ///
+    /// There is one fetch at a time: requests that need keys while it runs
+    /// wait for that one and share its outcome, however many there are.
     ///
     /// The URL must be `https`, except on loopback (`http://127.0.0.1`,
     /// `http://localhost`), where plain `http` serves tests.
@@ -444,6 +466,29 @@ impl<F> JwtAuth<F> {
         self
     }
 
+    /// How long one fetch of the JWKS URL may take, all told (default
+    /// 5 s), but at most half the
+    /// [`jwks_refetch_interval`](JwtAuth::jwks_refetch_interval) (and
+    /// never under 1 s), so that a fetch ends before the next may start.
+    /// The requests waiting for keys are answered when it ends: 503 if the
+    /// authorization server did not answer in time and there were no keys
+    /// yet.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwright::mcp::{JwtAuth, ResourceMetadata};
+    ///
+    /// let metadata = ResourceMetadata::new("https://tools.example.com/mcp", ["https://login.example.com"]);
+    /// let auth = JwtAuth::new(metadata, "https://login.example.com")
+    ///     .jwks_url("https://login.example.com/.well-known/jwks.json")
+    ///     .jwks_fetch_timeout(Duration::from_secs(2));
+    /// # let _ = auth;
+    /// ```
+    pub fn jwks_fetch_timeout(mut self, timeout: Duration) -> Self {
+        self.config_mut().fetch_timeout = timeout;
+        self
+    }
+
     /// Turns each valid token's claims into the caller's context `C`, or
     /// refuses the request: a [`Rejection::forbidden`] for a valid token of
     /// someone who may not use the server, say.
@@ -507,5 +552,45 @@ fn use_rust_crypto() {
     if CryptoProvider::try_get_default().is_none() {
         // Another thread may have installed one meanwhile: either will do.
         let _ = rust_crypto::DEFAULT_PROVIDER.install_default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth() -> JwtAuth {
+        let metadata = ResourceMetadata::new(
+            "https://tools.example.com/mcp",
+            ["https://login.example.com"],
+        );
+        JwtAuth::new(metadata, "https://login.example.com")
+    }
+
+    #[test]
+    fn the_fetch_timeout_is_5_s_by_default_half_the_default_refetch_interval() {
+        assert_eq!(auth().config.fetch_timeout(), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_fetch_timeout_set_applies_below_half_the_refetch_interval() {
+        let auth = auth().jwks_fetch_timeout(Duration::from_millis(1500));
+        assert_eq!(auth.config.fetch_timeout(), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn the_fetch_timeout_is_capped_at_half_the_refetch_interval() {
+        let auth = auth()
+            .jwks_fetch_timeout(Duration::from_secs(3600))
+            .jwks_refetch_interval(Duration::from_secs(60));
+        assert_eq!(auth.config.fetch_timeout(), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_short_refetch_interval_caps_the_fetch_timeout_at_1_s() {
+        let auth = auth().jwks_refetch_interval(Duration::ZERO);
+        assert_eq!(auth.config.fetch_timeout(), Duration::from_secs(1));
+        let auth = auth.jwks_fetch_timeout(Duration::from_millis(200));
+        assert_eq!(auth.config.fetch_timeout(), Duration::from_millis(200));
     }
 }

@@ -141,7 +141,7 @@ impl Config {
         }
         // No key fits: the issuer may have rotated its keys.
         let keys = remote
-            .refetch(self, &keys)
+            .refetch(self, &keys, kid)
             .await?
             .ok_or_else(|| no_key(true))?;
         verify_with(token, keys.fitting(alg, kid), &validation).unwrap_or_else(|| Err(no_key(true)))
