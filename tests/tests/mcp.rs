@@ -17,8 +17,8 @@ mod mcp_client;
 use mcp_client::{call, connect, text, tool_names};
 use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request, bearer_token};
 use toolwright::{
-    Catalog, Container, Context, Digest, Executor, Inject, Invocation, Outcome, ResolveError,
-    Scope, Selector, Verdict, View, tool,
+    Catalog, Container, Context, Digest, DynamicTool, Executor, Inject, Invocation, Outcome,
+    Registry, ResolveError, Scope, Selector, Verdict, View, tool,
 };
 
 /// Who is calling.
@@ -750,4 +750,84 @@ async fn a_tool_reaches_its_mcp_request_only_on_a_server_that_lets_it() {
         assert_eq!(text(&result), reaches);
         client.cancel().await.unwrap();
     }
+}
+
+/// A server of `count` small tools built at run time, `t0000`, `t0001`, ...
+fn many_tools(count: usize) -> (Registry, Executor) {
+    let registry = Registry::new(Catalog::builder().build().unwrap());
+    for i in 0..count {
+        let tool = DynamicTool::builder(format!("bulk.t{i:04}"), format!("t{i:04}"))
+            .description("One of many.")
+            .effect(toolwright::Effect::Read)
+            .input_schema(json!({"type": "object"}))
+            .handler(|_| Box::pin(async { Ok(json!(null)) }))
+            .build()
+            .unwrap();
+        registry.register(tool).unwrap();
+    }
+    let executor = Executor::new(registry.clone(), Container::default()).unwrap();
+    (registry, executor)
+}
+
+/// #39: `tools/list` had no pagination: 5,008 tools were one answer of
+/// 10.7 MB. Now a page holds at most `DEFAULT_PAGE_SIZE` tools (or the
+/// server's page size), and its cursor leads to the rest, each tool once.
+#[tokio::test]
+async fn tools_list_answers_in_pages_that_a_client_follows_to_the_end() {
+    use rmcp::model::PaginatedRequestParams;
+    use toolwright::mcp::DEFAULT_PAGE_SIZE;
+
+    let (_, executor) = many_tools(DEFAULT_PAGE_SIZE + 7);
+    let server = McpServer::new(executor, "bulk", "0");
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let first = client.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), DEFAULT_PAGE_SIZE);
+    let cursor = first.next_cursor.clone().expect("a next page");
+    let rest = client
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(rest.tools.len(), 7);
+    assert_eq!(rest.next_cursor, None);
+    let names = tool_names(&client).await;
+    let unique: HashSet<&String> = names.iter().collect();
+    assert_eq!(
+        (names.len(), unique.len()),
+        (DEFAULT_PAGE_SIZE + 7, DEFAULT_PAGE_SIZE + 7)
+    );
+
+    let refused = client
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("made up".into())),
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS));
+    client.cancel().await.unwrap();
+}
+
+/// A cursor names the last tool of its page: a tool removed between pages
+/// makes the next page neither repeat nor skip one that stayed.
+#[tokio::test]
+async fn a_list_that_changes_between_pages_repeats_and_skips_nothing_that_stayed() {
+    use rmcp::model::PaginatedRequestParams;
+
+    let (registry, executor) = many_tools(5);
+    let server = McpServer::new(executor, "bulk", "0").with_page_size(2);
+    let client = connect(&server, Actor::new("ada", true)).await;
+    let first = client.list_tools(None).await.unwrap();
+    let names: Vec<_> = first.tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["t0000", "t0001"]);
+    registry.unregister(&Selector::name("t0001")).unwrap();
+    let next = client
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(first.next_cursor),
+        ))
+        .await
+        .unwrap();
+    let names: Vec<_> = next.tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["t0002", "t0003"]);
+    client.cancel().await.unwrap();
 }

@@ -33,7 +33,7 @@ use super::result::tool_result;
 use super::server::Shared;
 use super::streamable_http::CallerContext;
 use super::{call, companion};
-use crate::catalog::OutputShape;
+use crate::catalog::{OutputShape, ToolEntry};
 use crate::error::CallError;
 use crate::executor::Executor;
 use crate::util::excerpt::{Excerpt, QUOTED_CHARS};
@@ -259,17 +259,35 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
 
     async fn list_tools(
         &self,
-        _: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         request: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let ctx = self.caller(&request)?;
+        let after = match params.and_then(|params| params.cursor) {
+            Some(cursor) => Some(after_key(cursor)?),
+            None => None,
+        };
         let tools = self.executor_for(ctx).tools();
         let described = self.shared.described(tools.catalog());
-        let listed = tools
-            .indexed()
-            .map(|(index, _)| described.tools[index].clone())
-            .collect();
-        Ok(ListToolsResult::with_all_items(listed))
+        let page_size = self.shared.page_size;
+        let mut listed = Vec::new();
+        let mut last = None;
+        let mut more = false;
+        // The catalog is sorted by key: the page starts past the cursor's.
+        let past = |entry: &ToolEntry| after.as_deref().is_none_or(|after| entry.key() > after);
+        for (index, entry) in tools.indexed().filter(|(_, entry)| past(entry)) {
+            if listed.len() == page_size {
+                more = true;
+                break;
+            }
+            listed.push(described.tools[index].clone());
+            last = Some(entry.key());
+        }
+        let mut result = ListToolsResult::with_all_items(listed);
+        if let Some(last) = last.filter(|_| more) {
+            result.next_cursor = Some(format!("{CURSOR_PREFIX}{last}"));
+        }
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -397,4 +415,23 @@ fn unreadable(request: &CustomRequest) -> ErrorData {
     };
     // serde's message may quote the offending value.
     ErrorData::invalid_params(Excerpt::message(&message).to_string(), None)
+}
+
+/// What a `tools/list` cursor starts with; the key of the last tool its
+/// page listed follows.
+const CURSOR_PREFIX: &str = "after:";
+
+/// The key a `tools/list` cursor names, or the error for a cursor this
+/// server did not give.
+fn after_key(cursor: String) -> Result<String, ErrorData> {
+    match cursor.strip_prefix(CURSOR_PREFIX) {
+        Some(key) => Ok(key.to_owned()),
+        None => Err(ErrorData::invalid_params(
+            format!(
+                "invalid cursor `{}`",
+                Excerpt::prefix(&cursor, QUOTED_CHARS)
+            ),
+            None,
+        )),
+    }
 }

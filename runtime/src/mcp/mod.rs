@@ -89,7 +89,7 @@ pub use handler::McpHandler;
 pub use jwt::{Claims, JwtAuth};
 pub use logs::log_filter;
 pub use result::{APPROVAL_REQUIRED, approval_request};
-pub use server::McpServer;
+pub use server::{DEFAULT_PAGE_SIZE, McpServer};
 pub use stdio::StdioOptions;
 pub use streamable_http::{DEFAULT_HTTP_ADDR, HttpOptions};
 

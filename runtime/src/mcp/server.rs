@@ -92,7 +92,19 @@ pub(super) struct Shared<C> {
     /// Answers what is not about tools: resources, prompts, completions,
     /// logging levels.
     pub(super) companion: Option<Arc<dyn Companion>>,
+    /// The most tools one `tools/list` answer holds.
+    pub(super) page_size: usize,
 }
+
+/// The most tools one `tools/list` answer holds unless
+/// [`McpServer::with_page_size`] says otherwise: enough that most servers
+/// answer in one page, few enough that a catalog of thousands is not one
+/// answer of megabytes.
+///
+/// ```
+/// assert_eq!(toolwright::mcp::DEFAULT_PAGE_SIZE, 500);
+/// ```
+pub const DEFAULT_PAGE_SIZE: usize = 500;
 
 impl<C> Shared<C> {
     /// The executor narrowed to the caller's view, if the server has views.
@@ -118,6 +130,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 elicitation: None,
                 mcp_calls: false,
                 companion: None,
+                page_size: DEFAULT_PAGE_SIZE,
             }),
         }
     }
@@ -257,6 +270,26 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// [`McpCall::current`]: super::McpCall::current
     pub fn with_mcp_calls(mut self) -> Self {
         self.shared_mut().mcp_calls = true;
+        self
+    }
+
+    /// The most tools one `tools/list` answer holds (at least 1; default
+    /// [`DEFAULT_PAGE_SIZE`]). A longer list is answered in pages: each
+    /// answer's `nextCursor` asks for the next one, as MCP clients do when
+    /// they list all tools. A cursor names the last tool of its page, so a
+    /// list that changes between pages neither repeats nor skips a tool
+    /// that stayed.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "gateway", "0.1.0").with_page_size(100);
+    /// # let _ = server;
+    /// ```
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.shared_mut().page_size = page_size.max(1);
         self
     }
 
