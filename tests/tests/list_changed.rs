@@ -272,3 +272,97 @@ async fn the_servers_task_ends_with_the_server() {
     until("every task to end", || alive() == before).await;
     registry.enable(&Selector::All).unwrap();
 }
+
+/// A client of the 2026-07-28 protocol, which has no initialization,
+/// speaking raw JSON-RPC lines: each request carries its protocol version.
+struct ModernClient {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl ModernClient {
+    fn connect<C: Send + Sync + 'static>(server: &McpServer<C>, caller: C) -> ModernClient {
+        use tokio::io::AsyncBufReadExt as _;
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let handler = server.handler(caller);
+        tokio::spawn(async move {
+            if let Ok(running) = handler.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, write) = tokio::io::split(client_io);
+        ModernClient {
+            write,
+            read: tokio::io::BufReader::new(read).lines(),
+        }
+    }
+
+    async fn request(&mut self, id: u64, method: &str, mut params: serde_json::Value) {
+        use tokio::io::AsyncWriteExt as _;
+        params["_meta"] = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let line =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// The next message, within a few seconds.
+    async fn next(&mut self) -> serde_json::Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.read.next_line())
+            .await
+            .expect("a message within 5 s")
+            .unwrap()
+            .expect("the stream is open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+/// #39: a 2026-07-28 client was told `tools.listChanged` by
+/// `server/discover`, but `subscriptions/listen` answered -32601, so it
+/// never heard a change. Now the listen request is acknowledged, and a
+/// change to the tools its caller sees is announced on it.
+#[tokio::test]
+async fn a_2026_07_28_client_hears_list_changed_on_its_listen_request() {
+    let executor = executor();
+    let server = server_with_views(executor.clone());
+    let mut client = ModernClient::connect(&server, Caller::Guest);
+    client
+        .request(
+            7,
+            "subscriptions/listen",
+            serde_json::json!({"notifications": {"toolsListChanged": true}}),
+        )
+        .await;
+    let acknowledged = client.next().await;
+    assert_eq!(
+        acknowledged["method"], "notifications/subscriptions/acknowledged",
+        "{acknowledged}"
+    );
+    assert_eq!(
+        acknowledged["params"]["notifications"]["toolsListChanged"],
+        true
+    );
+
+    // Staff-only changes are not the guest's.
+    executor
+        .registry()
+        .disable(&Selector::name("delete_note"), "audit")
+        .unwrap();
+    executor
+        .registry()
+        .disable(&Selector::name("weather"), "maintenance")
+        .unwrap();
+    let changed = client.next().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    let subscription = &changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+    assert_eq!(*subscription, 7, "{changed}");
+    assert_eq!(server.sessions(), 1);
+}

@@ -18,17 +18,17 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
     ListToolsRequestMethod, ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, Tool,
-    UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
+    Tool, UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 // Logging levels are deprecated by SEP-2577, and still what clients send.
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::list_changed::Sessions;
+use super::list_changed::{Listener, Sessions};
 use super::result::tool_result;
 use super::server::Shared;
 use super::streamable_http::CallerContext;
@@ -141,8 +141,48 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             return;
         }
         if let Some(caller) = self.caller_in(&notification.extensions) {
-            Sessions::track(&self.shared, notification.peer, caller.clone());
+            Sessions::track(
+                &self.shared,
+                Listener::Peer(notification.peer),
+                caller.clone(),
+            );
         }
+    }
+
+    /// A 2026-07-28 client hears of tool list changes on a
+    /// `subscriptions/listen` request: accepted where sessions outlive a
+    /// request (not in stateless HTTP), as `listChanged` is declared.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        if self.sessions && requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        Some(accepted)
+    }
+
+    /// The session of a `subscriptions/listen` request: told of its
+    /// caller's tool list changes until the request ends.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let wants = subscription.accepted().tools_list_changed == Some(true);
+        let caller = self
+            .caller_in(&subscription.request_context().extensions)
+            .cloned();
+        let tracked = match caller {
+            Some(caller) if wants => Some(Sessions::track(
+                &self.shared,
+                Listener::Subscription(subscription.sink().clone()),
+                caller,
+            )),
+            _ => None,
+        };
+        subscription.cancelled().await;
+        if let Some(id) = tracked {
+            self.shared.sessions.untrack(id);
+        }
+        Ok(())
     }
 
     async fn on_custom_request(

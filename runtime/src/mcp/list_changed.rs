@@ -3,7 +3,10 @@
 //!
 //! A session is tracked from the client's `notifications/initialized`, with
 //! its caller's context, and forgotten once its transport has closed or a
-//! notification to it failed. One task per server (the watcher) follows the
+//! notification to it failed. A client of the 2026-07-28 protocol, which
+//! has no initialization, is tracked for as long as its
+//! `subscriptions/listen` request asking for tool list changes is open,
+//! and told on that request's stream. One task per server (the watcher) follows the
 //! registry's changes: it lets a burst settle, compares what each session
 //! sees with what it saw, and tells only the sessions whose tools changed.
 
@@ -12,6 +15,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
+use rmcp::model::{ServerNotification, ToolListChangedNotification};
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::oneshot;
 
@@ -53,17 +58,47 @@ struct Table<C> {
 
 struct Session<C> {
     id: u64,
-    peer: Peer<RoleServer>,
+    to: Listener,
     caller: Arc<C>,
     /// What it saw at initialization, or was last told of.
     seen: Names,
 }
 
+/// Where a session hears of changes.
+#[derive(Clone)]
+pub(super) enum Listener {
+    /// Its connection, from its `notifications/initialized` on.
+    Peer(Peer<RoleServer>),
+    /// The stream of its `subscriptions/listen` request (2026-07-28).
+    Subscription(SubscriptionSink),
+}
+
+impl Listener {
+    fn closed(&self) -> bool {
+        match self {
+            Listener::Peer(peer) => peer.is_transport_closed(),
+            // Untracked when its request ends (`Sessions::untrack`).
+            Listener::Subscription(_) => false,
+        }
+    }
+
+    async fn tell(&self) -> bool {
+        match self {
+            Listener::Peer(peer) => peer.notify_tool_list_changed().await.is_ok(),
+            Listener::Subscription(sink) => sink
+                .send(ServerNotification::ToolListChangedNotification(
+                    ToolListChangedNotification::default(),
+                ))
+                .await
+                .is_ok(),
+        }
+    }
+}
+
 impl<C> Table<C> {
     /// Forgets the sessions whose transport has closed.
     fn sweep(&mut self) {
-        self.sessions
-            .retain(|session| !session.peer.is_transport_closed());
+        self.sessions.retain(|session| !session.to.closed());
         self.swept = self.sessions.len();
     }
 }
@@ -93,10 +128,16 @@ impl<C: Any + Send + Sync> Sessions<C> {
         table.sessions.len()
     }
 
-    /// Tells `peer` from now on when the tools `caller` sees change.
-    /// Starts the server's watcher if it has none yet (inside a runtime:
-    /// rmcp calls this from a session's task).
-    pub(super) fn track(shared: &Arc<Shared<C>>, peer: Peer<RoleServer>, caller: Arc<C>) {
+    /// Forgets the session `id` ([`track`](Self::track)'s), if it is still
+    /// tracked.
+    pub(super) fn untrack(&self, id: u64) {
+        self.lock().sessions.retain(|session| session.id != id);
+    }
+
+    /// Tells `to` from now on when the tools `caller` sees change, as the
+    /// session it answers. Starts the server's watcher if it has none yet
+    /// (inside a runtime: rmcp calls this from a session's task).
+    pub(super) fn track(shared: &Arc<Shared<C>>, to: Listener, caller: Arc<C>) -> u64 {
         let sessions = &shared.sessions;
         // Subscribed before `seen` is read: no change falls in between.
         sessions.watcher.get_or_init(|| {
@@ -116,10 +157,11 @@ impl<C: Any + Send + Sync> Sessions<C> {
         table.next_id += 1;
         table.sessions.push(Session {
             id,
-            peer,
+            to,
             caller,
             seen,
         });
+        id
     }
 }
 
@@ -150,7 +192,7 @@ async fn watch<C: Any + Send + Sync>(
 /// Tells every session whose tools changed since it last saw them, and
 /// forgets those that cannot be told.
 async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
-    let due: Vec<(u64, Peer<RoleServer>)> = {
+    let due: Vec<(u64, Listener)> = {
         let mut table = shared.sessions.lock();
         table.sweep();
         let mut views = Visible::new(shared);
@@ -161,7 +203,7 @@ async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
                 let now = views.names(&session.caller);
                 (now != session.seen).then(|| {
                     session.seen = now;
-                    (session.id, session.peer.clone())
+                    (session.id, session.to.clone())
                 })
             })
             .collect()
@@ -171,13 +213,13 @@ async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
     }
     let sent = futures_util::future::join_all(
         due.iter()
-            .map(|(_, peer)| tokio::time::timeout(SEND_TIMEOUT, peer.notify_tool_list_changed())),
+            .map(|(_, to)| tokio::time::timeout(SEND_TIMEOUT, to.tell())),
     )
     .await;
     let mut failed: Vec<u64> = due
         .iter()
         .zip(sent)
-        .filter(|(_, sent)| !matches!(sent, Ok(Ok(()))))
+        .filter(|(_, sent)| !matches!(sent, Ok(true)))
         .map(|((id, _), _)| *id)
         .collect();
     if !failed.is_empty() {

@@ -32,7 +32,9 @@ type Views<C> = Arc<dyn Fn(&C) -> View + Send + Sync>;
 /// sees change: a change that leaves a session's list as it was sends it
 /// nothing, and changes a few milliseconds apart are announced once. A
 /// session is followed from the client's `notifications/initialized` until
-/// its transport closes. One task per server does this, started by the
+/// its transport closes; a client of the 2026-07-28 protocol, which does
+/// not initialize, for as long as its `subscriptions/listen` request for
+/// tool list changes is open, on that request's stream. One task per server does this, started by the
 /// first session and ended when the server and its sessions are gone;
 /// `tools/call` pays nothing for it. Stateless HTTP
 /// ([`HttpOptions::stateless`]) has no sessions to tell: it declares no
