@@ -165,12 +165,14 @@ where
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use super::{Excerpt, LISTED_ITEMS, Listed, result_text};
+    use super::{Excerpt, LISTED_ITEMS, Listed};
 
     #[test]
+    #[cfg(any(feature = "providers", feature = "mcp"))]
     fn a_result_past_its_bound_is_cut_with_a_count_of_what_is_left_out() {
+        use serde_json::json;
+
+        use super::result_text;
         assert_eq!(result_text(&json!("short"), 5), ("short".to_owned(), false));
         assert_eq!(result_text(&json!([1, 2]), 5), ("[1,2]".to_owned(), false));
         assert_eq!(
