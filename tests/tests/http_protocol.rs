@@ -499,3 +499,79 @@ async fn a_request_for_a_host_not_allowed_is_403_before_credentials() {
     );
     assert_eq!(status(Some(format!("[::1]:{port}")), "ada-1").await, "200");
 }
+
+/// #39: a client of the 2026-07-28 protocol was told `tools.listChanged`,
+/// but its `subscriptions/listen` was refused, so it never heard a change.
+/// Over Streamable HTTP the request is acknowledged on its event stream,
+/// and a change to the caller's tools is announced there.
+#[tokio::test]
+async fn a_2026_07_28_listen_request_hears_tool_list_changes_on_its_stream() {
+    let catalog = Catalog::builder().register::<HelloArgs>().build().unwrap();
+    let executor = Executor::builder(catalog, Container::default())
+        .principal::<Actor>()
+        .build()
+        .unwrap();
+    let url = serve_executor(executor.clone(), HttpOptions::default(), authenticate).await;
+    let listen = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"toolsListChanged": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    });
+    let mut stream = reqwest::Client::new()
+        .post(&url)
+        .header("authorization", "Bearer ada-1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(listen.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut seen = String::new();
+    let mut next_event = async || {
+        loop {
+            if let Some(end) = seen.find("\n\n") {
+                let event: String = seen.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|line| line.strip_prefix("data:")) {
+                    return serde_json::from_str::<Value>(data.trim()).unwrap();
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+                .await
+                .expect("an event within 5 s")
+                .unwrap()
+                .expect("the stream is open");
+            seen.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    };
+    let acknowledged = next_event().await;
+    assert_eq!(
+        acknowledged["method"], "notifications/subscriptions/acknowledged",
+        "{acknowledged}"
+    );
+    assert_eq!(
+        acknowledged["params"]["notifications"]["toolsListChanged"],
+        true
+    );
+    executor
+        .registry()
+        .disable(&toolwright::Selector::name("hello"), "maintenance")
+        .unwrap();
+    let changed = next_event().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+}
