@@ -7,11 +7,12 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::header::{AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderValue, StatusCode};
 use sha2::{Digest as _, Sha256};
 
 use super::api::Failure;
 use super::{Operator, Shared};
+use crate::web::credentials::bearer;
 
 /// The operators by the SHA-256 digest of their token.
 #[derive(Clone, Default)]
@@ -68,17 +69,6 @@ fn equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(difference) == 0
 }
 
-/// The token of an `Authorization: Bearer <token>` header.
-fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
-    let value = headers.get(AUTHORIZATION)?.as_bytes();
-    let (scheme, token) = value.split_at_checked(6)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer") {
-        return None;
-    }
-    let token = token.strip_prefix(b" ")?.trim_ascii();
-    (!token.is_empty()).then_some(token)
-}
-
 /// Lets a request with an operator's token through, as that operator
 /// (an `Arc<Operator>` extension); 401 otherwise.
 pub(crate) async fn authenticate(
@@ -86,7 +76,8 @@ pub(crate) async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(operator) = bearer(request.headers()).and_then(|t| shared.operators.find(t)) else {
+    let token = bearer(request.headers()).map(str::as_bytes);
+    let Some(operator) = token.and_then(|t| shared.operators.find(t)) else {
         let text = if request.headers().contains_key(AUTHORIZATION) {
             "the token is not an admin token"
         } else {
@@ -219,17 +210,5 @@ mod tests {
         assert_eq!(operators.find(b"secret-token").unwrap().id, "ops");
         assert!(operators.find(b"secret-tokem").is_none());
         assert!(operators.find(b"").is_none());
-    }
-
-    #[test]
-    fn bearer_tokens_are_read_from_the_header() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(bearer(&headers), None);
-        headers.insert(AUTHORIZATION, HeaderValue::from_static("bearer abc "));
-        assert_eq!(bearer(&headers), Some(&b"abc"[..]));
-        headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic abc"));
-        assert_eq!(bearer(&headers), None);
-        headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer "));
-        assert_eq!(bearer(&headers), None);
     }
 }

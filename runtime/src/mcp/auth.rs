@@ -333,17 +333,7 @@ fn quotable(text: &str) -> String {
 /// assert_eq!(bearer_token(&headers), None);
 /// ```
 pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = scheme_and_credentials(value)?;
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-/// An `Authorization` value read as [`bearer_token`] reads it: the scheme
-/// (its case left as sent) and the credentials after it, without the
-/// spaces around either. `None` for a value with no credentials.
-pub(in crate::mcp) fn scheme_and_credentials(value: &str) -> Option<(&str, &str)> {
-    let (scheme, credentials) = value.trim_matches(' ').split_once(' ')?;
-    Some((scheme, credentials.trim_matches(' ')))
+    crate::web::credentials::bearer(headers)
 }
 
 #[cfg(test)]

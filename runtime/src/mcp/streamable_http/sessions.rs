@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use sha2::{Digest as _, Sha256};
 
-use crate::mcp::auth::scheme_and_credentials;
+use crate::web::credentials::scheme_and_credentials;
 
 /// The header naming a request's session.
 const SESSION_ID: &str = "mcp-session-id";
