@@ -722,7 +722,9 @@ async fn one_requester_flooding_writes_over_mcp_stops_at_the_cap() {
         told.push(content[0]["text"].as_str().unwrap().to_owned());
     }
     client.cancel().await.unwrap();
-    let waiting = told.iter().filter(|t| t.contains("needs a person's approval"));
+    let waiting = told
+        .iter()
+        .filter(|t| t.contains("needs a person's approval"));
     assert_eq!(waiting.count(), 100);
     for text in &told[100..] {
         assert_eq!(
@@ -762,7 +764,11 @@ async fn the_approvals_api_pages_by_cursor_and_shows_each_request_once() {
         pages += 1;
         match body["next"].as_u64() {
             Some(next) => {
-                assert_eq!(Some(next), seen.last().copied(), "next is the last id shown");
+                assert_eq!(
+                    Some(next),
+                    seen.last().copied(),
+                    "next is the last id shown"
+                );
                 after = Some(next);
             }
             None => break,
@@ -770,7 +776,10 @@ async fn the_approvals_api_pages_by_cursor_and_shows_each_request_once() {
     }
     assert_eq!(pages, 3);
     assert_eq!(seen.len(), 135);
-    assert!(seen.windows(2).all(|w| w[0] < w[1]), "oldest first, none twice");
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "oldest first, none twice"
+    );
 
     // A limit is honoured up to 200; a bad one is refused.
     let small = shop.get("api/approvals?limit=7").await.json();
@@ -791,7 +800,10 @@ async fn a_decision_with_the_requests_etag_passes_while_another_user_keeps_askin
     let listed = shop.get("api/approvals").await;
     let tag = request_tag(&listed, id);
     let one = shop.get(&format!("api/approvals/{id}")).await;
-    assert_eq!((one.etag(), one.json()["etag"].clone()), (tag.clone(), json!(tag)));
+    assert_eq!(
+        (one.etag(), one.json()["etag"].clone()),
+        (tag.clone(), json!(tag))
+    );
 
     // Mallory keeps asking, before the decision and while it is made.
     for cents in 0..5 {
@@ -819,8 +831,12 @@ async fn a_decision_with_the_requests_etag_passes_while_another_user_keeps_askin
     let decided = shop.get(&format!("api/approvals/{id}")).await;
     assert_eq!(decided.etag(), approved.etag());
     let again = Answer::of(
-        shop.request(Method::GET, &format!("api/approvals/{id}"), Some(ALICE_TOKEN))
-            .header("if-none-match", approved.etag()),
+        shop.request(
+            Method::GET,
+            &format!("api/approvals/{id}"),
+            Some(ALICE_TOKEN),
+        )
+        .header("if-none-match", approved.etag()),
     )
     .await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
@@ -830,7 +846,11 @@ async fn a_decision_with_the_requests_etag_passes_while_another_user_keeps_askin
     );
     let ran = shop
         .executor
-        .invoke("charge", json!({"cents": 500, "card": CARD}), &Caller("alice"))
+        .invoke(
+            "charge",
+            json!({"cents": 500, "card": CARD}),
+            &Caller("alice"),
+        )
         .await;
     assert_eq!(ran.unwrap(), json!({"charged": 500}));
 }
@@ -885,7 +905,11 @@ async fn an_operator_cannot_approve_their_own_request_and_another_can() {
         (json!("approved"), json!("bob"))
     );
     assert_eq!(approved["reason"], "checked");
-    assert_ne!(approved["etag"], json!(tag), "a decided request's ETag moves on");
+    assert_ne!(
+        approved["etag"],
+        json!(tag),
+        "a decided request's ETag moves on"
+    );
 
     // The identical call now runs, once.
     let ran = shop
@@ -939,9 +963,19 @@ async fn a_rejected_request_refuses_the_identical_call() {
 
     // The list's ETag is not the request's: a decision names its request.
     let list = shop
-        .post(&path, BOB_TOKEN, Some(&listed.etag()), json!({"reason": "too much"}))
+        .post(
+            &path,
+            BOB_TOKEN,
+            Some(&listed.etag()),
+            json!({"reason": "too much"}),
+        )
         .await;
-    assert_eq!(list.status, StatusCode::PRECONDITION_FAILED, "{}", list.text);
+    assert_eq!(
+        list.status,
+        StatusCode::PRECONDITION_FAILED,
+        "{}",
+        list.text
+    );
     assert!(list.error().contains(&tag), "{}", list.text);
 
     let rejected = shop

@@ -170,7 +170,10 @@ async fn past_the_default_cap_a_requester_is_told_how_many_wait_and_nothing_is_r
     else {
         panic!("{error:?}")
     };
-    assert_eq!((*key, requested_by.as_str(), *pending), ("payments.pay", "alice", 100));
+    assert_eq!(
+        (*key, requested_by.as_str(), *pending),
+        ("payments.pay", "alice", 100)
+    );
     assert_eq!(
         error.model_message(),
         "You already have 100 requests waiting for a person's approval, the most allowed, \

@@ -808,10 +808,19 @@ async fn a_flood_stops_at_the_cap(ledger: Ledger) {
     }
     assert_eq!((waiting, refused), (5, 25));
     let now = SystemTime::now();
-    let pending = approvals.ledger().pending_count("alice", now).await.unwrap();
+    let pending = approvals
+        .ledger()
+        .pending_count("alice", now)
+        .await
+        .unwrap();
     assert_eq!(pending, 5, "the count stays at the cap");
-    let bob = executor.invoke("ship", json!({"order": 1}), &caller("bob")).await;
-    assert!(matches!(bob, Err(CallError::ApprovalRequired(_))), "{bob:?}");
+    let bob = executor
+        .invoke("ship", json!({"order": 1}), &caller("bob"))
+        .await;
+    assert!(
+        matches!(bob, Err(CallError::ApprovalRequired(_))),
+        "{bob:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
