@@ -280,6 +280,37 @@ pub enum CallError {
     /// approve this exact call (see [`ApprovalRequest::digest`]) before it runs.
     #[error("the call to `{}` needs approval (digest {})", .0.key, .0.digest)]
     ApprovalRequired(Box<ApprovalRequest>),
+    /// The call needs a person's approval, but its requester already has
+    /// as many requests waiting for a decision as the approvals allow
+    /// ([`ApprovalsBuilder::max_pending`](crate::approval::ApprovalsBuilder::max_pending)):
+    /// this one was not recorded, and nothing ran. The model is told how
+    /// many wait, and not to retry until some are decided.
+    ///
+    /// ```
+    /// use toolwright::CallError;
+    ///
+    /// let error = CallError::TooManyPending {
+    ///     key: "orders.refund",
+    ///     requested_by: "agent-7".into(),
+    ///     pending: 100,
+    /// };
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "the call to `orders.refund` needs approval, but `agent-7` already has 100 requests waiting for a decision"
+    /// );
+    /// assert!(error.model_message().starts_with("You already have 100 requests waiting"));
+    /// ```
+    #[error(
+        "the call to `{key}` needs approval, but `{requested_by}` already has {pending} requests waiting for a decision"
+    )]
+    TooManyPending {
+        /// The tool's key.
+        key: &'static str,
+        /// The requester.
+        requested_by: String,
+        /// How many of their requests wait: the most allowed.
+        pending: usize,
+    },
     /// An injected type has no provider in the container.
     #[error("tool `{key}` needs `{type_name}`, which has no provider")]
     DependencyMissing {
@@ -428,6 +459,9 @@ impl CallError {
                     request.digest
                 ),
             },
+            CallError::TooManyPending { pending, .. } => format!(
+                "You already have {pending} requests waiting for a person's approval, the most allowed, so this call was not recorded. Tell the user; do not retry until some are decided."
+            ),
             CallError::Timeout { .. } => "The tool did not finish in time.".into(),
             CallError::AuditFailed { .. } => {
                 "The tool is unavailable right now; the call failed.".into()
@@ -453,6 +487,7 @@ impl CallError {
             | CallError::PolicyDenied { key, .. }
             | CallError::Denied { key }
             | CallError::NotApproved { key }
+            | CallError::TooManyPending { key, .. }
             | CallError::DependencyMissing { key, .. }
             | CallError::Dependency { key, .. }
             | CallError::Hook { key, .. }
@@ -513,6 +548,7 @@ impl CallError {
             | CallError::PolicyDenied { key, .. }
             | CallError::Denied { key }
             | CallError::NotApproved { key }
+            | CallError::TooManyPending { key, .. }
             | CallError::DependencyMissing { key, .. }
             | CallError::Dependency { key, .. }
             | CallError::Hook { key, .. }

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
+use crate::approval::LedgerError;
 use crate::context::ErasedContext;
 use crate::error::{BoxError, CallError, HookKind};
 use crate::invocation::Invocation;
@@ -364,9 +365,44 @@ pub(crate) fn approved(
     answer: Result<Verdict, CallError>,
     key: &'static str,
 ) -> Result<bool, CallError> {
-    match answer? {
+    match answer.map_err(too_many_pending)? {
         Verdict::Allow => Ok(true),
         Verdict::Deny => Err(CallError::NotApproved { key }),
         Verdict::Pending => Ok(false),
+    }
+}
+
+/// An `approve` hook's ledger error that says the requester has too many
+/// requests waiting, as the call's own error; any other error as it is.
+fn too_many_pending(error: CallError) -> CallError {
+    let CallError::Hook {
+        key,
+        hook: HookKind::Approve,
+        source,
+    } = error
+    else {
+        return error;
+    };
+    match source.downcast::<LedgerError>() {
+        Ok(ledger) => match *ledger {
+            LedgerError::TooManyPending {
+                requested_by,
+                pending,
+            } => CallError::TooManyPending {
+                key,
+                requested_by,
+                pending,
+            },
+            ledger => CallError::Hook {
+                key,
+                hook: HookKind::Approve,
+                source: Box::new(ledger),
+            },
+        },
+        Err(source) => CallError::Hook {
+            key,
+            hook: HookKind::Approve,
+            source,
+        },
     }
 }

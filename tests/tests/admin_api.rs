@@ -671,6 +671,190 @@ async fn reads_answer_304_while_nothing_changed() {
     assert_eq!(after.etag(), shop.tag(1));
 }
 
+/// The ETag of request `id` in a page of `api/approvals`.
+fn request_tag(listed: &Answer, id: u64) -> String {
+    let approvals = listed.json()["approvals"].clone();
+    let approval = approvals
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap_or_else(|| panic!("request {id} is not listed: {}", listed.text));
+    approval["etag"].as_str().unwrap().to_owned()
+}
+
+/// `who` asks for a charge of `cents`: the error the call answers.
+async fn asks(executor: &Executor, who: &'static str, cents: u64) -> CallError {
+    let asked = executor
+        .invoke(
+            "charge",
+            json!({"cents": cents, "card": CARD}),
+            &Caller(who),
+        )
+        .await;
+    asked.unwrap_err()
+}
+
+#[tokio::test]
+async fn one_requester_flooding_writes_over_mcp_stops_at_the_cap() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    let shop = Shop::start().await;
+    let server = McpServer::<Caller>::new(shop.executor.clone(), "admin-test", "0");
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(Caller("mallory"));
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.unwrap();
+    let mut told = Vec::new();
+    for cents in 0..120 {
+        let arguments = json!({"cents": cents, "card": CARD});
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        let params = CallToolRequestParams::new("charge").with_arguments(arguments);
+        let result = client.call_tool(params).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let content = serde_json::to_value(&result.content).unwrap();
+        told.push(content[0]["text"].as_str().unwrap().to_owned());
+    }
+    client.cancel().await.unwrap();
+    let waiting = told
+        .iter()
+        .filter(|t| t.contains("needs a person's approval"));
+    assert_eq!(waiting.count(), 100);
+    for text in &told[100..] {
+        assert_eq!(
+            text,
+            "You already have 100 requests waiting for a person's approval, the most allowed, \
+             so this call was not recorded. Tell the user; do not retry until some are decided."
+        );
+    }
+    // The operators see the cap's worth, not the flood; others still ask.
+    let pending = shop.executor.approvals().unwrap().pending().await.unwrap();
+    assert_eq!(pending.len(), 100);
+    assert!(pending.iter().all(|a| a.requested_by == "mallory"));
+    let dave = asks(&shop.executor, "dave", 1).await;
+    assert!(matches!(dave, CallError::ApprovalRequired(_)), "{dave:?}");
+}
+
+#[tokio::test]
+async fn the_approvals_api_pages_by_cursor_and_shows_each_request_once() {
+    let shop = Shop::start().await;
+    for who in ["ann", "ben", "cat"] {
+        for cents in 0..45 {
+            asks(&shop.executor, who, cents).await;
+        }
+    }
+    let (mut seen, mut after, mut pages) = (Vec::<u64>::new(), None::<u64>, 0);
+    loop {
+        let path = match after {
+            None => "api/approvals".to_owned(),
+            Some(after) => format!("api/approvals?after={after}"),
+        };
+        let page = shop.get(&path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        let body = page.json();
+        let approvals = body["approvals"].as_array().unwrap();
+        assert!(approvals.len() <= 50, "a page holds at most 50 by default");
+        seen.extend(approvals.iter().map(|a| a["id"].as_u64().unwrap()));
+        pages += 1;
+        match body["next"].as_u64() {
+            Some(next) => {
+                assert_eq!(
+                    Some(next),
+                    seen.last().copied(),
+                    "next is the last id shown"
+                );
+                after = Some(next);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen.len(), 135);
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "oldest first, none twice"
+    );
+
+    // A limit is honoured up to 200; a bad one is refused.
+    let small = shop.get("api/approvals?limit=7").await.json();
+    assert_eq!(small["approvals"].as_array().unwrap().len(), 7);
+    assert_eq!(small["next"], seen[6]);
+    let large = shop.get("api/approvals?limit=100000").await.json();
+    assert_eq!(large["approvals"].as_array().unwrap().len(), 135);
+    assert_eq!(large["next"], Value::Null);
+    for bad in ["api/approvals?limit=0", "api/approvals?after=soon"] {
+        assert_eq!(shop.get(bad).await.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn a_decision_with_the_requests_etag_passes_while_another_user_keeps_asking() {
+    let shop = Shop::start().await;
+    let id = alice_asks(&shop).await;
+    let listed = shop.get("api/approvals").await;
+    let tag = request_tag(&listed, id);
+    let one = shop.get(&format!("api/approvals/{id}")).await;
+    assert_eq!(
+        (one.etag(), one.json()["etag"].clone()),
+        (tag.clone(), json!(tag))
+    );
+
+    // Mallory keeps asking, before the decision and while it is made.
+    for cents in 0..5 {
+        asks(&shop.executor, "mallory", cents).await;
+    }
+    let executor = shop.executor.clone();
+    let flood = tokio::spawn(async move {
+        for cents in 5..60 {
+            asks(&executor, "mallory", cents).await;
+            tokio::task::yield_now().await;
+        }
+    });
+    assert_ne!(shop.get("api/approvals").await.etag(), listed.etag());
+
+    let path = format!("api/approvals/{id}/approve");
+    let approved = shop
+        .post(&path, BOB_TOKEN, Some(&tag), json!({"reason": "checked"}))
+        .await;
+    assert_eq!(approved.status, StatusCode::OK, "{}", approved.text);
+    assert_eq!(approved.json()["status"], "approved");
+    assert_eq!(approved.etag(), approved.json()["etag"].as_str().unwrap());
+    flood.await.unwrap();
+
+    // Its tag moved on: the request reads anew, and 304 only to the new tag.
+    let decided = shop.get(&format!("api/approvals/{id}")).await;
+    assert_eq!(decided.etag(), approved.etag());
+    let again = Answer::of(
+        shop.request(
+            Method::GET,
+            &format!("api/approvals/{id}"),
+            Some(ALICE_TOKEN),
+        )
+        .header("if-none-match", approved.etag()),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(
+        shop.get("api/approvals/4242").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let ran = shop
+        .executor
+        .invoke(
+            "charge",
+            json!({"cents": 500, "card": CARD}),
+            &Caller("alice"),
+        )
+        .await;
+    assert_eq!(ran.unwrap(), json!({"charged": 500}));
+}
+
 /// Alice asks for a charge: the request's id.
 async fn alice_asks(shop: &Shop) -> u64 {
     let asked = shop
@@ -700,7 +884,7 @@ async fn an_operator_cannot_approve_their_own_request_and_another_can() {
     assert_eq!(approvals[0]["status"], "pending");
     assert_eq!(approvals[0]["request"]["arguments"]["card"], "[redacted]");
     assert_eq!(approvals[0]["request"]["arguments"]["cents"], 500);
-    let tag = listed.etag();
+    let tag = approvals[0]["etag"].as_str().unwrap().to_owned();
 
     // Four eyes: alice's own token cannot approve it.
     let path = format!("api/approvals/{id}/approve");
@@ -721,6 +905,11 @@ async fn an_operator_cannot_approve_their_own_request_and_another_can() {
         (json!("approved"), json!("bob"))
     );
     assert_eq!(approved["reason"], "checked");
+    assert_ne!(
+        approved["etag"],
+        json!(tag),
+        "a decided request's ETag moves on"
+    );
 
     // The identical call now runs, once.
     let ran = shop
@@ -764,31 +953,31 @@ async fn an_operator_cannot_approve_their_own_request_and_another_can() {
 async fn a_rejected_request_refuses_the_identical_call() {
     let shop = Shop::start().await;
     let id = alice_asks(&shop).await;
-    let tag = shop.get("api/approvals").await.etag();
+    let listed = shop.get("api/approvals").await;
+    let tag = request_tag(&listed, id);
     let path = format!("api/approvals/{id}/reject");
     let missing = shop
         .post(&path, BOB_TOKEN, None, json!({"reason": "too much"}))
         .await;
     assert_eq!(missing.status, StatusCode::PRECONDITION_REQUIRED);
 
-    // Another request makes the list (and so its ETag) change.
-    shop.executor
-        .invoke("charge", json!({"cents": 1, "card": CARD}), &Caller("dave"))
-        .await
-        .unwrap_err();
-    let stale = shop
-        .post(&path, BOB_TOKEN, Some(&tag), json!({"reason": "too much"}))
+    // The list's ETag is not the request's: a decision names its request.
+    let list = shop
+        .post(
+            &path,
+            BOB_TOKEN,
+            Some(&listed.etag()),
+            json!({"reason": "too much"}),
+        )
         .await;
-    assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
     assert_eq!(
-        shop.get("api/approvals").await.json()["approvals"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
+        list.status,
+        StatusCode::PRECONDITION_FAILED,
+        "{}",
+        list.text
     );
+    assert!(list.error().contains(&tag), "{}", list.text);
 
-    let tag = shop.get("api/approvals").await.etag();
     let rejected = shop
         .post(&path, BOB_TOKEN, Some(&tag), json!({"reason": "too much"}))
         .await;
@@ -1030,7 +1219,7 @@ async fn only_operators_holding_the_approver_role_decide() {
     })
     .await;
     let id = alice_asks(&shop).await;
-    let tag = shop.get("api/approvals").await.etag();
+    let tag = request_tag(&shop.get("api/approvals").await, id);
     let path = format!("api/approvals/{id}/approve");
     let bob = shop.post(&path, BOB_TOKEN, Some(&tag), json!({})).await;
     assert_eq!(bob.status, StatusCode::FORBIDDEN, "{}", bob.text);

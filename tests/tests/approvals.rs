@@ -151,6 +151,56 @@ async fn the_request_is_recorded_once_per_requester_and_call() {
 }
 
 #[tokio::test]
+async fn past_the_default_cap_a_requester_is_told_how_many_wait_and_nothing_is_recorded() {
+    let setup = memory();
+    let cents = |n: u64| json!({"supplier": "ACME", "cents": n});
+    let mut asked = Vec::new();
+    for n in 1..=100 {
+        asked.push(ask(&setup, cents(n), &ALICE).await);
+    }
+    let refused = setup.executor.invoke("pay", cents(101), &ALICE).await;
+    let Err(error) = refused else {
+        panic!("{refused:?}")
+    };
+    let CallError::TooManyPending {
+        key,
+        requested_by,
+        pending,
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (*key, requested_by.as_str(), *pending),
+        ("payments.pay", "alice", 100)
+    );
+    assert_eq!(
+        error.model_message(),
+        "You already have 100 requests waiting for a person's approval, the most allowed, \
+         so this call was not recorded. Tell the user; do not retry until some are decided."
+    );
+    let preflight = setup.executor.preflight("pay", cents(102), &ALICE).await;
+    assert!(
+        matches!(preflight, Err(CallError::TooManyPending { .. })),
+        "{preflight:?}"
+    );
+    assert_eq!(setup.approvals.pending().await.unwrap().len(), 100);
+    assert_eq!(setup.runs.count(), 0);
+
+    // Asking again for a call that waits is not one more; anyone else asks.
+    assert_eq!(ask(&setup, cents(1), &ALICE).await, asked[0]);
+    ask(&setup, cents(101), &BOB).await;
+    // One decided makes room for one more.
+    setup.approvals.reject(asked[5], &BOB, "no").await.unwrap();
+    ask(&setup, cents(101), &ALICE).await;
+    let again = setup.executor.invoke("pay", cents(102), &ALICE).await;
+    assert!(
+        matches!(again, Err(CallError::TooManyPending { pending: 100, .. })),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_requester_cannot_approve_their_own_call_under_four_eyes() {
     let setup = memory();
     let id = ask(&setup, payment(None), &ALICE).await;

@@ -480,6 +480,65 @@ mod contract {
         let before: Vec<_> = before.into_iter().map(|a| a.id).collect();
         assert_eq!(before, [old_pending.id, pending.id, second_pending.id]);
     }
+
+    pub(super) async fn pages_after_an_id_reach_every_request_once(ledger: Ledger) {
+        let mut asked = Vec::new();
+        for n in 0..7 {
+            let call = request("orders.ship", json!({ "order": n }));
+            asked.push(ledger.record(new(&call, "alice", NOW)).await.unwrap().id);
+        }
+        // One decided in between is no longer pending: left out, not a gap.
+        ledger
+            .decide(asked[3], decision(false, "bob", NOW))
+            .await
+            .unwrap();
+        let (mut seen, mut after, mut pages) = (Vec::new(), None, 0);
+        loop {
+            let page = ledger
+                .list_after(Status::Pending, at(NOW), after, 2)
+                .await
+                .unwrap();
+            assert!(page.len() <= 2, "{page:?}");
+            assert!(page.iter().all(|a| a.status == Status::Pending));
+            let Some(last) = page.last() else { break };
+            after = Some(last.id);
+            seen.extend(page.iter().map(|a| a.id));
+            pages += 1;
+        }
+        let mut expected = asked.clone();
+        expected.remove(3);
+        assert_eq!(seen, expected, "oldest first, each once");
+        assert_eq!(pages, 3);
+        // Past the last id, and past any id a row can have: nothing.
+        let past = ApprovalId(u64::MAX);
+        let none = ledger.list_after(Status::Pending, at(NOW), Some(past), 10);
+        assert!(none.await.unwrap().is_empty());
+        let rejected = ledger.list_after(Status::Rejected, at(NOW), None, 10);
+        let rejected: Vec<_> = rejected.await.unwrap().into_iter().map(|a| a.id).collect();
+        assert_eq!(rejected, [asked[3]]);
+    }
+
+    pub(super) async fn pending_count_is_one_requesters_waiting_requests(ledger: Ledger) {
+        for n in 0..3 {
+            let call = request("orders.ship", json!({ "order": n }));
+            ledger.record(new(&call, "alice", NOW)).await.unwrap();
+        }
+        let late = request("orders.ship", json!({"order": 9}));
+        let late = ledger.record(new(&late, "alice", NOW + 10)).await.unwrap();
+        let bobs = request("orders.ship", json!({"order": 1}));
+        ledger.record(new(&bobs, "bob", NOW)).await.unwrap();
+        assert_eq!(ledger.pending_count("alice", at(NOW)).await.unwrap(), 4);
+        assert_eq!(ledger.pending_count("bob", at(NOW)).await.unwrap(), 1);
+        assert_eq!(ledger.pending_count("carol", at(NOW)).await.unwrap(), 0);
+        // A decided request waits no longer; an expired one neither.
+        ledger
+            .decide(late.id, decision(true, "bob", NOW))
+            .await
+            .unwrap();
+        assert_eq!(ledger.pending_count("alice", at(NOW)).await.unwrap(), 3);
+        let lapsed = ledger.pending_count("alice", at(NOW + TTL));
+        assert_eq!(lapsed.await.unwrap(), 0);
+    }
 }
 
 /// One test per store and rule, each on a database of its own.
@@ -510,6 +569,8 @@ macro_rules! every_store {
                 an_expired_approval_cannot_be_consumed,
                 settle_only_from_consumed,
                 list_filters_by_status_and_leaves_out_the_expired,
+                pages_after_an_id_reach_every_request_once,
+                pending_count_is_one_requesters_waiting_requests,
             );
         )*
     };
@@ -706,6 +767,78 @@ async fn postgres_fifty_identical_approved_calls_run_the_body_once() {
         return;
     };
     fifty_at_once_run_once(ledger).await;
+}
+
+/// Alice fires thirty distinct writes at once under a cap of five: five
+/// wait for a person, the rest are refused and recorded nowhere, and Bob
+/// can still ask.
+async fn a_flood_stops_at_the_cap(ledger: Ledger) {
+    let approvals = Approvals::builder_shared(ledger).max_pending(5).build();
+    let executor = executor(&approvals);
+    let caller = |id| Caller {
+        id,
+        runs: Arc::default(),
+    };
+    let start = Arc::new(tokio::sync::Barrier::new(30));
+    let calls: Vec<_> = (0..30)
+        .map(|order| {
+            let (executor, start) = (executor.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                executor
+                    .invoke("ship", json!({ "order": order }), &caller("alice"))
+                    .await
+            })
+        })
+        .collect();
+    let (mut waiting, mut refused) = (0, 0);
+    for call in calls {
+        match call.await.unwrap() {
+            Err(CallError::ApprovalRequired(_)) => waiting += 1,
+            Err(CallError::TooManyPending {
+                requested_by,
+                pending,
+                ..
+            }) => {
+                assert_eq!((requested_by.as_str(), pending), ("alice", 5));
+                refused += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((waiting, refused), (5, 25));
+    let now = SystemTime::now();
+    let pending = approvals
+        .ledger()
+        .pending_count("alice", now)
+        .await
+        .unwrap();
+    assert_eq!(pending, 5, "the count stays at the cap");
+    let bob = executor
+        .invoke("ship", json!({"order": 1}), &caller("bob"))
+        .await;
+    assert!(
+        matches!(bob, Err(CallError::ApprovalRequired(_))),
+        "{bob:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_a_flood_of_distinct_writes_stops_at_the_cap() {
+    a_flood_stops_at_the_cap(memory("").await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_a_flood_of_distinct_writes_stops_at_the_cap() {
+    a_flood_stops_at_the_cap(sqlite("sqlite_flood").await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_a_flood_of_distinct_writes_stops_at_the_cap() {
+    let Some(ledger) = postgres("postgres_flood").await else {
+        return;
+    };
+    a_flood_stops_at_the_cap(ledger).await;
 }
 
 /// An approved call whose ledger then goes away is refused, and its body

@@ -47,6 +47,36 @@ impl IntoResponse for Failure {
     }
 }
 
+/// A page's place and size from the query: the number `cursor` names
+/// (0 without it) and `limit` (`default` without it, at most `max`); 400
+/// when one is not a whole number, or `limit` is 0.
+pub(crate) fn paging(
+    uri: &http::Uri,
+    cursor: &str,
+    default: usize,
+    max: usize,
+) -> Result<(u64, usize), Failure> {
+    let (mut at, mut limit) = (0, default);
+    for pair in uri.query().unwrap_or_default().split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = || {
+            value.parse::<u64>().map_err(|_| {
+                Failure::bad_request(format!("`{name}` must be a whole number, not `{value}`"))
+            })
+        };
+        if name == cursor {
+            at = number()?;
+        } else if name == "limit" {
+            let asked = number()?;
+            if asked == 0 {
+                return Err(Failure::bad_request("`limit` must be at least 1"));
+            }
+            limit = usize::try_from(asked).unwrap_or(max).min(max);
+        }
+    }
+    Ok((at, limit))
+}
+
 /// `value` as a 200 JSON answer, with `etag` if given.
 pub(crate) fn json(value: &impl Serialize, etag: Option<&str>) -> Response {
     let mut response = json_body(value);

@@ -6,10 +6,18 @@ use http::{HeaderMap, StatusCode};
 use sha2::{Digest as _, Sha256};
 
 use super::api::Failure;
+use crate::approval::{ApprovalId, Status};
 
 /// The registry's ETag at `generation`: tools, one tool, the state.
 pub(crate) fn registry(generation: u64) -> String {
     format!("\"r{generation}\"")
+}
+
+/// The ETag of one approval request where it stands: what a decision on
+/// it must name, so that other requests coming and going never make it
+/// stale. A request's tool and arguments never change; only its status.
+pub(crate) fn approval(id: ApprovalId, status: Status) -> String {
+    format!("\"q{id}-{status}\"")
 }
 
 /// The ETag of the log page after `since` of at most `limit` entries,

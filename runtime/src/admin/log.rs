@@ -29,7 +29,7 @@ pub(crate) async fn page(
             "this admin has no execution log (see `Admin::log`)",
         ));
     };
-    let (since, limit) = query(&uri)?;
+    let (since, limit) = api::paging(&uri, "since", DEFAULT_LIMIT, MAX_LIMIT)?;
     // Read before the page: entries appended in between make the next
     // poll's tag differ, never the other way round.
     let latest = log.latest();
@@ -51,32 +51,6 @@ pub(crate) async fn page(
         "lost": page.lost,
     });
     Ok(api::json(&body, Some(&tag)))
-}
-
-/// `since` (default 0) and `limit` (default [`DEFAULT_LIMIT`], at most
-/// [`MAX_LIMIT`]) from the query; 400 when one is not a number.
-fn query(uri: &Uri) -> Result<(u64, usize), Failure> {
-    let (mut since, mut limit) = (0, DEFAULT_LIMIT);
-    for pair in uri.query().unwrap_or_default().split('&') {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let number = || {
-            value.parse::<u64>().map_err(|_| {
-                Failure::bad_request(format!("`{name}` must be a whole number, not `{value}`"))
-            })
-        };
-        match name {
-            "since" => since = number()?,
-            "limit" => {
-                let asked = number()?;
-                if asked == 0 {
-                    return Err(Failure::bad_request("`limit` must be at least 1"));
-                }
-                limit = usize::try_from(asked).unwrap_or(MAX_LIMIT).min(MAX_LIMIT);
-            }
-            _ => {}
-        }
-    }
-    Ok((since, limit))
 }
 
 /// An entry as the admin shows it. Call events hold redacted arguments

@@ -388,6 +388,7 @@ impl Admin {
             .route("/api/tools/{name}/disable", post(tools::disable))
             .route("/api/tools/{name}/enable", post(tools::enable))
             .route("/api/approvals", get(approvals::list))
+            .route("/api/approvals/{id}", get(approvals::one))
             .route("/api/approvals/{id}/approve", post(approvals::approve))
             .route("/api/approvals/{id}/reject", post(approvals::reject))
             .route("/api/log", get(log::page))

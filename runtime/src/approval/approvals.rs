@@ -15,6 +15,10 @@ use crate::util::BoxFuture;
 /// unless [`ApprovalsBuilder::ttl`] says otherwise: one day.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How many requests one requester may have waiting for a decision at
+/// once, unless [`ApprovalsBuilder::max_pending`] says otherwise: 100.
+pub const DEFAULT_MAX_PENDING: usize = 100;
+
 /// The approvals of an application: a ledger and the rules every request
 /// and decision meets. Cheap to clone (an `Arc` inside).
 ///
@@ -29,7 +33,11 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 ///   [`ApprovalsBuilder::allow_self_approval`] says so;
 /// - with [`ApprovalsBuilder::approver_role`], only actors holding that
 ///   role decide;
-/// - an approval runs one call, of the actor who asked for it.
+/// - an approval runs one call, of the actor who asked for it;
+/// - a requester has at most [`DEFAULT_MAX_PENDING`] requests waiting
+///   ([`ApprovalsBuilder::max_pending`]): one more call fails with
+///   [`CallError::TooManyPending`](crate::CallError::TooManyPending), so
+///   that one actor cannot bury the requests of everyone else.
 ///
 /// ```
 /// use serde_json::json;
@@ -87,6 +95,10 @@ struct Rules {
     ttl: Duration,
     self_approval: bool,
     approver_role: Option<String>,
+    max_pending: usize,
+    /// Recordings take turns from the count to the insert, so that
+    /// concurrent calls of one requester cannot pass the cap together.
+    recording: tokio::sync::Mutex<()>,
     /// Executors' observers, told of every decision made here.
     taps: Mutex<Vec<Weak<DecisionTap>>>,
     /// The audit trails decisions are recorded in before they are made.
@@ -176,6 +188,57 @@ impl ApprovalsBuilder {
         self
     }
 
+    /// At most `max` requests of one requester wait for a decision at once
+    /// ([`DEFAULT_MAX_PENDING`] unless set): a call that would record one
+    /// more fails with [`CallError::TooManyPending`](crate::CallError::TooManyPending),
+    /// and nothing is recorded. Asking again for a call that already waits
+    /// is not one more. The count is the ledger's
+    /// ([`ApprovalLedger::pending_count`]); recordings through these
+    /// approvals take turns, so the cap holds for one process. Processes
+    /// sharing a database ledger each keep it, so at once they may pass it
+    /// by a request each.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Send an invoice.
+    /// #[tool(key = "invoices.send", effect = write, authorize = public,
+    ///        approve = Caller::approval_ledger)]
+    /// async fn send_invoice(invoice: u64) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::builder(MemoryLedger::new()).max_pending(2).build();
+    /// let catalog = Catalog::builder().register::<SendInvoiceArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// let send = |invoice: u64| executor.invoke("send_invoice", json!({"invoice": invoice}), &Caller("ann"));
+    /// assert!(matches!(send(1).await, Err(CallError::ApprovalRequired(_))));
+    /// assert!(matches!(send(2).await, Err(CallError::ApprovalRequired(_))));
+    ///
+    /// // A third waits for nothing: ann has two requests waiting.
+    /// let third = send(3).await.unwrap_err();
+    /// assert!(matches!(third, CallError::TooManyPending { pending: 2, .. }));
+    /// assert!(third.model_message().contains("2 requests waiting"));
+    /// assert_eq!(approvals.pending().await.unwrap().len(), 2);
+    /// // Asking again for one that waits is fine; so is anyone else asking.
+    /// assert!(matches!(send(1).await, Err(CallError::ApprovalRequired(_))));
+    /// let bob = executor.invoke("send_invoice", json!({"invoice": 3}), &Caller("bob")).await;
+    /// assert!(matches!(bob, Err(CallError::ApprovalRequired(_))));
+    /// # }
+    /// ```
+    pub fn max_pending(mut self, max: usize) -> Self {
+        self.rules.max_pending = max;
+        self
+    }
+
     /// Only actors holding `role` ([`Principal::has_role`](crate::Principal::has_role)) decide.
     pub fn approver_role(mut self, role: impl Into<String>) -> Self {
         self.rules.approver_role = Some(role.into());
@@ -239,6 +302,8 @@ impl Approvals {
                 ttl: DEFAULT_APPROVAL_TTL,
                 self_approval: false,
                 approver_role: None,
+                max_pending: DEFAULT_MAX_PENDING,
+                recording: tokio::sync::Mutex::new(()),
                 taps: Mutex::new(Vec::new()),
                 audits: Mutex::new(Vec::new()),
             },
@@ -261,6 +326,19 @@ impl Approvals {
     /// ```
     pub fn allows_self_approval(&self) -> bool {
         self.inner.self_approval
+    }
+
+    /// How many requests one requester may have waiting
+    /// ([`ApprovalsBuilder::max_pending`]).
+    ///
+    /// ```
+    /// use toolwright::approval::{MemoryLedger, DEFAULT_MAX_PENDING};
+    /// use toolwright::Approvals;
+    ///
+    /// assert_eq!(Approvals::new(MemoryLedger::new()).max_pending(), DEFAULT_MAX_PENDING);
+    /// ```
+    pub fn max_pending(&self) -> usize {
+        self.inner.max_pending
     }
 
     /// The ledger underneath.
@@ -304,6 +382,56 @@ impl Approvals {
     /// ```
     pub async fn pending(&self) -> Result<Vec<Approval>, LedgerError> {
         self.ledger().list(Status::Pending, SystemTime::now()).await
+    }
+
+    /// Up to `limit` of the requests waiting for a decision whose id comes
+    /// after `after` (from the oldest for `None`), oldest first: a page of
+    /// [`pending`](Self::pending). The next page starts after the last id
+    /// of this one.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::approval::MemoryLedger;
+    /// use toolwright::{tool, Approvals, Catalog, Container, Executor, Principal};
+    ///
+    /// struct Caller(&'static str);
+    /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
+    ///
+    /// /// Close a ticket.
+    /// #[tool(key = "tickets.close", effect = write, authorize = public,
+    ///        approve = Caller::approval_ledger)]
+    /// async fn close(ticket: u64) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let approvals = Approvals::new(MemoryLedger::new());
+    /// let catalog = Catalog::builder().register::<CloseArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .approvals(approvals.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// for ticket in 1..=5 {
+    ///     let _ = executor.invoke("close", json!({"ticket": ticket}), &Caller("ann")).await;
+    /// }
+    /// let mut seen = Vec::new();
+    /// let mut after = None;
+    /// loop {
+    ///     let page = approvals.pending_page(after, 2).await.unwrap();
+    ///     let Some(last) = page.last() else { break };
+    ///     after = Some(last.id);
+    ///     seen.extend(page.iter().map(|a| a.request.arguments["ticket"].as_u64().unwrap()));
+    /// }
+    /// assert_eq!(seen, [1, 2, 3, 4, 5]);
+    /// # }
+    /// ```
+    pub async fn pending_page(
+        &self,
+        after: Option<ApprovalId>,
+        limit: usize,
+    ) -> Result<Vec<Approval>, LedgerError> {
+        self.ledger()
+            .list_after(Status::Pending, SystemTime::now(), after, limit)
+            .await
     }
 
     /// Approvals a call consumed but never settled: the process stopped
@@ -521,7 +649,21 @@ impl Approvals {
             Some(approval) if approval.status == Status::Rejected && approval.expires_at > now => {
                 Ok(Admission::Rejected)
             }
-            _ => {
+            latest => {
+                let waiting = latest.is_some_and(|approval| {
+                    approval.status == Status::Pending && !approval.is_expired(now)
+                });
+                let _turn = self.inner.recording.lock().await;
+                // Asking again for a call that waits records nothing new.
+                if !waiting {
+                    let pending = self.ledger().pending_count(requested_by, now).await?;
+                    if pending >= self.inner.max_pending {
+                        return Err(LedgerError::TooManyPending {
+                            requested_by: requested_by.to_owned(),
+                            pending,
+                        });
+                    }
+                }
                 let new = NewApproval {
                     request: request(),
                     requested_by: requested_by.to_owned(),
@@ -555,6 +697,7 @@ impl fmt::Debug for Approvals {
             .field("ttl", &self.inner.ttl)
             .field("self_approval", &self.inner.self_approval)
             .field("approver_role", &self.inner.approver_role)
+            .field("max_pending", &self.inner.max_pending)
             .finish_non_exhaustive()
     }
 }

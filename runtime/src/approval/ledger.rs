@@ -325,6 +325,20 @@ pub enum LedgerError {
         /// Where it stands.
         status: Status,
     },
+    /// The requester already has as many requests waiting for a decision
+    /// as the approvals allow
+    /// ([`ApprovalsBuilder::max_pending`](crate::approval::ApprovalsBuilder::max_pending)):
+    /// this one was not recorded. A call refused so answers
+    /// [`CallError::TooManyPending`](crate::CallError::TooManyPending).
+    #[error(
+        "`{requested_by}` has {pending} approval requests waiting for a decision, the most allowed: no more until some are decided or expire"
+    )]
+    TooManyPending {
+        /// The requester.
+        requested_by: String,
+        /// How many of their requests wait.
+        pending: usize,
+    },
     /// The executor has no ledger to ask (see
     /// [`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals)).
     #[error("no approval ledger: build the executor with `ExecutorBuilder::approvals`")]
@@ -384,6 +398,109 @@ pub trait ApprovalLedger: Send + Sync + 'static {
         status: Status,
         now: SystemTime,
     ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>>;
+
+    /// Up to `limit` of the requests with `status` whose id comes after
+    /// `after` (all of them for `None`), oldest first, leaving out what
+    /// [`list`](Self::list) leaves out: a page of it, for a screen that
+    /// must not read thousands of requests at once.
+    ///
+    /// The default pages through [`list`](Self::list); the stores that
+    /// come with toolwright read only the page.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use serde_json::json;
+    /// use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval, Status};
+    /// use toolwright::{ApprovalRequest, Digest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let ledger = MemoryLedger::new();
+    /// let now = SystemTime::now();
+    /// for sku in ["A-1", "A-2", "A-3"] {
+    ///     let arguments = json!({"sku": sku});
+    ///     let request = ApprovalRequest {
+    ///         key: "orders.place".into(), name: "place_order".into(),
+    ///         digest: Digest::of("orders.place", &arguments), arguments,
+    ///         id: None, requested_by: None,
+    ///     };
+    ///     ledger.record(NewApproval {
+    ///         request, requested_by: "alice".into(),
+    ///         requested_at: now, expires_at: now + Duration::from_secs(600),
+    ///     }).await.unwrap();
+    /// }
+    /// let first = ledger.list_after(Status::Pending, now, None, 2).await.unwrap();
+    /// assert_eq!(first.len(), 2);
+    /// let rest = ledger.list_after(Status::Pending, now, Some(first[1].id), 2).await.unwrap();
+    /// assert_eq!(rest.len(), 1);
+    /// assert_eq!(rest[0].request.arguments["sku"], "A-3");
+    /// # }
+    /// ```
+    fn list_after(
+        &self,
+        status: Status,
+        now: SystemTime,
+        after: Option<ApprovalId>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
+        Box::pin(async move {
+            let listed = self.list(status, now).await?;
+            Ok(listed
+                .into_iter()
+                .filter(|a| after.is_none_or(|after| a.id > after))
+                .take(limit)
+                .collect())
+        })
+    }
+
+    /// How many requests of `requested_by` wait for a decision at `now`
+    /// (pending, unexpired): what [`Approvals`](crate::Approvals) holds
+    /// against its [cap](crate::approval::ApprovalsBuilder::max_pending)
+    /// before recording another.
+    ///
+    /// The default counts [`list`](Self::list)'s; the stores that come
+    /// with toolwright count in place.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use serde_json::json;
+    /// use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval};
+    /// use toolwright::{ApprovalRequest, Digest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let ledger = MemoryLedger::new();
+    /// let now = SystemTime::now();
+    /// let arguments = json!({"sku": "A-1"});
+    /// let request = ApprovalRequest {
+    ///     key: "orders.place".into(), name: "place_order".into(),
+    ///     digest: Digest::of("orders.place", &arguments), arguments,
+    ///     id: None, requested_by: None,
+    /// };
+    /// ledger.record(NewApproval {
+    ///     request, requested_by: "alice".into(),
+    ///     requested_at: now, expires_at: now + Duration::from_secs(600),
+    /// }).await.unwrap();
+    /// assert_eq!(ledger.pending_count("alice", now).await.unwrap(), 1);
+    /// assert_eq!(ledger.pending_count("bob", now).await.unwrap(), 0);
+    /// // Expired requests wait for nothing.
+    /// let later = now + Duration::from_secs(601);
+    /// assert_eq!(ledger.pending_count("alice", later).await.unwrap(), 0);
+    /// # }
+    /// ```
+    fn pending_count<'a>(
+        &'a self,
+        requested_by: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<usize, LedgerError>> {
+        Box::pin(async move {
+            let pending = self.list(Status::Pending, now).await?;
+            Ok(pending
+                .iter()
+                .filter(|a| a.requested_by == requested_by)
+                .count())
+        })
+    }
 
     /// Approves or rejects a pending request, atomically: a request that
     /// is no longer pending is [`LedgerError::NotPending`], one past its

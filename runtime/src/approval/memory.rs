@@ -172,6 +172,43 @@ impl ApprovalLedger for MemoryLedger {
         ready(Ok(listed))
     }
 
+    fn list_after(
+        &self,
+        status: Status,
+        now: SystemTime,
+        after: Option<ApprovalId>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
+        let requests = self.lock();
+        // The id is the place plus one: the page starts at the place `after`.
+        let start = after.map_or(0, |after| usize::try_from(after.0).unwrap_or(usize::MAX));
+        let listed = requests
+            .all
+            .iter()
+            .skip(start)
+            .filter(|a| a.status == status && !a.is_expired(now))
+            .take(limit)
+            .cloned()
+            .collect();
+        ready(Ok(listed))
+    }
+
+    fn pending_count<'a>(
+        &'a self,
+        requested_by: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<usize, LedgerError>> {
+        let requests = self.lock();
+        let count = requests
+            .all
+            .iter()
+            .filter(|a| {
+                a.status == Status::Pending && !a.is_expired(now) && a.requested_by == requested_by
+            })
+            .count();
+        ready(Ok(count))
+    }
+
     fn decide(
         &self,
         id: ApprovalId,

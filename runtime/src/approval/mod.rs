@@ -34,7 +34,7 @@ mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
-pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL};
+pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING};
 pub(crate) use approvals::{DecisionTap, DecisionTrail};
 pub use ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,

@@ -309,6 +309,60 @@ impl ApprovalLedger for SqliteLedger {
         })
     }
 
+    fn list_after(
+        &self,
+        status: Status,
+        now: SystemTime,
+        after: Option<ApprovalId>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Approval>, LedgerError>> {
+        Box::pin(async move {
+            // An id past what a row can have leaves nothing after it.
+            let after = match after.map(sql::stored_id) {
+                None => 0,
+                Some(Some(after)) => after,
+                Some(None) => return Ok(Vec::new()),
+            };
+            let rows = sqlx::query(concat!(
+                "SELECT ",
+                columns!(),
+                " FROM toolwright_approvals
+                  WHERE status = $1
+                    AND (status NOT IN ('pending', 'approved') OR expires_at > $2)
+                    AND id > $3
+                  ORDER BY id
+                  LIMIT $4"
+            ))
+            .bind(status.as_str())
+            .bind(to_unix_ms(now))
+            .bind(after)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(LedgerError::unavailable)?;
+            rows.iter().map(sql::approval).collect()
+        })
+    }
+
+    fn pending_count<'a>(
+        &'a self,
+        requested_by: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<usize, LedgerError>> {
+        Box::pin(async move {
+            let count: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM toolwright_approvals
+                 WHERE status = 'pending' AND requested_by = $1 AND expires_at > $2",
+            )
+            .bind(requested_by)
+            .bind(to_unix_ms(now))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(LedgerError::unavailable)?;
+            Ok(usize::try_from(count).unwrap_or(0))
+        })
+    }
+
     fn decide(
         &self,
         id: ApprovalId,

@@ -16,6 +16,10 @@ const state = {
   toolsEtag: null,
   approvals: [],
   approvalsEtag: null,
+  // The cursor of the page after those shown (null: none follows), and
+  // how many the operator asked to see ("Show more" raises it).
+  approvalsNext: null,
+  approvalsWanted: 0,
   approvalsMissing: false,
   logNext: 0,
   logEtag: null,
@@ -386,6 +390,9 @@ function renderDetail(tool) {
 
 // ---- approvals ----------------------------------------------------------
 
+// The first page, polled with its ETag; when it changed, the pages after
+// it too, up to as many requests as were shown. Each page is bounded, so
+// one requester's flood never makes the poll heavy.
 async function loadApprovals(force) {
   if (state.approvalsMissing) return false;
   let result;
@@ -400,16 +407,42 @@ async function loadApprovals(force) {
     throw error;
   }
   if (result.status === 304) return false;
-  state.approvals = result.data.approvals || [];
+  let list = result.data.approvals || [];
+  let next = result.data.next ?? null;
+  while (next !== null && list.length < state.approvalsWanted) {
+    const page = await approvalsAfter(next);
+    list = list.concat(page.approvals);
+    next = page.next;
+  }
+  state.approvals = list;
+  state.approvalsNext = next;
   state.approvalsEtag = result.etag;
   renderApprovals();
   return true;
 }
 
+// The page of pending requests after the id `after`.
+async function approvalsAfter(after) {
+  const result = await api("api/approvals?after=" + encodeURIComponent(after));
+  return { approvals: result.data.approvals || [], next: result.data.next ?? null };
+}
+
+async function moreApprovals() {
+  if (state.approvalsNext === null) return;
+  const page = await approvalsAfter(state.approvalsNext);
+  const shown = new Set(state.approvals.map((approval) => approval.id));
+  state.approvals = state.approvals.concat(page.approvals.filter((approval) => !shown.has(approval.id)));
+  state.approvalsNext = page.next;
+  state.approvalsWanted = state.approvals.length;
+  renderApprovals();
+}
+
 function renderApprovals() {
   const list = clear($("approval-list"));
   $("approvals-none").hidden = state.approvals.length > 0;
-  $("approvals-count").textContent = state.approvals.length ? "(" + state.approvals.length + ")" : "";
+  const more = state.approvalsNext !== null;
+  $("approvals-count").textContent = state.approvals.length ? "(" + state.approvals.length + (more ? "+" : "") + ")" : "";
+  $("more-approvals").hidden = !more;
   for (const approval of state.approvals) {
     const request = approval.request || {};
     const id = approval.id;
@@ -428,8 +461,10 @@ function renderApprovals() {
   }
 }
 
+// Guarded by the request's own ETag: other requests coming in meanwhile
+// do not stop the decision.
 async function decide(approval, verdict) {
-  const seen = state.approvalsEtag;
+  const seen = approval.etag;
   const request = approval.request || {};
   const reason = await ask({
     title: (verdict === "approve" ? "Approve" : "Reject") + " request " + approval.id,
@@ -449,7 +484,7 @@ async function decide(approval, verdict) {
     notice("Request " + approval.id + (verdict === "approve" ? " approved." : " rejected."));
   } catch (error) {
     if (error instanceof HttpError && (error.status === 412 || error.status === 428)) {
-      notice("The approvals changed since the page loaded them, so nothing was decided. They are reloaded: check, then try again.");
+      notice("Request " + approval.id + " changed since the page loaded it, so nothing was decided. The approvals are reloaded: check, then try again.");
     } else if (error instanceof HttpError && error.status === 409) {
       notice("Request " + approval.id + " is no longer pending.");
     } else {
@@ -666,6 +701,7 @@ function signOut(refused) {
   sessionStorage.removeItem(TOKEN_KEY);
   Object.assign(state, {
     tools: [], generation: null, toolsEtag: null, approvals: [], approvalsEtag: null,
+    approvalsNext: null, approvalsWanted: 0,
     approvalsMissing: false, logNext: 0, logEtag: null, logCaughtUp: false, logLost: 0, logMissing: false,
     detail: null,
   });
@@ -750,6 +786,7 @@ function init() {
   $("filter").addEventListener("input", renderTools);
   $("reload-tools").addEventListener("click", () => loadTools(true).catch((e) => report(e, "Loading the tools failed")));
   $("reload-approvals").addEventListener("click", () => loadApprovals(true).catch((e) => report(e, "Loading the approvals failed")));
+  $("more-approvals").addEventListener("click", () => moreApprovals().catch((e) => report(e, "Loading more approvals failed")));
   $("detail-close").addEventListener("click", closeDetail);
   $("log-live").addEventListener("change", () => { if ($("log-live").checked) pollLog(); });
   $("state-show").addEventListener("click", showState);
