@@ -1,7 +1,6 @@
 //! `soak lists`: the resident memory of a server answering `tools/list`
-//! for many tools to many clients at once (issue #39: unpaged, 5,008
-//! tools made a 10.7 MB answer, and 20 concurrent lists took the server
-//! from 65 to 271 MB).
+//! for many tools to many clients at once (issue #39: unpaged, one answer
+//! held every tool, and concurrent lists each held one).
 //!
 //! The server runs in a process of its own (this binary again, with
 //! `--serve`), so that its memory is measured apart from the clients',
