@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo run --release -p soak                          # 1,000,000 calls, 64 callers
 //! cargo run --release -p soak -- --calls 200000 --concurrency 16
+//! cargo run --release -p soak -- lists                 # tools/list memory, 20 clients
 //! ```
 //!
 //! Options: `--calls N` (default 1,000,000), `--concurrency N` caller tasks
@@ -44,9 +45,14 @@
 //! A default run takes a couple of seconds in release mode on two cores; its
 //! calls per second include the cancelled calls' millisecond waits, so they
 //! are no benchmark (`BENCHMARKS.md` has those).
+//!
+//! `soak lists` measures something else: the memory of a server answering
+//! `tools/list` for thousands of tools to concurrent MCP clients (see the
+//! `lists` module; `soak lists --help` for its options).
 
 mod calls;
 mod ledger;
+mod lists;
 mod memory;
 mod report;
 mod tools;
@@ -67,6 +73,7 @@ use crate::report::{Report, Settling};
 
 const USAGE: &str = "\
 usage: soak [--calls N] [--concurrency N] [--sample-every N]
+       soak lists [--help]   the memory of tools/list under concurrent clients
 
   --calls N          calls to make (default 1,000,000)
   --concurrency N    caller tasks making them (default 64)
@@ -121,7 +128,11 @@ impl Options {
 }
 
 fn main() -> ExitCode {
-    let options = match Options::parse(std::env::args().skip(1)) {
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|mode| mode == "lists") {
+        return lists::main(args.skip(1));
+    }
+    let options = match Options::parse(args) {
         Ok(Some(options)) => options,
         Ok(None) => {
             println!("{USAGE}");

@@ -14,7 +14,17 @@ const ALLOWED_GROWTH_BYTES: u64 = 20 * 1024 * 1024;
 /// The process's resident set size (`VmRSS` in `/proc/self/status`), in
 /// bytes; `None` where there is no such file.
 pub(crate) fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    vm_rss("/proc/self/status")
+}
+
+/// The resident set size of the process `pid`, as [`resident_bytes`].
+pub(crate) fn resident_bytes_of(pid: u32) -> Option<u64> {
+    vm_rss(&format!("/proc/{pid}/status"))
+}
+
+/// `VmRSS` of a `/proc/*/status` file, in bytes.
+fn vm_rss(status: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status).ok()?;
     let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
     let kib = line
         .trim_start_matches("VmRSS:")
