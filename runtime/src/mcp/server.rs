@@ -84,6 +84,8 @@ pub(super) struct Shared<C> {
     /// The registry's tools as MCP describes them, for the catalog they
     /// were built from; rebuilt only when the registry serves another one.
     pub(super) described: ArcSwapOption<Described>,
+    /// Held while `described` is built.
+    pub(super) building: std::sync::Mutex<()>,
     pub(super) views: Option<Views<C>>,
     /// The sessions told when the tools they see change.
     pub(super) sessions: Sessions<C>,
@@ -127,6 +129,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 implementation: Implementation::new(name.into(), version.into()),
                 instructions: None,
                 described: ArcSwapOption::empty(),
+                building: std::sync::Mutex::new(()),
                 views: None,
                 sessions: Sessions::new(),
                 elicitation: None,

@@ -18,10 +18,21 @@ pub(super) struct Described {
 
 impl<C> Shared<C> {
     /// The MCP descriptions of the tools of `catalog`.
+    /// Built once per catalog: callers that find it stale wait for the
+    /// one that builds it, instead of each building a copy of every
+    /// schema (a burst of first lists kept several).
     pub(super) fn described(&self, catalog: &Catalog) -> Arc<Described> {
-        if let Some(described) = self.described.load_full()
-            && described.catalog.same_as(catalog)
-        {
+        let current = |described: Option<Arc<Described>>| {
+            described.filter(|described| described.catalog.same_as(catalog))
+        };
+        if let Some(described) = current(self.described.load_full()) {
+            return described;
+        }
+        let _building = self
+            .building
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(described) = current(self.described.load_full()) {
             return described;
         }
         let described = Arc::new(Described {
