@@ -6,7 +6,9 @@
 //!   --conformance`, since it sends no credentials and calls the reference
 //!   server's fixtures;
 //! - MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`) lists
-//!   and calls tools with a bearer token, and is refused without one.
+//!   and calls tools with a bearer token, and is refused without one; in
+//!   the 2026-07-28 era too, where it opens a `subscriptions/listen`
+//!   stream that the server takes.
 //!
 //! Both need Node 22 (the suite calls `fs.globSync`; the Inspector asks
 //! for 22.19), which comes from npm too, as the `node` package. All three
@@ -170,6 +172,49 @@ fn the_inspector_cli_without_a_valid_bearer_token_is_refused() {
             "{token:?}"
         );
     }
+}
+
+#[test]
+fn the_inspector_cli_of_the_2026_07_28_era_lists_calls_and_listens_for_list_changes() {
+    let test = "the_inspector_cli_of_the_2026_07_28_era_lists_calls_and_listens_for_list_changes";
+    let Some(npm) = npm_or_skip(test) else {
+        return;
+    };
+    let server = Server::start_logging(&[], "debug");
+    let modern = |token: &str, args: &[&str]| {
+        let args = [&["--protocol-era", "modern"], args].concat();
+        inspector(npm, &server, Some(token), &args)
+    };
+
+    let initialized = modern("ada-token", &["--method", "initialize"]);
+    assert_eq!(initialized["result"]["protocolVersion"], "2026-07-28");
+    assert_eq!(
+        initialized["result"]["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
+
+    let listed = modern("bob-token", &["--method", "tools/list"]);
+    let names = listed["result"]["tools"].as_array().unwrap().iter();
+    let names: Vec<_> = names.map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["add_task", "delete_task", "list_tasks"], "{listed}");
+
+    let called = modern(
+        "bob-token",
+        &["--method", "tools/call", "--tool-name", "list_tasks"],
+    );
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(called["result"]["structuredContent"], json!({"result": []}));
+
+    // On connect, a client of this era opens a `subscriptions/listen`
+    // stream for the `listChanged` the server advertises; the server took
+    // it (a refused one would leave no such line).
+    assert!(
+        server
+            .log()
+            .contains("a subscriptions/listen stream hears tool list changes"),
+        "{}",
+        server.log()
+    );
 }
 
 /// Runs the Inspector's CLI against `server` with `args`, as `token`'s
@@ -357,6 +402,12 @@ struct Server {
 impl Server {
     /// Starts `quickstart --http 127.0.0.1:PORT` with `flags`.
     fn start(flags: &[&str]) -> Server {
+        Server::start_logging(flags, "warn")
+    }
+
+    /// Starts `quickstart --http 127.0.0.1:PORT` with `flags`, logging at
+    /// `level` (its `RUST_LOG`).
+    fn start_logging(flags: &[&str], level: &str) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -367,6 +418,7 @@ impl Server {
         let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
             .args(["--http", &addr])
             .args(flags)
+            .env("RUST_LOG", level)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())

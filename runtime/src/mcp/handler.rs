@@ -171,11 +171,14 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             .caller_in(&subscription.request_context().extensions)
             .cloned();
         let tracked = match caller {
-            Some(caller) if wants => Some(Sessions::track(
-                &self.shared,
-                Listener::Subscription(subscription.sink().clone()),
-                caller,
-            )),
+            Some(caller) if wants => {
+                tracing::debug!("MCP: a subscriptions/listen stream hears tool list changes");
+                Some(Sessions::track(
+                    &self.shared,
+                    Listener::Subscription(subscription.sink().clone()),
+                    caller,
+                ))
+            }
             _ => None,
         };
         subscription.cancelled().await;
