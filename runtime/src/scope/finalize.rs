@@ -3,8 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll, Wake};
+use std::task::{Context as TaskContext, Poll};
 
 use super::Outcome;
 use crate::error::BoxError;
@@ -128,9 +127,20 @@ impl Finalizing {
             Ok(handle) => drop(handle.spawn(self)),
             // A call driven by another executor and dropped outside any
             // tokio runtime: the finalizers run here, so that none is lost.
+            // On a runtime of their own: finalizers may use tokio's timers
+            // and I/O (whichever of tokio's features the build has).
             Err(_) => {
                 tracing::warn!("no tokio runtime: a dropped call's finalizers run on this thread");
-                block_on(self);
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                match runtime {
+                    Ok(runtime) => drop(runtime.block_on(self)),
+                    Err(error) => tracing::error!(
+                        %error,
+                        "a dropped call's finalizers were not run: no runtime could be started"
+                    ),
+                }
             }
         }
     }
@@ -195,24 +205,5 @@ impl Drop for Closing {
     fn drop(&mut self) {
         let outcome = self.0.outcome;
         std::mem::replace(&mut self.0, Finalizing::new(Vec::new(), outcome)).detach();
-    }
-}
-
-/// Runs `future` to its end on this thread.
-fn block_on<F: Future>(future: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Arc::new(Unpark(std::thread::current())).into();
-    let mut cx = TaskContext::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::park();
     }
 }
