@@ -1,9 +1,7 @@
 //! Running the calls of one model turn ([`Executor::run_calls`]): writes
 //! alone and in order, reads side by side.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
+use futures_util::StreamExt as _;
 
 use crate::content;
 use crate::effect::Effect;
@@ -143,11 +141,13 @@ impl Executor {
                 outcomes.push(self.run_call(call, found, ctx).await);
                 continue;
             }
-            let mut reads = vec![Box::pin(self.run_call(call, found, ctx))];
+            let mut reads = vec![self.run_call(call, found, ctx)];
             while let Some((call, found)) = planned.next_if(|(_, found)| !writes(found)) {
-                reads.push(Box::pin(self.run_call(call, found, ctx)));
+                reads.push(self.run_call(call, found, ctx));
             }
-            outcomes.extend(bounded_join(reads, limit).await);
+            // At most `limit` in flight, outcomes in the calls' order.
+            let reads = futures_util::stream::iter(reads).buffered(limit);
+            outcomes.extend(reads.collect::<Vec<_>>().await);
         }
         outcomes
     }
@@ -194,43 +194,4 @@ fn writes(found: &Result<Found, CallError>) -> bool {
     found
         .as_ref()
         .is_ok_and(|found| found.tool().effect() != Effect::Read)
-}
-
-/// Polls `futures` with at most `limit` in flight; outputs in input order.
-async fn bounded_join<F: Future + Unpin>(futures: Vec<F>, limit: usize) -> Vec<F::Output> {
-    let mut pending: Vec<Option<F>> = futures.into_iter().map(Some).collect();
-    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
-    let mut next = 0;
-    let mut active: Vec<usize> = Vec::new();
-    std::future::poll_fn(|cx| {
-        while active.len() < limit && next < pending.len() {
-            active.push(next);
-            next += 1;
-        }
-        active.retain(|&i| {
-            let future = pending[i].as_mut().expect("active futures are pending");
-            match Pin::new(future).poll(cx) {
-                Poll::Ready(output) => {
-                    outputs[i] = Some(output);
-                    pending[i] = None;
-                    false
-                }
-                Poll::Pending => true,
-            }
-        });
-        if active.is_empty() && next == pending.len() {
-            Poll::Ready(())
-        } else if active.len() < limit && next < pending.len() {
-            // A slot freed up: start the next call without waiting for a wake.
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
-    outputs
-        .into_iter()
-        .map(|o| o.expect("every future finished"))
-        .collect()
 }

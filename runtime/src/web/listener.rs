@@ -52,7 +52,10 @@ pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// the cap saves on refusing.
 const MAX_REFUSALS: usize = 32;
 
-/// The answer to a connection over the cap, written before anything is read.
+/// The answer to a connection over the cap, written whether or not its
+/// request came. Written by hand, not by hyper: hyper answers only a request
+/// it has read, so a client that sends nothing (the half-open connections of
+/// a flood) would hold its descriptor until a timeout and get no answer.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
     connection: close\r\n\
     content-type: text/plain; charset=utf-8\r\n\
