@@ -75,9 +75,9 @@ mod legacy {
 #[test]
 fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
     let error = Catalog::discover().unwrap_err();
-    assert_eq!(error.conflicts.len(), 2, "{error}");
+    assert_eq!(error.conflicts().len(), 2, "{error}");
     let key = error
-        .conflicts
+        .conflicts()
         .iter()
         .find_map(|c| match c {
             Conflict::Key { key, first, second } => Some((*key, *first, *second)),
@@ -91,7 +91,7 @@ fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
     assert!(key.1.file.ends_with("catalog.rs") && key.1.line > 0);
 
     let name = error
-        .conflicts
+        .conflicts()
         .iter()
         .find_map(|c| match c {
             Conflict::Name {
@@ -271,7 +271,7 @@ fn builder_refuses_duplicates_too() {
         .build()
         .unwrap_err();
     assert!(matches!(
-        error.conflicts.as_slice(),
+        error.conflicts(),
         [Conflict::Key {
             key: "products.list",
             ..

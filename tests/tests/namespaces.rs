@@ -149,7 +149,7 @@ fn collisions_and_bad_namespaces_are_errors_that_change_nothing() {
         panic!("{error:?}");
     };
     assert_eq!(
-        conflicts.conflicts.len(),
+        conflicts.conflicts().len(),
         4,
         "both keys and both names, each naming both tools"
     );

@@ -57,7 +57,8 @@ pub enum Conflict {
     },
 }
 
-/// The catalog could not be built: every conflict found, in key order.
+/// The catalog could not be built: every conflict found, in key order, or
+/// nothing to build it from.
 ///
 /// ```
 /// use toolwright::{tool, Catalog, Conflict};
@@ -77,7 +78,7 @@ pub enum Conflict {
 ///     .unwrap_err();
 /// // Every conflict at once, so that one build shows everything to fix.
 /// assert!(matches!(
-///     error.conflicts[..],
+///     error.conflicts()[..],
 ///     [Conflict::Key { key: "products.search", .. }, Conflict::Name { name: "search", .. }]
 /// ));
 /// let message = error.to_string();
@@ -85,8 +86,36 @@ pub enum Conflict {
 /// assert!(message.contains("; duplicate tool name `search`: declared at "));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", crate::util::Joined(.conflicts))]
-pub struct CatalogError {
-    /// Every duplicate key and name.
-    pub conflicts: Vec<Conflict>,
+#[non_exhaustive]
+pub enum CatalogError {
+    /// Tools claim the same key or name: every duplicate key and name.
+    #[error("{}", crate::util::Joined(.conflicts))]
+    Conflicts {
+        /// Every duplicate key and name, in key order.
+        conflicts: Vec<Conflict>,
+    },
+    /// [`Catalog::discover`](crate::Catalog::discover) found no tool at all:
+    /// most often the crate that declares them is not linked (see the
+    /// catalog's *Linking* section). An application that means to start
+    /// with no tool says so with [`Catalog::empty`](crate::Catalog::empty).
+    #[error(
+        "no tool is linked into this binary: a crate of tools that nothing references is not \
+         linked (add `use my_tools as _;`), or use `Catalog::empty()` to start with none"
+    )]
+    NothingLinked,
+}
+
+impl CatalogError {
+    /// The duplicate keys and names, if that is what failed; none otherwise.
+    ///
+    /// ```
+    /// let error = toolwright::CatalogError::NothingLinked;
+    /// assert!(error.conflicts().is_empty());
+    /// ```
+    pub fn conflicts(&self) -> &[Conflict] {
+        match self {
+            CatalogError::Conflicts { conflicts } => conflicts,
+            CatalogError::NothingLinked => &[],
+        }
+    }
 }

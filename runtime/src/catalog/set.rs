@@ -54,7 +54,10 @@ struct CatalogInner {
 impl Catalog {
     /// Every tool linked into the binary, sorted by key.
     ///
-    /// Fails naming both declarations of any duplicate key or name.
+    /// Fails naming both declarations of any duplicate key or name, and
+    /// with [`CatalogError::NothingLinked`] when no tool is linked at all
+    /// (see [*Linking*](Catalog#linking)); [`Catalog::empty`] starts empty
+    /// on purpose.
     ///
     /// ```standalone_crate
     /// use toolwright::{tool, Catalog};
@@ -72,7 +75,29 @@ impl Catalog {
     /// assert_eq!(keys, ["math.add", "math.sub"]);
     /// ```
     pub fn discover() -> Result<Catalog, CatalogError> {
-        Self::from_registrations(inventory::iter::<Registration>().copied().collect())
+        let registrations: Vec<Registration> = inventory::iter::<Registration>().copied().collect();
+        if registrations.is_empty() {
+            return Err(CatalogError::NothingLinked);
+        }
+        Self::from_registrations(registrations)
+    }
+
+    /// A catalog with no tool, for an application that adds its tools at
+    /// run time (dynamic tools, imports) rather than declaring them.
+    ///
+    /// ```
+    /// let catalog = toolwright::Catalog::empty();
+    /// assert!(catalog.is_empty());
+    /// ```
+    pub fn empty() -> Catalog {
+        Catalog {
+            inner: Arc::new(CatalogInner {
+                entries: Vec::new(),
+                has_exclusive: false,
+                by_name: KeyMap::default(),
+                by_type: KeyMap::default(),
+            }),
+        }
     }
 
     /// The linked tools declared in the given modules (or their submodules),
@@ -184,7 +209,7 @@ impl Catalog {
             }
         }
         if !conflicts.is_empty() {
-            return Err(CatalogError { conflicts });
+            return Err(CatalogError::Conflicts { conflicts });
         }
         let has_exclusive = entries
             .iter()
