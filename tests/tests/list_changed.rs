@@ -57,10 +57,12 @@ enum Caller {
 fn server_with_views(executor: Executor) -> McpServer<Caller> {
     let reads = View::new(Selector::effect(Effect::Read));
     let all = View::new(Selector::All);
-    McpServer::new(executor, "list-changed-test", "0.1.0").with_views(move |caller| match caller {
-        Caller::Guest => reads.clone(),
-        Caller::Staff => all.clone(),
-    })
+    McpServer::builder(executor, "list-changed-test", "0.1.0")
+        .views(move |caller| match caller {
+            Caller::Guest => reads.clone(),
+            Caller::Staff => all.clone(),
+        })
+        .build()
 }
 
 /// A client that counts the `list_changed` notifications it hears.

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 mod mcp_client;
 
 use mcp_client::{call, connect, text, tool_names};
-use toolwright::mcp::{HttpOptions, McpServer, Rejection, approval_request, bearer_token};
+use toolwright::mcp::{
+    HttpOptions, McpServer, McpServerBuilder, Rejection, approval_request, bearer_token,
+};
 use toolwright::{
     Catalog, Container, Context, Digest, DynamicTool, Executor, Inject, Invocation, Outcome,
     Registry, ResolveError, Scope, Selector, Verdict, View, tool,
@@ -157,6 +159,21 @@ async fn wait_forever(_work: Inject<Work>) -> u8 {
 type Closes = Arc<Mutex<Vec<Outcome>>>;
 
 fn test_server() -> (McpServer<Actor>, Closes) {
+    let (server, closes) = test_builder();
+    let server = server
+        .views(|actor: &Actor| {
+            if actor.admin {
+                View::new(Selector::All)
+            } else {
+                View::new(!Selector::key("admin.wipe"))
+            }
+        })
+        .build();
+    (server, closes)
+}
+
+/// The test server's settings, before its views.
+fn test_builder() -> (McpServerBuilder<Actor>, Closes) {
     let closes: Closes = Arc::default();
     let seen = closes.clone();
     let container = Container::builder()
@@ -170,14 +187,7 @@ fn test_server() -> (McpServer<Actor>, Closes) {
         .build();
     let catalog = Catalog::discover().unwrap();
     let executor = Executor::new(catalog, container).unwrap();
-    let server =
-        McpServer::new(executor, "toolwright-test", "0.1.0").with_views(|actor: &Actor| {
-            if actor.admin {
-                View::new(Selector::All)
-            } else {
-                View::new(!Selector::key("admin.wipe"))
-            }
-        });
+    let server = McpServer::builder(executor, "toolwright-test", "0.1.0");
     (server, closes)
 }
 
@@ -309,8 +319,10 @@ async fn every_error_class_is_a_safe_is_error_result() {
     client.cancel().await.unwrap();
 
     // Denied: an admin-only tool called by someone who can see it but may not use it.
-    let (everything_visible, _) = test_server();
-    let everything_visible = everything_visible.with_views(|_: &Actor| View::new(Selector::All));
+    let (everything_visible, _) = test_builder();
+    let everything_visible = everything_visible
+        .views(|_: &Actor| View::new(Selector::All))
+        .build();
     let client = connect(&everything_visible, Actor::new("bob", false)).await;
     let denied = call(&client, "wipe", json!({})).await;
     assert_eq!(denied.is_error, Some(true));
@@ -710,7 +722,9 @@ async fn a_companion_serves_prompts_beside_the_tools_and_none_means_method_not_f
     );
     client.cancel().await.unwrap();
 
-    let server = McpServer::new(executor(), "with-prompts", "0.1.0").with_companion(Prompts);
+    let server = McpServer::builder(executor(), "with-prompts", "0.1.0")
+        .companion(Prompts)
+        .build();
     let client = connect(&server, ()).await;
     let capabilities = &client.peer_info().unwrap().capabilities;
     assert!(capabilities.prompts.is_some() && capabilities.tools.is_some());
@@ -741,7 +755,9 @@ async fn a_tool_reaches_its_mcp_request_only_on_a_server_that_lets_it() {
     for (server, reaches) in [
         (McpServer::new(executor(), "plain", "0.1.0"), "false"),
         (
-            McpServer::new(executor(), "reaching", "0.1.0").with_mcp_calls(),
+            McpServer::builder(executor(), "reaching", "0.1.0")
+                .mcp_calls()
+                .build(),
             "true",
         ),
     ] {
@@ -815,7 +831,9 @@ async fn a_list_that_changes_between_pages_repeats_and_skips_nothing_that_stayed
     use rmcp::model::PaginatedRequestParams;
 
     let (registry, executor) = many_tools(5);
-    let server = McpServer::new(executor, "bulk", "0").with_page_size(2);
+    let server = McpServer::builder(executor, "bulk", "0")
+        .page_size(2)
+        .build();
     let client = connect(&server, Actor::new("ada", true)).await;
     let first = client.list_tools(None).await.unwrap();
     let names: Vec<_> = first.tools.iter().map(|t| t.name.to_string()).collect();

@@ -196,13 +196,15 @@ async fn serve(jwks_url: &str, configure: impl FnOnce(JwtAuth) -> JwtAuth) -> En
         .principal::<User>()
         .build()
         .unwrap();
-    let server = McpServer::new(executor, "oauth-test", "0.1.0").with_views(|user: &User| {
-        if user.scopes.iter().any(|s| s == "tools:admin") {
-            View::new(Selector::All)
-        } else {
-            View::new(!Selector::key("admin.wipe"))
-        }
-    });
+    let server = McpServer::builder(executor, "oauth-test", "0.1.0")
+        .views(|user: &User| {
+            if user.scopes.iter().any(|s| s == "tools:admin") {
+                View::new(Selector::All)
+            } else {
+                View::new(!Selector::key("admin.wipe"))
+            }
+        })
+        .build();
     let router = server.http_router(auth, HttpOptions::default());
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     Endpoint { url }

@@ -338,8 +338,9 @@ async fn approve_in_the_client(
         .approvals(approvals.clone())
         .build()
         .unwrap();
-    let server = McpServer::<Person>::new(executor, "notes", "0.1.0")
-        .with_elicitation(Duration::from_secs(30));
+    let server = McpServer::<Person>::builder(executor, "notes", "0.1.0")
+        .elicitation(Duration::from_secs(30))
+        .build();
     let router = server.http_router(allow_anonymous(Person("ann")), HttpOptions::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

@@ -386,8 +386,9 @@ async fn mcp_serves_the_registry_as_it_is_now() {
 #[tokio::test]
 async fn mcp_views_hide_and_refuse_alike() {
     let reads = View::new(Selector::effect(Effect::Read));
-    let server = McpServer::new(executor(), "registry-test", "0.1.0")
-        .with_views(move |_: &()| reads.clone());
+    let server = McpServer::builder(executor(), "registry-test", "0.1.0")
+        .views(move |_: &()| reads.clone())
+        .build();
     let client = connect(&server, ()).await;
     assert_eq!(tool_names(&client).await, ["read_note", "weather"]);
     let before = RUNS.load(Ordering::SeqCst);

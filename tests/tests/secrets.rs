@@ -739,8 +739,9 @@ async fn an_mcp_person_approves_the_masked_call_and_the_real_one_runs() {
         .allow_self_approval()
         .build();
     let executor = executor(&log, approvals);
-    let server = McpServer::<Caller>::new(executor, "secrets", "1.0.0")
-        .with_elicitation(Duration::from_secs(30));
+    let server = McpServer::<Caller>::builder(executor, "secrets", "1.0.0")
+        .elicitation(Duration::from_secs(30))
+        .build();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let handler = server.handler(Caller("ann"));
     tokio::spawn(async move {

@@ -3,7 +3,7 @@
 //! reference server's fixture tools whose result is text (some of them
 //! talk to the client while they run, through [`McpCall`]), and its
 //! resources, prompts, completions and logging levels, served by a
-//! companion rmcp handler ([`McpServer::with_companion`]).
+//! companion rmcp handler ([`McpServerBuilder::companion`]).
 //!
 //! The shapes follow the suite's scenarios; none of this is part of the
 //! task list.
@@ -18,7 +18,7 @@ use toolwright::mcp::rmcp::model::{
 };
 use toolwright::mcp::rmcp::service::RequestContext;
 use toolwright::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolwright::mcp::{McpCall, McpServer};
+use toolwright::mcp::{McpCall, McpServerBuilder};
 use toolwright::{BoxError, Content, Contents, DynamicCall, DynamicTool, Effect, Registry};
 
 /// A WAV file's first bytes, base64: what the suite looks at is the type.
@@ -263,8 +263,10 @@ pub(crate) fn register_tools(registry: &Registry) -> Result<(), BoxError> {
 
 /// `server` with the fixture's resources, prompts, completions and logging,
 /// its tools reaching their requests.
-pub(crate) fn with_fixtures<C: Send + Sync + 'static>(server: McpServer<C>) -> McpServer<C> {
-    server.with_companion(Fixtures).with_mcp_calls()
+pub(crate) fn with_fixtures<C: Send + Sync + 'static>(
+    server: McpServerBuilder<C>,
+) -> McpServerBuilder<C> {
+    server.companion(Fixtures).mcp_calls()
 }
 
 /// The reference server's resources and prompts, as the suite reads them.

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use std::process::ExitCode;
 
 use toolwright::approval::{ApprovalId, MemoryLedger};
-use toolwright::mcp::{self, HttpOptions, McpServer, Rejection};
+use toolwright::mcp::{self, HttpOptions, McpServer, McpServerBuilder, Rejection};
 use toolwright::providers;
 use toolwright::{
     ApprovalRequest, Approvals, CallError, Catalog, Container, Context, Executor, Inject,
@@ -501,7 +501,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 admin: false,
                 view: view_for(false),
             };
-            server(executor).serve_stdio(local).await?;
+            server(executor).build().serve_stdio(local).await?;
             Ok(())
         }
         Command::Http {
@@ -517,6 +517,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 };
             eprintln!("serving MCP at http://{addr}/mcp (bearer token: ada-token or bob-token)");
             server(executor)
+                .build()
                 .serve_http(addr, authenticate, HttpOptions::default())
                 .await?;
             Ok(())
@@ -545,6 +546,7 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 server = conformance::with_fixtures(server);
             }
             server
+                .build()
                 .serve_http(addr, mcp::allow_anonymous(guest), options)
                 .await?;
             Ok(())
@@ -560,15 +562,15 @@ async fn execute(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-fn server(executor: Executor) -> McpServer<Actor> {
-    McpServer::new(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION"))
-        .with_instructions(
+fn server(executor: Executor) -> McpServerBuilder<Actor> {
+    McpServer::builder(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION"))
+        .instructions(
             "A shared task list. Writes need another person's approval; deleting needs an administrator.",
         )
-        .with_views(|actor: &Actor| actor.view.clone())
+        .views(|actor: &Actor| actor.view.clone())
         // A client that can ask its person (elicitation) approves a write
         // there; any other gets the request to decide elsewhere.
-        .with_elicitation(std::time::Duration::from_secs(300))
+        .elicitation(std::time::Duration::from_secs(300))
 }
 
 async fn demo(

@@ -248,11 +248,12 @@ async fn execute(cli: Cli) -> Result<ExitCode, AnyError> {
                 None => None,
             };
             let views = shop.clone();
-            let server = McpServer::new(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
-                .with_instructions(
+            let server = McpServer::builder(shop.executor.clone(), "shop", env!("CARGO_PKG_VERSION"))
+                .instructions(
                     "A shop's products, prices and orders. Writes wait for a manager's approval: tell the user; a manager finds the request with `shop requests`.",
                 )
-                .with_views(move |caller: &Caller| views.view_for(&caller.actor));
+                .views(move |caller: &Caller| views.view_for(&caller.actor))
+                .build();
             if let Some((addr, options)) = http {
                 eprintln!(
                     "serving MCP at http://{addr}/mcp to clients that send `Authorization: Bearer <token>`, \

@@ -14,7 +14,7 @@ tokio::task_local! {
 
 /// The MCP `tools/call` request a tool body is running for, when it runs
 /// for one on a server built
-/// [`with_mcp_calls`](super::McpServer::with_mcp_calls):
+/// [`mcp_calls`](super::McpServerBuilder::mcp_calls):
 /// [`McpCall::current`] inside the body (or anything it awaits in the same
 /// task) gives the client's session and the request's progress token. A call through any other front end has none, so a tool that
 /// reports progress works everywhere and reports it only where someone

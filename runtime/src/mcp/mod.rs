@@ -20,8 +20,8 @@
 //!
 //! Resources, prompts, completions and logging levels are the
 //! application's, served by an rmcp handler of its own beside the tools
-//! ([`McpServer::with_companion`]). On a server built
-//! [`with_mcp_calls`](McpServer::with_mcp_calls), a tool body reaches the
+//! ([`McpServerBuilder::companion`]). On a server built
+//! [`mcp_calls`](McpServerBuilder::mcp_calls), a tool body reaches the
 //! request it serves through [`McpCall::current`]: to report progress, send
 //! log messages, or ask the client for a sampling or an elicitation.
 //!
@@ -89,7 +89,7 @@ pub use handler::McpHandler;
 pub use jwt::{Claims, JwtAuth};
 pub use logs::log_filter;
 pub use result::{APPROVAL_REQUIRED, approval_request};
-pub use server::{DEFAULT_PAGE_SIZE, McpServer};
+pub use server::{DEFAULT_PAGE_SIZE, McpServer, McpServerBuilder};
 pub use stdio::StdioOptions;
 pub use streamable_http::{DEFAULT_HTTP_ADDR, HttpOptions};
 

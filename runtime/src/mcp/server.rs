@@ -56,9 +56,10 @@ type Views<C> = Arc<dyn Fn(&C) -> View + Send + Sync>;
 /// // Views are built once and chosen per caller.
 /// let guests = View::new(Selector::effect(Effect::Read));
 /// let staff = View::new(Selector::All);
-/// let server = McpServer::<Actor>::new(executor, "weather", "1.0.0")
-///     .with_instructions("Ask about the weather.")
-///     .with_views(move |actor| if actor.guest { guests.clone() } else { staff.clone() });
+/// let server = McpServer::<Actor>::builder(executor, "weather", "1.0.0")
+///     .instructions("Ask about the weather.")
+///     .views(move |actor| if actor.guest { guests.clone() } else { staff.clone() })
+///     .build();
 /// // Any rmcp transport can serve a handler; `serve_stdio` and
 /// // `http_router` are the usual two.
 /// let _handler = server.handler(Actor { guest: true });
@@ -101,7 +102,7 @@ pub(super) struct Shared<C> {
 }
 
 /// The most tools one `tools/list` answer holds unless
-/// [`McpServer::with_page_size`] says otherwise: enough that most servers
+/// [`McpServerBuilder::page_size`] says otherwise: enough that most servers
 /// answer in one page, few enough that a catalog of thousands is not one
 /// answer of megabytes.
 ///
@@ -121,10 +122,45 @@ impl<C> Shared<C> {
 }
 
 impl<C: Any + Send + Sync> McpServer<C> {
-    /// A server named `name` at `version`, serving every tool of `executor`.
+    /// A server named `name` at `version`, serving every tool of
+    /// `executor`, with the default settings; [`builder`](Self::builder)
+    /// for others.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::empty(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "demo", "0.1.0");
+    /// # let _ = server;
+    /// ```
     pub fn new(executor: Executor, name: impl Into<String>, version: impl Into<String>) -> Self {
-        McpServer {
-            shared: Arc::new(Shared {
+        Self::builder(executor, name, version).build()
+    }
+
+    /// Settings for a server named `name` at `version`, serving every tool
+    /// of `executor`: each is set on the builder, and
+    /// [`build`](McpServerBuilder::build) makes the server, whose settings
+    /// then stay as they are.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::empty(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::builder(executor, "demo", "0.1.0")
+    ///     .instructions("Ask about anything.")
+    ///     .page_size(100)
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn builder(
+        executor: Executor,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> McpServerBuilder<C> {
+        McpServerBuilder {
+            shared: Shared {
                 executor,
                 implementation: Implementation::new(name.into(), version.into()),
                 instructions: None,
@@ -136,13 +172,47 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 mcp_calls: false,
                 companion: None,
                 page_size: DEFAULT_PAGE_SIZE,
-            }),
+            },
         }
     }
 
+    /// How many sessions hear of tool list changes now: initialized, and
+    /// not yet closed.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::new(executor, "demo", "0.1.0");
+    /// // No client has connected yet.
+    /// assert_eq!(server.sessions(), 0);
+    /// ```
+    pub fn sessions(&self) -> usize {
+        self.shared.sessions.count()
+    }
+
+    /// The [`rmcp::ServerHandler`] serving every request with `ctx`, for any
+    /// rmcp transport.
+    pub fn handler(&self, ctx: C) -> McpHandler<C> {
+        McpHandler {
+            shared: self.shared.clone(),
+            context: Some(Arc::new(ctx)),
+            sessions: true,
+        }
+    }
+}
+
+/// The settings of an [`McpServer`] before it serves: from
+/// [`McpServer::builder`], made into the server by [`build`](Self::build).
+pub struct McpServerBuilder<C> {
+    shared: Shared<C>,
+}
+
+impl<C: Any + Send + Sync> McpServerBuilder<C> {
     /// Instructions the client may show the model.
-    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.shared_mut().instructions = Some(instructions.into());
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.shared.instructions = Some(instructions.into());
         self
     }
 
@@ -154,8 +224,8 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// (an `Arc` each), as the example on [`McpServer`] does. A view decides
     /// what a caller sees; each tool's `authorize` hook still decides what
     /// the caller may do.
-    pub fn with_views(mut self, view_of: impl Fn(&C) -> View + Send + Sync + 'static) -> Self {
-        self.shared_mut().views = Some(Arc::new(view_of));
+    pub fn views(mut self, view_of: impl Fn(&C) -> View + Send + Sync + 'static) -> Self {
+        self.shared.views = Some(Arc::new(view_of));
         self
     }
 
@@ -191,17 +261,18 @@ impl<C: Any + Send + Sync> McpServer<C> {
     ///     .approvals(approvals)
     ///     .build()
     ///     .unwrap();
-    /// let server = McpServer::<User>::new(executor, "notes", "1.0.0")
-    ///     .with_elicitation(Duration::from_secs(300));
+    /// let server = McpServer::<User>::builder(executor, "notes", "1.0.0")
+    ///     .elicitation(Duration::from_secs(300))
+    ///     .build();
     /// # let _ = server;
     /// ```
     ///
     /// [`APPROVAL_REQUIRED`]: super::APPROVAL_REQUIRED
-    pub fn with_elicitation(mut self, timeout: std::time::Duration) -> Self
+    pub fn elicitation(mut self, timeout: std::time::Duration) -> Self
     where
         C: crate::Principal,
     {
-        self.shared_mut().elicitation = Some(Elicitation::new(timeout));
+        self.shared.elicitation = Some(Elicitation::new(timeout));
         self
     }
 
@@ -245,15 +316,15 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// }
     ///
     /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
-    /// let server = McpServer::<()>::new(executor, "docs", "0.1.0").with_companion(Documents);
+    /// let server = McpServer::<()>::builder(executor, "docs", "0.1.0").companion(Documents).build();
     /// let info = ServerHandler::get_info(&server.handler(()));
     /// assert!(info.capabilities.resources.is_some());
     /// assert!(info.capabilities.tools.is_some());
     /// ```
     ///
     /// [`RequestContext`]: rmcp::service::RequestContext
-    pub fn with_companion(mut self, handler: impl ServerHandler) -> Self {
-        self.shared_mut().companion = Some(Arc::new(handler));
+    pub fn companion(mut self, handler: impl ServerHandler) -> Self {
+        self.shared.companion = Some(Arc::new(handler));
         self
     }
 
@@ -268,13 +339,13 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// use toolwright::{Catalog, Container, Executor};
     ///
     /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
-    /// let server = McpServer::<()>::new(executor, "indexer", "0.1.0").with_mcp_calls();
+    /// let server = McpServer::<()>::builder(executor, "indexer", "0.1.0").mcp_calls().build();
     /// # let _ = server;
     /// ```
     ///
     /// [`McpCall::current`]: super::McpCall::current
-    pub fn with_mcp_calls(mut self) -> Self {
-        self.shared_mut().mcp_calls = true;
+    pub fn mcp_calls(mut self) -> Self {
+        self.shared.mcp_calls = true;
         self
     }
 
@@ -290,41 +361,26 @@ impl<C: Any + Send + Sync> McpServer<C> {
     /// use toolwright::{Catalog, Container, Executor};
     ///
     /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
-    /// let server = McpServer::<()>::new(executor, "gateway", "0.1.0").with_page_size(100);
+    /// let server = McpServer::<()>::builder(executor, "gateway", "0.1.0").page_size(100).build();
     /// # let _ = server;
     /// ```
-    pub fn with_page_size(mut self, page_size: usize) -> Self {
-        self.shared_mut().page_size = page_size.max(1);
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.shared.page_size = page_size.max(1);
         self
     }
 
-    /// How many sessions hear of tool list changes now: initialized, and
-    /// not yet closed.
-    ///
-    /// ```
-    /// use toolwright::mcp::McpServer;
-    /// use toolwright::{Catalog, Container, Executor};
-    ///
-    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
-    /// let server = McpServer::<()>::new(executor, "demo", "0.1.0");
-    /// // No client has connected yet.
-    /// assert_eq!(server.sessions(), 0);
-    /// ```
-    pub fn sessions(&self) -> usize {
-        self.shared.sessions.count()
-    }
-
-    fn shared_mut(&mut self) -> &mut Shared<C> {
-        Arc::get_mut(&mut self.shared).expect("configure the server before cloning it")
-    }
-
-    /// The [`rmcp::ServerHandler`] serving every request with `ctx`, for any
-    /// rmcp transport.
-    pub fn handler(&self, ctx: C) -> McpHandler<C> {
-        McpHandler {
-            shared: self.shared.clone(),
-            context: Some(Arc::new(ctx)),
-            sessions: true,
+    /// The server, with these settings.
+    pub fn build(self) -> McpServer<C> {
+        McpServer {
+            shared: Arc::new(self.shared),
         }
+    }
+}
+
+impl<C> std::fmt::Debug for McpServerBuilder<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("name", &self.shared.implementation.name)
+            .finish_non_exhaustive()
     }
 }

@@ -27,8 +27,9 @@ pub(crate) fn serve(options: Options) -> Result<(), BoxError> {
             .collect::<Result<Vec<_>, _>>()?;
         registry.register_all(tools)?;
         let executor = Executor::new(registry, Container::default())?;
-        let server =
-            McpServer::<()>::new(executor, "soak-lists", "0").with_page_size(options.page_size);
+        let server = McpServer::<()>::builder(executor, "soak-lists", "0")
+            .page_size(options.page_size)
+            .build();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut stdout = std::io::stdout();
         writeln!(stdout, "http://{}/mcp", listener.local_addr()?)?;
