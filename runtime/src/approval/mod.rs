@@ -20,17 +20,14 @@
 //!    re-runs by itself.
 //!
 //! Ledgers: [`MemoryLedger`] here; `SqliteLedger` and `PostgresLedger`
-//! behind the `sqlite` and `postgres` features (sqlx 0.8 pools).
+//! (one type, `SqlLedger`, on either database) behind the `sqlite` and
+//! `postgres` features (sqlx 0.8 pools).
 
 mod approvals;
 mod ledger;
 mod memory;
-#[cfg(feature = "postgres")]
-mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
@@ -41,6 +38,8 @@ pub use ledger::{
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresLedger;
+pub use sql::PostgresLedger;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sql::SqlLedger;
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteLedger;
+pub use sql::SqliteLedger;
