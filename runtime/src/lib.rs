@@ -7,7 +7,7 @@
 // of its own that the higher one implements, wired together by the
 // executor: the pipeline's `Watch` (observe's recording), observe's
 // `CallTrail` and approval's `DecisionTrail` (the audit trail).
-//   util effect concurrency secret request content disabled overrides decision
+//   util effect concurrency secret request content disabled overrides decision sql
 //   error args schema
 //   approval context scope
 //   invocation inject
@@ -61,6 +61,8 @@ mod request;
 mod schema;
 mod scope;
 mod secret;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 mod tool;
 mod util;
 #[cfg(any(feature = "admin", feature = "mcp"))]

@@ -12,13 +12,12 @@ mod databases;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use databases::{postgres_pool, sqlite_pool};
+use databases::{Db, Shared, postgres_pool, sqlite_pool};
 use serde_json::json;
 use sqlx::Row as _;
-use sqlx::postgres::PgPool;
-use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePoolOptions;
 use toolwright::approval::{LedgerError, MemoryLedger, Status};
-use toolwright::audit::{AuditError, AuditRecord, AuditTrail, PostgresAudit, SqliteAudit};
+use toolwright::audit::{AuditError, AuditRecord, AuditTrail, SqliteAudit};
 use toolwright::observe::{ExecutionLog, OutcomeClass, REDACTED};
 use toolwright::{
     Approvals, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor, Inject,
@@ -191,11 +190,6 @@ const SELECT: &str = "SELECT kind, call_id, tool_key, tool_name, effect, actor, 
     CAST(arguments AS TEXT) AS arguments, digest, policy, policy_rule, approval_id, \
     approval_use, outcome, error, reason, requested_by FROM toolwright_audit ORDER BY seq";
 
-enum Db {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
-
 /// The rows, read by column name from either store's rows.
 macro_rules! rows {
     ($rows:expr) => {
@@ -232,10 +226,7 @@ impl Db {
     }
 
     async fn trail(&self) -> Arc<dyn AuditTrail> {
-        match self {
-            Db::Sqlite(pool) => Arc::new(SqliteAudit::connect(pool.clone()).await.unwrap()),
-            Db::Postgres(pool) => Arc::new(PostgresAudit::connect(pool.clone()).await.unwrap()),
-        }
+        self.connect_trail().await.unwrap()
     }
 }
 
@@ -254,15 +245,6 @@ async fn rows_at_least(db: &Db, n: usize) -> Vec<Row> {
             rows.len()
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// An `Arc<dyn AuditTrail>` as a trail.
-struct Shared(Arc<dyn AuditTrail>);
-
-impl AuditTrail for Shared {
-    fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
-        self.0.record(record)
     }
 }
 
@@ -480,19 +462,6 @@ async fn sqlite_in_memory_and_connecting_twice() {
         .unwrap();
     db.trail().await;
     assert_eq!(db.rows().await.len(), 1);
-}
-
-#[tokio::test]
-async fn a_schema_newer_than_this_build_is_refused() {
-    let pool = sqlite_pool("audit", "newer").await;
-    SqliteAudit::connect(pool.clone()).await.unwrap();
-    sqlx::query("UPDATE toolwright_schema SET version = 99 WHERE component = 'audit'")
-        .execute(&pool)
-        .await
-        .unwrap();
-    let error = SqliteAudit::connect(pool).await.unwrap_err();
-    let cause = std::error::Error::source(&error).unwrap().to_string();
-    assert!(cause.contains("version 99"), "{cause}");
 }
 
 // ---------------------------------------------------------------------------

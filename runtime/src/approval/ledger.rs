@@ -83,16 +83,14 @@ impl std::str::FromStr for Status {
     type Err = UnknownStatus;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
+        let all = [
             Status::Pending,
             Status::Approved,
             Status::Rejected,
             Status::Consumed,
             Status::Settled,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == s)
-        .ok_or_else(|| UnknownStatus(s.to_owned()))
+        ];
+        named(all, Status::as_str, s)
     }
 }
 
@@ -143,15 +141,24 @@ impl std::str::FromStr for Settlement {
     type Err = UnknownStatus;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
+        let all = [
             Settlement::Succeeded,
             Settlement::Failed,
             Settlement::Unknown,
-        ]
-        .into_iter()
-        .find(|settled| settled.as_str() == s)
-        .ok_or_else(|| UnknownStatus(s.to_owned()))
+        ];
+        named(all, Settlement::as_str, s)
     }
+}
+
+/// The one of `all` whose stored name is `s`.
+fn named<T: Copy, const N: usize>(
+    all: [T; N],
+    name: fn(T) -> &'static str,
+    s: &str,
+) -> Result<T, UnknownStatus> {
+    all.into_iter()
+        .find(|&one| name(one) == s)
+        .ok_or_else(|| UnknownStatus(s.to_owned()))
 }
 
 /// One request in a ledger, with everything that happened to it.

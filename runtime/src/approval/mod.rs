@@ -20,27 +20,28 @@
 //!    re-runs by itself.
 //!
 //! Ledgers: [`MemoryLedger`] here; `SqliteLedger` and `PostgresLedger`
-//! behind the `sqlite` and `postgres` features (sqlx 0.8 pools).
+//! (one type, `SqlLedger`, on either database) behind the `sqlite` and
+//! `postgres` features (sqlx 0.8 pools).
 
 mod approvals;
 mod ledger;
 mod memory;
-#[cfg(feature = "postgres")]
-mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 
 pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING};
 pub(crate) use approvals::{DecisionTap, DecisionTrail};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use ledger::to_unix_ms;
 pub use ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresLedger;
+pub use sql::PostgresLedger;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sql::SqlLedger;
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteLedger;
+pub use sql::SqliteLedger;

@@ -1,11 +1,7 @@
 #![doc = include_str!("../../docs/audit.md")]
 
-#[cfg(feature = "postgres")]
-mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -21,16 +17,18 @@ use crate::request::ApprovalId;
 use crate::util::BoxFuture;
 
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresAudit;
+pub use sql::PostgresAudit;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sql::SqlAudit;
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteAudit;
+pub use sql::SqliteAudit;
 
 /// A durable record of what changed state: every call of a `write` or
 /// `destructive` tool and every approval decision, written before the
 /// call's or the decision's effect is committed.
 ///
-/// `SqliteAudit` and `PostgresAudit` (features `sqlite`, `postgres`)
-/// keep the records in a table; an application may write its own, to a
+/// `SqliteAudit` and `PostgresAudit` (features `sqlite`, `postgres`; one
+/// type, `SqlAudit`, on either database) keep the records in a table; an application may write its own, to a
 /// store of its choice. `record` must return `Ok` only once the record is
 /// durable: the executor commits the call (its scope's finalizers) only
 /// after that, and fails the call with

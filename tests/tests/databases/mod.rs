@@ -2,11 +2,114 @@
 //! and a PostgreSQL schema of each test's own. PostgreSQL may be missing:
 //! outside CI a test then says in one line that it skipped; under
 //! `CI=true` it fails.
+//!
+//! A case that both databases must pass is one `async fn(Db)`, and
+//! [`each_database!`] makes a test of it per database.
 
+// Each test binary that includes this module uses only part of it.
+#![allow(dead_code, unused_macros)]
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use toolwright::BoxFuture;
+use toolwright::approval::{ApprovalLedger, LedgerError, PostgresLedger, SqliteLedger};
+use toolwright::audit::{AuditError, AuditRecord, AuditTrail, PostgresAudit, SqliteAudit};
+
+/// A database of the test's own, in either engine.
+#[derive(Clone)]
+pub(crate) enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Db {
+    /// A SQLite file of the test's own (under `group`).
+    pub(crate) async fn sqlite(group: &str, test: &str) -> Db {
+        Db::Sqlite(sqlite_pool(group, test).await)
+    }
+
+    /// A PostgreSQL schema of the test's own, or `None` (said in one line)
+    /// when the database cannot be reached outside CI.
+    pub(crate) async fn postgres(prefix: &str, test: &str) -> Option<Db> {
+        postgres_pool(prefix, test).await.map(Db::Postgres)
+    }
+
+    /// Runs `sql`, one statement or several, and drops what it returns.
+    pub(crate) async fn execute(&self, sql: &str) {
+        match self {
+            Db::Sqlite(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
+            Db::Postgres(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
+        }
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// The integer that `sql` returns.
+    pub(crate) async fn int(&self, sql: &str) -> i64 {
+        match self {
+            Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        }
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The approval ledger in this database, as its `connect` answers.
+    pub(crate) async fn connect_ledger(&self) -> Result<Arc<dyn ApprovalLedger>, LedgerError> {
+        Ok(match self {
+            Db::Sqlite(pool) => Arc::new(SqliteLedger::connect(pool.clone()).await?),
+            Db::Postgres(pool) => Arc::new(PostgresLedger::connect(pool.clone()).await?),
+        })
+    }
+
+    /// The audit trail in this database, as its `connect` answers.
+    pub(crate) async fn connect_trail(&self) -> Result<Arc<dyn AuditTrail>, AuditError> {
+        Ok(match self {
+            Db::Sqlite(pool) => Arc::new(SqliteAudit::connect(pool.clone()).await?),
+            Db::Postgres(pool) => Arc::new(PostgresAudit::connect(pool.clone()).await?),
+        })
+    }
+}
+
+/// An `Arc<dyn AuditTrail>` as a trail.
+pub(crate) struct Shared(pub(crate) Arc<dyn AuditTrail>);
+
+impl AuditTrail for Shared {
+    fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
+        self.0.record(record)
+    }
+}
+
+/// One test per database for each `case` (an `async fn(Db)` of the
+/// including file): on a SQLite file under `group`, and on a PostgreSQL
+/// schema named after `group` and the case.
+macro_rules! each_database {
+    ($group:literal: $($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let db = super::databases::Db::sqlite($group, stringify!($case)).await;
+                    super::$case(db).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let prefix = concat!("tw_", $group, "_");
+                    let db = super::databases::Db::postgres(prefix, stringify!($case)).await;
+                    let Some(db) = db else { return };
+                    super::$case(db).await;
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)] // as the module's other items, in some binaries
+pub(crate) use each_database;
 
 /// A pool on a new database file of the test's own (under `group`), in WAL mode.
 pub(crate) async fn sqlite_pool(group: &str, test: &str) -> SqlitePool {

@@ -1,18 +1,11 @@
-//! What the SQLite and PostgreSQL trails share: a record as the columns
-//! of its row, and the schema's versions.
+//! A record as the columns of its row.
 
 use std::time::SystemTime;
 
-use sqlx::query::Query;
-use sqlx::{Database, Encode, Type};
-
-use super::{AuditError, AuditRecord};
-use crate::approval::Status;
+use crate::approval::{Status, to_unix_ms as unix_ms};
+use crate::audit::AuditRecord;
 use crate::observe::ApprovalUse;
-
-/// The trail's name in the shared `toolwright_schema` table (the
-/// approvals' ledger keeps its own row there).
-pub(super) const COMPONENT: &str = "audit";
+use crate::sql::Statement;
 
 /// One row of the trail.
 #[derive(Debug, Default)]
@@ -43,35 +36,24 @@ struct Row {
     duration_ms: Option<i64>,
 }
 
-/// `query`, an `INSERT` of one row with the table's columns in order, with
-/// `record`'s row bound: the one binding both stores use.
-pub(super) fn bind<'q, DB>(
-    query: Query<'q, DB, <DB as Database>::Arguments<'q>>,
-    record: &AuditRecord,
-) -> Query<'q, DB, <DB as Database>::Arguments<'q>>
-where
-    DB: Database,
-    &'static str: Encode<'q, DB> + Type<DB>,
-    i64: Encode<'q, DB> + Type<DB>,
-    Option<i64>: Encode<'q, DB> + Type<DB>,
-    Option<&'static str>: Encode<'q, DB> + Type<DB>,
-    Option<String>: Encode<'q, DB> + Type<DB>,
-{
+/// `insert`, a statement with the table's columns in order, with
+/// `record`'s row bound.
+pub(super) fn statement(insert: &'static str, record: &AuditRecord) -> Statement {
     let row = row(record);
-    query
+    Statement::new(insert)
         .bind(row.kind)
         .bind(row.at)
         .bind(row.call_id)
         .bind(row.tool_key)
         .bind(row.tool_name)
-        .bind(row.effect)
+        .bind(row.effect.map(str::to_owned))
         .bind(row.actor)
         .bind(row.arguments)
         .bind(row.digest)
         .bind(row.policy)
         .bind(row.policy_rule)
         .bind(row.approval_id)
-        .bind(row.approval_use)
+        .bind(row.approval_use.map(str::to_owned))
         .bind(row.outcome)
         .bind(row.error)
         .bind(row.reason)
@@ -152,26 +134,3 @@ fn row(record: &AuditRecord) -> Row {
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
-
-fn unix_ms(time: SystemTime) -> i64 {
-    let ms = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
-
-/// Whether a schema at version `found` needs the trail's one version
-/// created; a schema newer than this build knows is refused.
-pub(super) fn needs_creating(found: Option<i64>) -> Result<bool, AuditError> {
-    match found {
-        None | Some(0) => Ok(true),
-        Some(VERSION) => Ok(false),
-        Some(found) => Err(AuditError::new(format!(
-            "the audit schema is at version {found}, newer than the {VERSION} this build of toolwright knows"
-        ))),
-    }
-}
-
-/// The version of the trail's schema this build writes.
-pub(super) const VERSION: i64 = 1;
