@@ -1,5 +1,9 @@
 //! Entity tags: what each resource's ETag is, `If-None-Match` on reads
 //! and the `If-Match` every change requires.
+//!
+//! The matching is the two short loops below, not the `headers` crate's
+//! `IfMatch`/`IfNoneMatch`: the admin would build `headers` with `sha1`,
+//! `mime`, `httpdate` and `base64` for them.
 
 use http::header::{IF_MATCH, IF_NONE_MATCH};
 use http::{HeaderMap, StatusCode};

@@ -417,6 +417,11 @@ fn read_message(line: &[u8]) -> Read {
 /// Finds the `id` member of a JSON object fed to it in pieces, keeping no
 /// more of the text than the id itself: how a line over the limit is
 /// answered with its id wherever in the line the id is.
+///
+/// Written by hand: serde_json's streaming deserializer (`from_reader`,
+/// skipping the other members as `IgnoredAny`) was the crate's way, but it
+/// pulls from a blocking `io::Read`, while the line arrives in async
+/// chunks that are dropped as they come.
 #[derive(Default)]
 struct IdScanner {
     /// `Some` once the scan is over: the id, or `None` if there is none.
