@@ -7,52 +7,10 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 /// A map looked up on every call, hashed with [`KeyHasher`].
 pub(crate) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
-/// The hash of the per-call lookups (tool names and type ids), eight bytes
-/// at a time, as `rustc-hash` does. The keys are few and chosen by the
-/// application, and a caller only ever looks one up (it never inserts), so
-/// SipHash's flood resistance buys nothing here; FNV-1a, used before, took
-/// a multiplication per byte of the name.
-#[derive(Default)]
-pub(crate) struct KeyHasher(u64);
-
-impl KeyHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.0 = self.0.wrapping_add(word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut le = [0; 8];
-            le.copy_from_slice(word);
-            self.add(u64::from_le_bytes(le));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            self.add(tail(rest));
-        }
-    }
-
-    // `str`'s `Hash` ends with `write_u8(0xff)`, `TypeId`'s is `write_u64`s:
-    // one step each, not a slice of one byte.
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn finish(&self) -> u64 {
-        // A product's high bits mix all of its input; the table indexes by
-        // the low bits, so bring them down.
-        self.0.rotate_left(26)
-    }
-}
+/// The hash of the per-call lookups (tool names and type ids): the keys
+/// are few and chosen by the application, and a caller only ever looks one
+/// up (it never inserts), so SipHash's flood resistance buys nothing here.
+pub(crate) type KeyHasher = rustc_hash::FxHasher;
 
 /// A tool's name as the key of the catalog's map: hashed as a `str` is,
 /// and compared a word at a time in place, where comparing two `str`s
