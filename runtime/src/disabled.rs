@@ -38,31 +38,6 @@ pub struct Disabled {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub originally_by: Option<String>,
     /// When the tool was disabled.
-    #[serde(with = "unix_millis")]
+    #[serde(with = "crate::util::time::unix_ms")]
     pub at: SystemTime,
-}
-
-/// `SystemTime` as milliseconds since the Unix epoch.
-mod unix_millis {
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(
-        at: &SystemTime,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let millis = at
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
-        serializer.serialize_u64(u64::try_from(millis).unwrap_or(u64::MAX))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<SystemTime, D::Error> {
-        let millis = u64::deserialize(deserializer)?;
-        Ok(UNIX_EPOCH + Duration::from_millis(millis))
-    }
 }

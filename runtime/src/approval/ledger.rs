@@ -1,7 +1,7 @@
 //! What an approval ledger stores and the operations every store offers.
 
 use std::fmt;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -202,25 +202,25 @@ pub struct Approval {
     /// The actor who asked; only they can consume the approval.
     pub requested_by: String,
     /// When it was asked for.
-    #[serde(with = "unix_ms")]
+    #[serde(with = "crate::util::time::unix_ms")]
     pub requested_at: SystemTime,
     /// After this, it can be neither approved nor consumed.
-    #[serde(with = "unix_ms")]
+    #[serde(with = "crate::util::time::unix_ms")]
     pub expires_at: SystemTime,
     /// Where it stands.
     pub status: Status,
     /// Who approved or rejected it.
     pub decided_by: Option<String>,
     /// When.
-    #[serde(with = "unix_ms::option")]
+    #[serde(with = "crate::util::time::unix_ms::option")]
     pub decided_at: Option<SystemTime>,
     /// Why, in the decider's words.
     pub reason: Option<String>,
     /// When a call used it.
-    #[serde(with = "unix_ms::option")]
+    #[serde(with = "crate::util::time::unix_ms::option")]
     pub consumed_at: Option<SystemTime>,
     /// When that call's outcome was recorded.
-    #[serde(with = "unix_ms::option")]
+    #[serde(with = "crate::util::time::unix_ms::option")]
     pub settled_at: Option<SystemTime>,
     /// How that call ended.
     pub settlement: Option<Settlement>,
@@ -536,54 +536,4 @@ pub trait ApprovalLedger: Send + Sync + 'static {
         settlement: Settlement,
         at: SystemTime,
     ) -> BoxFuture<'_, Result<Approval, LedgerError>>;
-}
-
-/// Milliseconds since the Unix epoch: how times are stored and serialized.
-pub(crate) fn to_unix_ms(time: SystemTime) -> i64 {
-    let ms = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
-
-/// The time `ms` milliseconds after the Unix epoch (before it, the epoch).
-pub(crate) fn from_unix_ms(ms: i64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-mod unix_ms {
-    use std::time::SystemTime;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(time: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_i64(super::to_unix_ms(*time))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
-        i64::deserialize(d).map(super::from_unix_ms)
-    }
-
-    pub(super) mod option {
-        use std::time::SystemTime;
-
-        use serde::{Deserialize, Deserializer, Serializer};
-
-        pub(crate) fn serialize<S: Serializer>(
-            time: &Option<SystemTime>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match time {
-                Some(time) => s.serialize_some(&super::super::to_unix_ms(*time)),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<SystemTime>, D::Error> {
-            Ok(Option::<i64>::deserialize(d)?.map(super::super::from_unix_ms))
-        }
-    }
 }

@@ -33,8 +33,6 @@ pub use crate::request::ApprovalId;
 pub(crate) use approvals::Admission;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING};
 pub(crate) use approvals::{DecisionTap, DecisionTrail};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use ledger::to_unix_ms;
 pub use ledger::{
     Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, UnknownStatus,
 };

@@ -155,18 +155,10 @@ pub struct DecisionRefused {
     /// Who tried to decide it.
     pub by: String,
     /// When.
-    #[serde(serialize_with = "unix_ms")]
+    #[serde(serialize_with = "crate::util::time::unix_ms::serialize")]
     pub at: SystemTime,
     /// The ledger's error.
     pub error: String,
-}
-
-fn unix_ms<S: serde::Serializer>(time: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-    let ms = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    s.serialize_i64(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 /// The executor's trail, in its services.

@@ -94,7 +94,7 @@ pub struct CallEvent {
     pub id: u64,
     /// When the call started, serialized as milliseconds since the Unix
     /// epoch.
-    #[serde(serialize_with = "unix_ms")]
+    #[serde(serialize_with = "crate::util::time::unix_ms::serialize")]
     pub at: SystemTime,
     /// The tool's key as served (a namespace's, when mounted under one);
     /// `None` when no tool has the name asked for.
@@ -328,14 +328,6 @@ impl std::fmt::Display for OutcomeClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-fn unix_ms<S: Serializer>(time: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-    let ms = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    s.serialize_u64(u64::try_from(ms).unwrap_or(u64::MAX))
 }
 
 fn millis<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -7,6 +7,7 @@ pub(crate) mod intern;
 pub(crate) mod json;
 pub(crate) mod names;
 pub(crate) mod panic;
+pub(crate) mod time;
 
 use std::fmt;
 

@@ -14,11 +14,12 @@ use sqlx::{Database, Pool};
 
 use self::schema::columns;
 use super::ledger::{
-    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status, to_unix_ms,
+    Approval, ApprovalLedger, LedgerError, NewApproval, Review, Settlement, Status,
 };
 use crate::request::{ApprovalId, Digest};
 use crate::sql::{Dialect, Lock, Read as _, Statement};
 use crate::util::BoxFuture;
+use crate::util::time::to_unix_ms;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresLedger;

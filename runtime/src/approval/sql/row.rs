@@ -1,10 +1,11 @@
 //! How a stored row reads back as an [`Approval`], and why a guarded
 //! update found nothing to change.
 
-use crate::approval::ledger::{Approval, LedgerError, Settlement, Status, from_unix_ms};
+use crate::approval::ledger::{Approval, LedgerError, Settlement, Status};
 use crate::error::BoxError;
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
 use crate::sql::Read;
+use crate::util::time::from_unix_ms;
 
 /// A row that does not read back as an approval: written by something
 /// other than this ledger, or damaged.

@@ -2,10 +2,11 @@
 
 use std::time::SystemTime;
 
-use crate::approval::{Status, to_unix_ms as unix_ms};
+use crate::approval::Status;
 use crate::audit::AuditRecord;
 use crate::observe::ApprovalUse;
 use crate::sql::Statement;
+use crate::util::time::to_unix_ms as unix_ms;
 
 /// One row of the trail.
 #[derive(Debug, Default)]
