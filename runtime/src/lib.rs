@@ -7,7 +7,8 @@
 // of its own that the higher one implements, wired together by the
 // executor: the pipeline's `Watch` (observe's recording), observe's
 // `CallTrail` and approval's `DecisionTrail` (the audit trail).
-//   util effect concurrency secret request content disabled overrides decision sql
+//   util
+//   effect concurrency secret request content disabled overrides decision sql
 //   error args schema
 //   approval context scope
 //   invocation inject
@@ -23,7 +24,7 @@
 //   audit
 //   executor
 //   web
-//   admin mcp providers
+//   admin import mcp providers
 //   __private
 #[doc(hidden)]
 #[path = "private/mod.rs"]
@@ -45,6 +46,8 @@ mod effect;
 mod error;
 mod executor;
 mod hook;
+#[cfg(feature = "import-mcp")]
+pub mod import;
 mod inject;
 mod invocation;
 #[cfg(feature = "mcp")]

@@ -27,6 +27,9 @@ use axum::middleware::{self, Next};
 use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::{Catalog, Container, Executor, Selector, tool};
 
+mod installs;
+use installs::{installed_once, run};
+
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -73,56 +76,13 @@ fn python_or_skip(test: &str) -> Option<PathBuf> {
 /// The pinned TypeScript SDK, installed beside a copy of the client script
 /// (Node resolves its imports from the script's directory).
 fn node_client() -> PathBuf {
-    let source = manifest_dir().join("node");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-mcp");
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["package.json", "package-lock.json", "quickstart_client.mjs"] {
-        std::fs::copy(source.join(file), dir.join(file)).unwrap();
-    }
-    installed_once(&dir, &source.join("package-lock.json"), || {
-        run(Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--silent"])
-            .current_dir(&dir))
-    })
+    let dir = installs::npm_ci(
+        &manifest_dir().join("node"),
+        "node-mcp",
+        &["quickstart_client.mjs"],
+    )
     .unwrap_or_else(|why| panic!("{why}"));
     dir.join("quickstart_client.mjs")
-}
-
-/// Runs `install` into `dir` unless it last ran there for the same `pins`
-/// (a requirements or lock file), which a stamp in `dir` records. One
-/// install at a time: tests run side by side (threads, or processes under
-/// nextest), and two creating the same virtualenv at once fail.
-fn installed_once(
-    dir: &Path,
-    pins: &Path,
-    install: impl FnOnce() -> Result<(), String>,
-) -> Result<(), String> {
-    let lock_path = dir.with_extension("lock");
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(|error| format!("creating {}: {error}", lock_path.display()))?;
-    // Held until this returns; released when `lock` is dropped.
-    lock.lock()
-        .map_err(|error| format!("locking {}: {error}", lock_path.display()))?;
-    let pinned = std::fs::read_to_string(pins)
-        .map_err(|error| format!("reading {}: {error}", pins.display()))?;
-    let stamp = dir.join("installed.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
-        install()?;
-        std::fs::write(&stamp, pinned)
-            .map_err(|error| format!("writing {}: {error}", stamp.display()))?;
-    }
-    Ok(())
-}
-
-fn run(command: &mut Command) -> Result<(), String> {
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{command:?} failed: {status}"))
-    }
 }
 
 /// Kills the process when the test ends, passed or not.

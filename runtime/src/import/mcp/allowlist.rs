@@ -1,0 +1,111 @@
+//! What an import may start and pass on, decided by the application's
+//! code: a configuration file names upstreams, this says which may run.
+
+use std::collections::BTreeSet;
+
+/// The commands an import may start, each with its exact arguments, and
+/// the environment variables it may pass on. Empty, it allows nothing.
+///
+/// ```
+/// use toolwright::import::mcp::Allowlist;
+///
+/// let allowlist = Allowlist::new()
+///     .command("mcp-server-git", ["--repository", "/srv/repo"])
+///     .env(["PATH", "HOME"]);
+/// assert!(allowlist.allows_command("mcp-server-git", &["--repository", "/srv/repo"]));
+/// assert!(!allowlist.allows_command("mcp-server-git", &["--repository", "/"]));
+/// assert!(allowlist.allows_env("PATH"));
+/// assert!(!allowlist.allows_env("AWS_SECRET_ACCESS_KEY"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Allowlist {
+    commands: BTreeSet<(String, Vec<String>)>,
+    env: BTreeSet<String>,
+}
+
+impl Allowlist {
+    /// An allowlist that allows nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allows starting `program` with exactly `args`.
+    pub fn command<I, S>(mut self, program: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let args = args.into_iter().map(Into::into).collect();
+        self.commands.insert((program.into(), args));
+        self
+    }
+
+    /// Allows passing on the environment variables `names`, with the
+    /// values this process has. No other variable reaches a child process.
+    pub fn env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.env.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether `program` may be started with `args`.
+    pub fn allows_command<S: AsRef<str>>(&self, program: &str, args: &[S]) -> bool {
+        self.commands.iter().any(|(allowed, allowed_args)| {
+            allowed == program
+                && allowed_args.len() == args.len()
+                && allowed_args.iter().zip(args).all(|(a, b)| a == b.as_ref())
+        })
+    }
+
+    /// Whether the environment variable `name` may be passed on.
+    pub fn allows_env(&self, name: &str) -> bool {
+        self.env.contains(name)
+    }
+}
+
+/// The remote tools an import serves: named ones, or every one, which
+/// must be asked for in so many words. A tool the server offers under a
+/// name not listed (a renamed one too) is not served.
+///
+/// ```
+/// use toolwright::import::mcp::RemoteTools;
+///
+/// let some = RemoteTools::only(["echo"]);
+/// assert!(some.allows("echo"));
+/// assert!(!some.allows("echo2"));
+/// assert!(RemoteTools::all().allows("anything"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteTools {
+    /// Only the tools of these names.
+    Only(BTreeSet<String>),
+    /// Every tool the server offers, now and after it changes its list.
+    All,
+}
+
+impl RemoteTools {
+    /// Only the tools named.
+    pub fn only<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        RemoteTools::Only(names.into_iter().map(Into::into).collect())
+    }
+
+    /// Every tool the server offers.
+    pub fn all() -> Self {
+        RemoteTools::All
+    }
+
+    /// Whether the remote tool `name` is served.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            RemoteTools::Only(names) => names.contains(name),
+            RemoteTools::All => true,
+        }
+    }
+}

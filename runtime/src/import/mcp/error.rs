@@ -1,0 +1,81 @@
+//! Why an import failed, and the remote tools it left out.
+
+/// Why [`StdioUpstream::connect`](super::StdioUpstream::connect) imported
+/// nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The namespace is not dot-separated lowercase segments, as keys are.
+    #[error(
+        "the namespace `{namespace}` is not dot-separated lowercase segments (letters, digits and `_`, each starting with a letter)"
+    )]
+    InvalidNamespace {
+        /// The namespace, as given.
+        namespace: String,
+    },
+    /// The command is not on the allowlist.
+    #[error("the command `{program}` with arguments {args:?} is not on the import allowlist")]
+    CommandNotAllowed {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// An environment variable to pass on is not on the allowlist.
+    #[error("the environment variable `{name}` is not on the import allowlist")]
+    EnvNotAllowed {
+        /// The variable's name.
+        name: String,
+    },
+    /// The server could not be started.
+    #[error("starting `{program}` failed: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server did not complete MCP's handshake.
+    #[error("the MCP handshake with `{program}` failed: {reason}")]
+    Handshake {
+        /// The program.
+        program: String,
+        /// Why, as the client reported it.
+        reason: String,
+    },
+    /// The server's tools could not be listed.
+    #[error("listing the tools of `{program}` failed: {reason}")]
+    List {
+        /// The program.
+        program: String,
+        /// Why, as the client reported it.
+        reason: String,
+    },
+    /// A tool named in [`RemoteTools::only`](super::RemoteTools::only)
+    /// is not offered by the server.
+    #[error("the server offers no tool named `{name}`")]
+    NotOffered {
+        /// The remote name.
+        name: String,
+    },
+    /// Two remote tools would have the same key or name once qualified.
+    #[error("the remote tools `{first}` and `{second}` would both be `{qualified}`")]
+    Collision {
+        /// One remote name.
+        first: String,
+        /// The other.
+        second: String,
+        /// The key or name they share.
+        qualified: String,
+    },
+}
+
+/// A remote tool the import allowed but could not serve, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The remote name.
+    pub name: String,
+    /// Why it is not served.
+    pub reason: String,
+}

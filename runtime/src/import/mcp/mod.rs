@@ -1,0 +1,54 @@
+//! Another MCP server's tools, as dynamic tools of the registry.
+//!
+//! An [`StdioUpstream`] names a server to start (a command with its
+//! arguments), the environment variables it may read, the remote tools to
+//! serve ([`RemoteTools`]) and the effect of each; [`connect`] starts it
+//! only if the application's [`Allowlist`] lists the command, then lists
+//! its tools and builds one [`DynamicTool`](crate::DynamicTool) per allowed
+//! tool, which calls it over the one session:
+//!
+//! - keys and names are qualified by the namespace (remote `get-sum` in
+//!   `calc` is key `calc.get_sum`, name `calc_get-sum`), so two servers, or
+//!   a server and a local tool, never share one;
+//! - the remote annotations are hints nobody checked: an imported tool is
+//!   `destructive`, so it waits for approval, unless
+//!   [`StdioUpstream::effect`] says otherwise;
+//! - arguments are checked against the remote input schema before
+//!   anything is sent, as for any tool;
+//! - a remote tool error is the call's tool error, its text kept; a failed
+//!   exchange with the server is the call's error too, with its source.
+//!
+//! The child process ends when the last of its tools is dropped.
+//!
+//! ```no_run
+//! use toolwright::import::mcp::{Allowlist, RemoteTools, StdioUpstream};
+//! use toolwright::{Catalog, Effect, Registry};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // What this application may start, whatever a configuration file says.
+//! let allowlist = Allowlist::new()
+//!     .command("mcp-server-everything", ["stdio"])
+//!     .env(["PATH"]);
+//! let imported = StdioUpstream::new("everything", "mcp-server-everything", ["stdio"])
+//!     .env(["PATH"])
+//!     .tools(RemoteTools::only(["echo", "get-sum"]))
+//!     .effect("echo", Effect::Read)
+//!     .effect("get-sum", Effect::Read)
+//!     .connect(&allowlist)
+//!     .await?;
+//! let registry = Registry::new(Catalog::empty());
+//! registry.register_all(imported.into_tools())?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`connect`]: StdioUpstream::connect
+
+mod allowlist;
+mod error;
+mod mapping;
+mod upstream;
+
+pub use allowlist::{Allowlist, RemoteTools};
+pub use error::{ImportError, Skipped};
+pub use upstream::{Imported, StdioUpstream};

@@ -1,0 +1,357 @@
+//! One upstream MCP server over stdio: what to start, what to serve of
+//! it, and its tools once connected.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+
+use super::error::{ImportError, Skipped};
+use super::mapping;
+use super::{Allowlist, RemoteTools};
+use crate::dynamic::{DynamicTool, DynamicToolBuilder};
+use crate::dynamic_call::Arguments;
+use crate::effect::Effect;
+use crate::error::BoxError;
+use crate::invocation::Invocation;
+use crate::principal::Principal;
+use crate::util::BoxFuture;
+use crate::util::names::is_valid_key;
+
+/// The MCP session every imported tool of one upstream calls through.
+type Session = Arc<RunningService<RoleClient, ()>>;
+
+/// An MCP server to start as a child process and import tools from: see
+/// [the module](super).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+/// use toolwright::Effect;
+///
+/// let upstream = StdioUpstream::new("git", "mcp-server-git", ["--repository", "/srv/repo"])
+///     .env(["PATH"])
+///     .tools(RemoteTools::only(["git_status", "git_log"]))
+///     .effect("git_status", Effect::Read)
+///     .effect("git_log", Effect::Read)
+///     .timeout(Duration::from_secs(20));
+/// # let _ = upstream;
+/// ```
+#[derive(Debug, Clone)]
+pub struct StdioUpstream {
+    namespace: String,
+    program: String,
+    args: Vec<String>,
+    env: Vec<String>,
+    tools: RemoteTools,
+    effects: BTreeMap<String, Effect>,
+    timeout: Option<Duration>,
+    /// How a tool that changes something asks for approval.
+    approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
+}
+
+impl StdioUpstream {
+    /// The server `program` started with `args`, its tools served under
+    /// `namespace`. It serves no tool until [`tools`](Self::tools) says
+    /// which, and passes on no environment variable.
+    pub fn new<I, S>(namespace: impl Into<String>, program: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        StdioUpstream {
+            namespace: namespace.into(),
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            tools: RemoteTools::only(Vec::<String>::new()),
+            effects: BTreeMap::new(),
+            timeout: None,
+            approve: None,
+        }
+    }
+
+    /// Passes on the environment variables `names`, with this process's
+    /// values; each must be on the [`Allowlist`].
+    pub fn env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.env.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The remote tools to serve.
+    pub fn tools(mut self, tools: RemoteTools) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The effect of the remote tool `name`, decided here: without one,
+    /// it is `destructive`, whatever the server's annotations say.
+    pub fn effect(mut self, name: impl Into<String>, effect: Effect) -> Self {
+        self.effects.insert(name.into(), effect);
+        self
+    }
+
+    /// Tools that change something (every one not decided `read`) wait
+    /// for a person's approval in the executor's ledger, the caller
+    /// identified as a `C` ([`Principal::approval_ledger`]). Without this,
+    /// such tools are left out ([`Imported::skipped`]): nothing is served
+    /// that could change something unapproved.
+    ///
+    /// ```
+    /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+    /// use toolwright::Principal;
+    ///
+    /// struct User(String);
+    /// impl Principal for User {
+    ///     fn id(&self) -> &str { &self.0 }
+    /// }
+    ///
+    /// let upstream = StdioUpstream::new("fs", "mcp-server-filesystem", ["/srv/shared"])
+    ///     .tools(RemoteTools::only(["write_file"]))
+    ///     .approvals::<User>();
+    /// # let _ = upstream;
+    /// ```
+    pub fn approvals<C: Principal + Send + Sync + 'static>(mut self) -> Self {
+        self.approve = Some(ledger_approval::<C>);
+        self
+    }
+
+    /// How long a call of any of its tools may take (each tool's
+    /// `timeout`); by default, the executor's.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Starts the server, if the allowlist lists its command and
+    /// environment, completes MCP's handshake, lists its tools and builds
+    /// one dynamic tool for each one served. A tool that cannot be served
+    /// (its name too long, its schema refused) is left out with the reason
+    /// ([`Imported::skipped`]); a tool named in [`RemoteTools::only`] that
+    /// the server does not offer fails the import.
+    pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
+        self.check(allowlist)?;
+        let session = self.start().await?;
+        let listed = session
+            .list_all_tools()
+            .await
+            .map_err(|e| ImportError::List {
+                program: self.program.clone(),
+                reason: e.to_string(),
+            })?;
+        if let RemoteTools::Only(names) = &self.tools
+            && let Some(missing) = names.iter().find(|n| !listed.iter().any(|t| t.name == **n))
+        {
+            return Err(ImportError::NotOffered {
+                name: missing.clone(),
+            });
+        }
+        self.imported(listed, &Arc::new(session))
+    }
+
+    /// Fails unless the namespace is valid and the allowlist lists the
+    /// command and every variable to pass on.
+    fn check(&self, allowlist: &Allowlist) -> Result<(), ImportError> {
+        if !is_valid_key(&self.namespace) {
+            return Err(ImportError::InvalidNamespace {
+                namespace: self.namespace.clone(),
+            });
+        }
+        if !allowlist.allows_command(&self.program, &self.args) {
+            return Err(ImportError::CommandNotAllowed {
+                program: self.program.clone(),
+                args: self.args.clone(),
+            });
+        }
+        match self.env.iter().find(|name| !allowlist.allows_env(name)) {
+            Some(name) => Err(ImportError::EnvNotAllowed { name: name.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// The server, started with only the allowed environment, past MCP's
+    /// handshake.
+    async fn start(&self) -> Result<RunningService<RoleClient, ()>, ImportError> {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(&self.args).env_clear();
+        for name in &self.env {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|source| ImportError::Spawn {
+                program: self.program.clone(),
+                source,
+            })?;
+        if let Some(stderr) = stderr {
+            tokio::spawn(log_stderr(stderr, self.namespace.clone()));
+        }
+        // `()` answers the server's own requests (sampling, elicitation,
+        // roots) as unsupported: nothing is asked of this side.
+        ().serve(transport)
+            .await
+            .map_err(|e| ImportError::Handshake {
+                program: self.program.clone(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// One dynamic tool per remote tool served, each calling `session`.
+    fn imported(&self, listed: Vec<Tool>, session: &Session) -> Result<Imported, ImportError> {
+        let mut tools = Vec::new();
+        let mut skipped = Vec::new();
+        let mut taken: HashMap<String, String> = HashMap::new();
+        for remote in listed.iter().filter(|t| self.tools.allows(&t.name)) {
+            let (key, name) = match mapping::qualified(&self.namespace, &remote.name) {
+                Ok(qualified) => qualified,
+                Err(reason) => {
+                    skipped.push(skip(remote, reason));
+                    continue;
+                }
+            };
+            for qualified in [&key, &name] {
+                if let Some(first) = taken.insert(qualified.clone(), remote.name.to_string()) {
+                    return Err(ImportError::Collision {
+                        first,
+                        second: remote.name.to_string(),
+                        qualified: qualified.clone(),
+                    });
+                }
+            }
+            match self.tool(remote, key, name, session) {
+                Ok(tool) => tools.push(tool),
+                Err(reason) => skipped.push(skip(remote, reason)),
+            }
+        }
+        Ok(Imported { tools, skipped })
+    }
+
+    /// The local tool for `remote`, or why it cannot be built.
+    fn tool(
+        &self,
+        remote: &Tool,
+        key: String,
+        name: String,
+        session: &Session,
+    ) -> Result<DynamicTool, String> {
+        let effect = self
+            .effects
+            .get(remote.name.as_ref())
+            .copied()
+            .unwrap_or(Effect::Destructive);
+        let mut builder = DynamicTool::builder(key, name)
+            .description(mapping::description(remote, &self.namespace))
+            .effect(effect)
+            .input_schema(Value::Object(remote.input_schema.as_ref().clone()));
+        if let Some(title) = &remote.title {
+            builder = builder.title(title.clone());
+        }
+        if let Some(timeout) = self.timeout {
+            builder = builder.timeout(timeout);
+        }
+        match self.approve {
+            Some(approve) if effect != Effect::Read => builder = approve(builder),
+            None if effect != Effect::Read => {
+                return Err(format!(
+                    "it is `{effect}` and the import has no approvals (`StdioUpstream::approvals`)"
+                ));
+            }
+            _ => {}
+        }
+        let (session, remote_name) = (session.clone(), remote.name.to_string());
+        builder
+            .handler(move |call| {
+                let (session, remote_name) = (session.clone(), remote_name.clone());
+                Box::pin(async move { forward(&session, remote_name, call.into_arguments()).await })
+            })
+            .build()
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Calls `remote_name` on the upstream with `arguments`.
+async fn forward(
+    session: &Session,
+    remote_name: String,
+    arguments: Value,
+) -> Result<Value, BoxError> {
+    let mut params = CallToolRequestParams::new(remote_name);
+    params.arguments = match arguments {
+        Value::Object(map) => Some(map),
+        Value::Null => None,
+        other => return Err(format!("the arguments are not an object: {other}").into()),
+    };
+    let result = session.call_tool(params).await?;
+    mapping::result(result)
+}
+
+/// What the server writes to stderr, as DEBUG events of its namespace, a
+/// few KiB at a time (a line of any length cannot grow a buffer), until it
+/// closes it.
+async fn log_stderr(mut stderr: tokio::process::ChildStderr, namespace: String) {
+    use tokio::io::AsyncReadExt as _;
+    let mut chunk = vec![0; 4096];
+    while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
+        let text = String::from_utf8_lossy(&chunk[..read]);
+        tracing::debug!(upstream = %namespace, "{}", text.trim_end());
+    }
+}
+
+/// `builder` with the ledger as its `approve` hook, for callers of type `C`.
+fn ledger_approval<C: Principal + Send + Sync + 'static>(
+    builder: DynamicToolBuilder,
+) -> DynamicToolBuilder {
+    fn ask<'a, C: Principal + Sync>(
+        caller: &'a C,
+        call: &'a Invocation<'a, Arguments>,
+    ) -> BoxFuture<'a, Result<crate::hook::Verdict, crate::approval::LedgerError>> {
+        Box::pin(caller.approval_ledger(call))
+    }
+    builder.approve(ask::<C>)
+}
+
+fn skip(remote: &Tool, reason: String) -> Skipped {
+    Skipped {
+        name: remote.name.to_string(),
+        reason,
+    }
+}
+
+/// The tools imported from one upstream, ready to register, and the
+/// remote tools left out. The server runs until the last of its tools is
+/// dropped.
+#[derive(Debug)]
+pub struct Imported {
+    tools: Vec<DynamicTool>,
+    skipped: Vec<Skipped>,
+}
+
+impl Imported {
+    /// The tools, in the server's order.
+    pub fn tools(&self) -> &[DynamicTool] {
+        &self.tools
+    }
+
+    /// The allowed remote tools that could not be served, and why.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// The tools, to register
+    /// ([`Registry::register_all`](crate::Registry::register_all)).
+    pub fn into_tools(self) -> Vec<DynamicTool> {
+        self.tools
+    }
+}

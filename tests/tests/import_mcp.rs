@@ -1,0 +1,223 @@
+//! Another MCP server's tools imported into the registry: the reference
+//! server `@modelcontextprotocol/server-everything` (npm, pinned in
+//! `tests/upstreams/package-lock.json`, installed under the target
+//! directory on the first run), started over stdio behind allowlists.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use toolwright::approval::MemoryLedger;
+use toolwright::import::mcp::{Allowlist, ImportError, RemoteTools, StdioUpstream};
+use toolwright::{Approvals, CallError, Catalog, Container, Effect, Executor, Principal, Registry};
+
+mod installs;
+
+/// `node` and the server's script, or `None` after a one-line message
+/// when npm cannot install it here. On CI (`CI=true`) that fails instead.
+fn everything_or_skip(test: &str) -> Option<(String, Vec<String>)> {
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("upstreams");
+    match installs::npm_ci(&source, "node-upstreams", &[]) {
+        Ok(dir) => {
+            let script =
+                dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+            Some((
+                "node".to_owned(),
+                vec![script.display().to_string(), "stdio".to_owned()],
+            ))
+        }
+        Err(why) if !installs::must_run() => {
+            eprintln!("skipped {test}: server-everything is unavailable ({why})");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+struct User(&'static str);
+
+impl Principal for User {
+    fn id(&self) -> &str {
+        self.0
+    }
+}
+
+fn allowing(program: &str, args: &[String]) -> Allowlist {
+    Allowlist::new().command(program, args).env(["PATH"])
+}
+
+#[tokio::test]
+async fn a_command_or_variable_not_on_the_allowlist_is_refused_naming_it() {
+    let upstream = StdioUpstream::new("up", "some-server", ["--serve"]).tools(RemoteTools::all());
+    let refused = upstream
+        .clone()
+        .connect(&Allowlist::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ImportError::CommandNotAllowed { program, .. } if program == "some-server")
+    );
+    assert!(refused.to_string().contains("`some-server`"), "{refused}");
+
+    // The same program with other arguments is another command.
+    let other_args = Allowlist::new().command("some-server", ["--serve", "--all"]);
+    let refused = upstream.clone().connect(&other_args).await.unwrap_err();
+    assert!(matches!(refused, ImportError::CommandNotAllowed { .. }));
+
+    let listed = Allowlist::new().command("some-server", ["--serve"]);
+    let refused = upstream
+        .env(["AWS_SECRET_ACCESS_KEY"])
+        .connect(&listed)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the environment variable `AWS_SECRET_ACCESS_KEY` is not on the import allowlist"
+    );
+
+    let refused = StdioUpstream::new("Up!", "some-server", ["--serve"])
+        .connect(&listed)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, ImportError::InvalidNamespace { .. }));
+}
+
+#[tokio::test]
+async fn the_allowed_tools_of_a_real_server_are_served_qualified_and_called() {
+    let test = "the_allowed_tools_of_a_real_server_are_served_qualified_and_called";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let imported = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only([
+            "echo",
+            "get-sum",
+            "get-env",
+            "toggle-simulated-logging",
+        ]))
+        .effect("echo", Effect::Read)
+        .effect("get-sum", Effect::Read)
+        .effect("get-env", Effect::Read)
+        .approvals::<User>()
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap();
+    assert!(imported.skipped().is_empty(), "{:?}", imported.skipped());
+    let registry = Registry::new(Catalog::empty());
+    registry.register_all(imported.into_tools()).unwrap();
+
+    // Qualified, sorted by key; only the allowed ones.
+    let tools = registry.tools();
+    let listed: Vec<_> = tools
+        .iter()
+        .map(|t| (t.key(), t.name(), t.effect()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("everything.echo", "everything_echo", Effect::Read),
+            ("everything.get_env", "everything_get-env", Effect::Read),
+            ("everything.get_sum", "everything_get-sum", Effect::Read),
+            // No local decision: destructive, whatever its annotations say.
+            (
+                "everything.toggle_simulated_logging",
+                "everything_toggle-simulated-logging",
+                Effect::Destructive
+            ),
+        ]
+    );
+
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let call =
+        |name: &'static str, arguments: serde_json::Value| executor.invoke(name, arguments, &ann);
+
+    let echoed = call("everything_echo", json!({"message": "hi"})).await;
+    assert_eq!(echoed.unwrap(), json!("Echo: hi"));
+    let sum = call("everything_get-sum", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum.unwrap(), json!("The sum of 2 and 3 is 5."));
+
+    // Checked here against the remote schema: nothing is sent.
+    let invalid = call("everything_get-sum", json!({"a": "two", "b": 3})).await;
+    assert!(
+        matches!(invalid, Err(CallError::InvalidArguments { .. })),
+        "{invalid:?}"
+    );
+
+    // A tool the allowlist leaves out is not there at all.
+    let unknown = call("everything_get-tiny-image", json!({})).await;
+    assert!(
+        matches!(unknown, Err(CallError::UnknownTool { .. })),
+        "{unknown:?}"
+    );
+
+    // The server sees the variables allowed, and none of this process's others.
+    let env = call("everything_get-env", json!({})).await.unwrap();
+    let env = env.as_str().unwrap();
+    assert!(env.contains("\"PATH\""), "{env}");
+    assert!(!env.contains("CARGO_MANIFEST_DIR"), "{env}");
+
+    // Destructive: it waits for another person, then runs once.
+    let toggle = "everything_toggle-simulated-logging";
+    let asked = call(toggle, json!({})).await;
+    let Err(CallError::ApprovalRequired(request)) = asked else {
+        panic!("{asked:?}")
+    };
+    approvals
+        .approve(request.id.unwrap(), &User("bob"), "fine")
+        .await
+        .unwrap();
+    let toggled = call(toggle, json!({})).await.unwrap();
+    assert!(toggled.as_str().unwrap().contains("logging"), "{toggled}");
+    let again = call(toggle, json!({})).await;
+    assert!(
+        matches!(again, Err(CallError::ApprovalRequired(_))),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_approvals_a_tool_that_changes_something_is_left_out_saying_why() {
+    let test = "without_approvals_a_tool_that_changes_something_is_left_out_saying_why";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let imported = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["echo", "toggle-simulated-logging"]))
+        .effect("echo", Effect::Read)
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap();
+    let names: Vec<_> = imported.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["everything_echo"]);
+    let skipped = imported.skipped();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].name, "toggle-simulated-logging");
+    assert_eq!(
+        skipped[0].reason,
+        "it is `destructive` and the import has no approvals (`StdioUpstream::approvals`)"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_named_that_the_server_does_not_offer_fails_the_import() {
+    let test = "a_tool_named_that_the_server_does_not_offer_fails_the_import";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let refused = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["echo", "delete-everything"]))
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the server offers no tool named `delete-everything`"
+    );
+}

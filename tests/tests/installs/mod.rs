@@ -1,0 +1,69 @@
+//! Pinned clients and servers from npm and PyPI, installed under the
+//! target directory on a test's first run and reused while their pins are
+//! unchanged; shared by the test binaries that drive real MCP peers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether a test that cannot set up what it needs fails (`CI=true`) or
+/// says in one line that it skipped.
+pub(crate) fn must_run() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// `npm ci` of the `package.json` and `package-lock.json` in `source`
+/// (plus `files` beside them) into a directory `name` under the target
+/// directory, which it returns.
+pub(crate) fn npm_ci(source: &Path, name: &str, files: &[&str]) -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    for file in ["package.json", "package-lock.json"].iter().chain(files) {
+        std::fs::copy(source.join(file), dir.join(file))
+            .map_err(|e| format!("copying {file}: {e}"))?;
+    }
+    installed_once(&dir, &source.join("package-lock.json"), || {
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--silent"])
+            .current_dir(&dir))
+    })?;
+    Ok(dir)
+}
+
+/// Runs `install` into `dir` unless it last ran there for the same `pins`
+/// (a requirements or lock file), which a stamp in `dir` records. One
+/// install at a time: tests run side by side (threads, or processes under
+/// nextest), and two creating the same virtualenv at once fail.
+pub(crate) fn installed_once(
+    dir: &Path,
+    pins: &Path,
+    install: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    let lock_path = dir.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|error| format!("creating {}: {error}", lock_path.display()))?;
+    // Held until this returns; released when `lock` is dropped.
+    lock.lock()
+        .map_err(|error| format!("locking {}: {error}", lock_path.display()))?;
+    let pinned = std::fs::read_to_string(pins)
+        .map_err(|error| format!("reading {}: {error}", pins.display()))?;
+    let stamp = dir.join("installed.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
+        install()?;
+        std::fs::write(&stamp, pinned)
+            .map_err(|error| format!("writing {}: {error}", stamp.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs `command`; an error saying how it failed.
+pub(crate) fn run(command: &mut Command) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {status}"))
+    }
+}
