@@ -23,7 +23,7 @@ use crate::tool::Location;
 ///     .register::<FindProductArgs>()
 ///     .build()
 ///     .unwrap_err();
-/// match &error.conflicts[..] {
+/// match error.conflicts() {
 ///     [Conflict::Key { key, first, second }] => {
 ///         assert_eq!(*key, "products.get");
 ///         // Both declarations, to point the developer at each.
