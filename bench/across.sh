@@ -4,7 +4,7 @@
 # records.
 #
 #   bench/across.sh dispatch        # toolwright-bench's dispatch, 12 processes
-#   bench/across.sh invoke 20       # toolwright's invoke, 20 processes
+#   bench/across.sh invoke 20       # toolwright-invoke-bench's invoke, 20 processes
 #   ROUNDS=41 bench/across.sh invoke
 #   LAYOUTS=8 bench/across.sh dispatch 24   # 8 code layouts, 3 processes each
 #
@@ -25,7 +25,7 @@ bench=${1:?"which bench: dispatch or invoke"}
 processes=${2:-12}
 case $bench in
     dispatch) package=toolwright-bench ;;
-    invoke) package=toolwright ;;
+    invoke) package=toolwright-invoke-bench ;;
     *) echo "unknown bench $bench: dispatch or invoke" >&2; exit 2 ;;
 esac
 layouts=${LAYOUTS:-1}

@@ -6,7 +6,7 @@
 # execution log and one more observer (`observed`: the calling thread's
 # share; the observers' threads are not counted), and of `add` over
 # `f64`s and over `f32`s (whose range bound costs a walk over the arguments;
-# the variants of `runtime/benches/invoke.rs`), counted
+# the variants of `bench/invoke/benches/invoke.rs`), counted
 # by callgrind. Unlike time, an instruction count does not drift on a
 # shared machine; it does not see cache misses or the allocator's speed,
 # so read it next to the interleaved time ratios in BENCHMARKS.md.
@@ -27,7 +27,7 @@ calls=${CALLS:-20000}
 command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 case ${1:-invoke} in
     invoke)
-        build=(-p toolwright --bench invoke) env=TOOLWRIGHT_CALLS
+        build=(-p toolwright-invoke-bench --bench invoke) env=TOOLWRIGHT_CALLS
         variants=(floor invoke awaiting call hooked fn_hook injected observed f64 f32) ;;
     dispatch)
         build=(-p toolwright-bench --bench dispatch) env=DISPATCH_CALLS

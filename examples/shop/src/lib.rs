@@ -4,13 +4,17 @@
 //! its services and a `tools.rs` of `#[tool]` fns; [`app`] holds what they
 //! share (database, per-call transaction, callers, approvals, hooks),
 //! [`tokens`] the bearer tokens of `shop serve --http`, and [`cli`] the
-//! command line. `cargo run -p shop` runs a narrated demo.
+//! command line, one module per command. `cargo run -p shop` runs the
+//! narrated demo (`demo.rs`), which prints its tables as the commands do
+//! (`table.rs`).
 
 pub mod app;
 pub mod cli;
+mod demo;
 pub mod orders;
 pub mod pricing;
 pub mod products;
+mod table;
 pub mod tokens;
 
 pub use app::{Actor, Caller, Shop, ShopError, open_database};

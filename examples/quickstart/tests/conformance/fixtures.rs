@@ -1,5 +1,5 @@
 //! What the official MCP conformance suite asks of a server besides the
-//! quickstart's own tools (`--http ADDR --anonymous --conformance`): the
+//! quickstart's own tools: the
 //! reference server's fixture tools whose result is text (some of them
 //! talk to the client while they run, through [`McpCall`]), and its
 //! resources, prompts, completions and logging levels, served by a

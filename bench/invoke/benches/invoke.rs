@@ -2,7 +2,7 @@
 //! tool against the floor (deserialize the arguments, call the fn directly,
 //! serialize the result).
 //!
-//! `cargo bench -p toolwright --bench invoke` prints criterion's estimates,
+//! `cargo bench -p toolwright-invoke-bench` prints criterion's estimates,
 //! then the interleaved ratios recorded in BENCHMARKS.md: on shared machines
 //! sequential runs drift, so each round runs a batch of every variant in
 //! rotating order and the report is the median of the per-round ratios

@@ -1,14 +1,16 @@
-//! Official MCP tools drive the quickstart's real binary over Streamable
+//! Official MCP tools drive the quickstart's MCP server over Streamable
 //! HTTP on loopback:
 //!
 //! - the MCP conformance suite (`@modelcontextprotocol/conformance`) runs
-//!   its default server scenarios against `--http ADDR --anonymous
-//!   --conformance`, since it sends no credentials and calls the reference
-//!   server's fixtures;
+//!   its default server scenarios against the server `--http ADDR
+//!   --anonymous` serves, since the suite sends no credentials, with the
+//!   reference server's fixtures it calls added ([`fixtures`]): built from
+//!   the quickstart's library in this process, as the fixtures are no part
+//!   of the example;
 //! - MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`) lists
-//!   and calls tools with a bearer token, and is refused without one; in
-//!   the 2026-07-28 era too, where it opens a `subscriptions/listen`
-//!   stream that the server takes.
+//!   and calls tools of the quickstart's binary with a bearer token, and is
+//!   refused without one; in the 2026-07-28 era too, where it opens a
+//!   `subscriptions/listen` stream that the server takes.
 //!
 //! Both need Node 22 (the suite calls `fs.globSync`; the Inspector asks
 //! for 22.19), which comes from npm too, as the `node` package. All three
@@ -16,18 +18,22 @@
 //! under the target directory on the first run (npm's registry must be
 //! reachable then), and reused while the lock file is unchanged.
 
+mod fixtures;
+
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolwright::approval::MemoryLedger;
+use toolwright::{Approvals, BoxError};
 
 /// The default scenarios (`conformance server --url URL`, suite `active`)
-/// of conformance 0.1.16, all of which the quickstart passes with
-/// `--conformance`'s fixtures: resources, prompts, completions and logging
+/// of conformance 0.1.16, all of which the quickstart passes with the
+/// fixtures: resources, prompts, completions and logging
 /// levels from a companion rmcp handler; fixture tools whose result is
 /// text, some of which log, report progress, or ask the client for a
 /// sampling or elicitations through `McpCall`; and those whose result is an
@@ -71,7 +77,7 @@ fn the_conformance_suites_default_scenarios_all_pass() {
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
-    let server = Server::start(&["--anonymous", "--conformance"]);
+    let url = serve_with_fixtures();
     let results = fresh_dir("conformance").join("results");
 
     // The suite fails when any scenario fails.
@@ -79,13 +85,13 @@ fn the_conformance_suites_default_scenarios_all_pass() {
     let run = bounded(
         Command::new(npm.node())
             .arg(npm.bin("conformance"))
-            .args(["server", "--url", &server.url, "--output-dir"])
+            .args(["server", "--url", &url, "--output-dir"])
             .arg(&results),
         Duration::from_secs(300),
     )
-    .unwrap_or_else(|why| panic!("{why}\n{}", server.log()));
+    .unwrap_or_else(|why| panic!("{why}"));
     println!("{}\n({:.1?})", run.stdout, started.elapsed());
-    assert!(run.status.success(), "{run}\n{}", server.log());
+    assert!(run.status.success(), "{run}");
 
     // It ran every default scenario, and every check of each passed.
     let checks = checks_by_scenario(&results);
@@ -100,6 +106,40 @@ fn the_conformance_suites_default_scenarios_all_pass() {
             .collect();
         assert!(failures.is_empty(), "{scenario}: {failures:#?}");
     }
+}
+
+/// The quickstart's MCP server as `--http ADDR --anonymous` serves it,
+/// with the suite's fixtures, on a free loopback port of this process for
+/// as long as it runs; its URL.
+fn serve_with_fixtures() -> String {
+    let addr = free_loopback_addr();
+    let serving = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let approvals = Approvals::builder(MemoryLedger::new())
+                .allow_self_approval()
+                .build();
+            let executor = quickstart::executor(approvals)?;
+            fixtures::register_tools(executor.registry())?;
+            let server = fixtures::with_fixtures(quickstart::mcp_server(executor));
+            quickstart::serve_anonymous(server, addr).await
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(addr).is_err() {
+        if serving.is_finished() {
+            let ended: Result<(), BoxError> = serving.join().unwrap();
+            panic!("the quickstart did not serve on {addr}: {ended:?}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the quickstart did not start on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    format!("http://{addr}/mcp")
 }
 
 /// Each scenario's checks, by scenario name, sorted: the suite writes
@@ -125,7 +165,7 @@ fn the_inspector_cli_lists_and_calls_the_tools_a_bearer_token_may_see() {
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
-    let server = Server::start(&[]);
+    let server = Server::start();
     let names = |token: &str| {
         let listed = inspector(npm, &server, Some(token), &["--method", "tools/list"]);
         let tools = listed["result"]["tools"].as_array().unwrap().iter();
@@ -159,7 +199,7 @@ fn the_inspector_cli_without_a_valid_bearer_token_is_refused() {
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
-    let server = Server::start(&[]);
+    let server = Server::start();
     for token in [None, Some("mallory-token")] {
         let refused = inspector(npm, &server, token, &["--method", "tools/list"]);
         // The server's 401, as the Inspector reports it.
@@ -180,7 +220,7 @@ fn the_inspector_cli_of_the_2026_07_28_era_lists_calls_and_listens_for_list_chan
     let Some(npm) = npm_or_skip(test) else {
         return;
     };
-    let server = Server::start_logging(&[], "debug");
+    let server = Server::start_logging("debug");
     let modern = |token: &str, args: &[&str]| {
         let args = [&["--protocol-era", "modern"], args].concat();
         inspector(npm, &server, Some(token), &args)
@@ -391,8 +431,14 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The quickstart serving MCP over HTTP on a free loopback port, until
-/// dropped.
+/// A loopback address whose port was free a moment ago.
+fn free_loopback_addr() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// The quickstart's binary serving MCP over HTTP on a free loopback port,
+/// until dropped.
 struct Server {
     _process: Process,
     url: String,
@@ -400,24 +446,19 @@ struct Server {
 }
 
 impl Server {
-    /// Starts `quickstart --http 127.0.0.1:PORT` with `flags`.
-    fn start(flags: &[&str]) -> Server {
-        Server::start_logging(flags, "warn")
+    /// Starts `quickstart --http 127.0.0.1:PORT`.
+    fn start() -> Server {
+        Server::start_logging("warn")
     }
 
-    /// Starts `quickstart --http 127.0.0.1:PORT` with `flags`, logging at
-    /// `level` (its `RUST_LOG`).
-    fn start_logging(flags: &[&str], level: &str) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+    /// Starts `quickstart --http 127.0.0.1:PORT`, logging at `level` (its
+    /// `RUST_LOG`).
+    fn start_logging(level: &str) -> Server {
+        let addr = free_loopback_addr();
+        let port = addr.port();
         let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("quickstart-{port}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-            .args(["--http", &addr])
-            .args(flags)
+            .args(["--http", &addr.to_string()])
             .env("RUST_LOG", level)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -426,7 +467,7 @@ impl Server {
             .unwrap();
         let mut process = Process(child);
         let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(&addr).is_err() {
+        while TcpStream::connect(addr).is_err() {
             let exited = process.0.try_wait().unwrap();
             assert!(
                 exited.is_none() && Instant::now() < deadline,
