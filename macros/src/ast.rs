@@ -2,7 +2,9 @@
 //! (input, injected, context), with the original kept for spans and for
 //! re-emission.
 
+use darling::FromMeta;
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, LitStr, Meta, Pat, PathArguments,
@@ -182,36 +184,22 @@ fn classify(
             input_only.push(attr.clone());
             input.field_attrs.push(attr);
         } else if path.is_ident("inject") {
-            match &attr.meta {
-                Meta::Path(_) => marked_inject = Some(attr),
-                _ => errors.spanned(&attr, "`#[inject]` takes no arguments; write `#[inject]`"),
+            if let Some(Marker) = read(errors, &attr) {
+                marked_inject = Some(attr);
             }
         } else if path.is_ident("secret") {
-            if !matches!(attr.meta, Meta::Path(_)) {
-                errors.spanned(&attr, "`#[secret]` takes no arguments; write `#[secret]`");
-            } else if marked_secret.is_some() {
-                errors.spanned(&attr, "`#[secret]` is given twice; remove this one");
-            } else {
-                marked_secret = Some(attr);
+            if let Some(Marker) = read(errors, &attr) {
+                if marked_secret.is_some() {
+                    errors.spanned(&attr, "`#[secret]` is given twice; remove this one");
+                } else {
+                    marked_secret = Some(attr);
+                }
             }
         } else if path.is_ident("default") {
-            match &attr.meta {
-                Meta::NameValue(nv) => input.default = Some(nv.value.clone()),
-                _ => errors.spanned(&attr, "write `#[default = expr]`, e.g. `#[default = 10]`"),
-            }
+            input.default = read(errors, &attr).map(|DefaultValue(value)| value);
             input_only.push(attr);
         } else if path.is_ident("rename") {
-            match &attr.meta {
-                Meta::NameValue(syn::MetaNameValue {
-                    value:
-                        Expr::Lit(syn::ExprLit {
-                            lit: syn::Lit::Str(name),
-                            ..
-                        }),
-                    ..
-                }) => input.rename = Some(name.clone()),
-                _ => errors.spanned(&attr, "write `#[rename = \"fieldName\"]`"),
-            }
+            input.rename = read(errors, &attr).map(|Rename(name)| name);
             input_only.push(attr);
         } else if path.is_ident("serde") {
             errors.spanned(
@@ -326,6 +314,75 @@ fn classify(
         kind,
     });
     (kept, param)
+}
+
+/// One of our parameter attributes read as a `T`, its mistake recorded.
+fn read<T: FromMeta>(errors: &mut Errors, attr: &Attribute) -> Option<T> {
+    T::from_meta(&attr.meta)
+        .map_err(|error| errors.push(error.into()))
+        .ok()
+}
+
+/// `#[inject]`, `#[secret]`: a bare word.
+struct Marker;
+
+impl FromMeta for Marker {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let name = meta.path().to_token_stream();
+        let message = format!("`#[{name}]` takes no arguments; write `#[{name}]`");
+        match meta {
+            Meta::Path(_) => Ok(Marker),
+            // The arguments to remove, their parentheses included.
+            Meta::List(list) => Err(syn::Error::new(list.delimiter.span().join(), message).into()),
+            Meta::NameValue(nv) => Err(darling::Error::custom(message).with_span(&nv.value)),
+        }
+    }
+}
+
+/// `#[default = expr]`: the expression as written (darling's own
+/// `syn::Expr` would read a string literal's contents as the expression).
+struct DefaultValue(Expr);
+
+impl FromMeta for DefaultValue {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        match meta {
+            Meta::NameValue(nv) => Ok(DefaultValue(nv.value.clone())),
+            _ => Err(
+                darling::Error::custom("write `#[default = expr]`, e.g. `#[default = 10]`")
+                    .with_span(meta.path()),
+            ),
+        }
+    }
+}
+
+/// `#[rename = "fieldName"]`.
+struct Rename(LitStr);
+
+impl FromMeta for Rename {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let message = "write `#[rename = \"fieldName\"]`";
+        match meta {
+            Meta::NameValue(syn::MetaNameValue {
+                value:
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(name),
+                        ..
+                    }),
+                ..
+            }) => Ok(Rename(name.clone())),
+            Meta::NameValue(nv) => {
+                let message = match &nv.value {
+                    Expr::Path(p) if p.path.get_ident().is_some() => format!(
+                        "`#[rename]` takes a string; add quotes: `#[rename = \"{}\"]`",
+                        p.path.to_token_stream()
+                    ),
+                    _ => message.to_owned(),
+                };
+                Err(darling::Error::custom(message).with_span(&nv.value))
+            }
+            _ => Err(darling::Error::custom(message).with_span(meta.path())),
+        }
+    }
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {

@@ -1,16 +1,21 @@
-//! Parsing `#[tool(...)]`: every key/value, each mistake recorded and the
-//! parse carried on so that all of them are reported in one build.
+//! Parsing `#[tool(...)]` with darling: the derived [`ByKey`] sorts the
+//! items by key, a `FromMeta` type reads each value, and darling's
+//! accumulator collects every mistake so that all of them are reported in
+//! one build.
 
+use darling::ast::NestedMeta;
+use darling::error::Accumulator;
+use darling::util::SpannedValue;
+use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
-use syn::parse::Parser;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, ExprUnary, Lit, LitBool, LitStr, Meta, Path, Token, UnOp};
+use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitBool, LitStr, Meta, Path, UnOp};
 
 use crate::errors::{Errors, did_you_mean};
 
-/// The keys `#[tool]` understands, for did-you-mean suggestions.
+/// The keys `#[tool]` understands (the fields of [`ByKey`]), for
+/// did-you-mean suggestions.
 pub(crate) const KEYS: &[&str] = &[
     "key",
     "name",
@@ -85,14 +90,69 @@ pub(crate) struct ToolAttr {
     pub krate: Option<Path>,
 }
 
+/// `#[tool(...)]` as written: darling sorts the items by key, and
+/// [`ToolAttr::parse`] reads each value on its own, because a derived struct
+/// with typed fields is lost whole when one value is refused, and `valid`'s
+/// checks across keys (a write without `approve`) need the others.
+#[derive(FromMeta)]
+struct ByKey {
+    // `multiple` on each key: a repeated key is reported on the key with its
+    // fix ("keep one"), where darling's "Duplicate field" names none.
+    #[darling(multiple)]
+    key: Vec<Meta>,
+    #[darling(multiple)]
+    name: Vec<Meta>,
+    #[darling(multiple)]
+    title: Vec<Meta>,
+    #[darling(multiple)]
+    description: Vec<Meta>,
+    #[darling(multiple)]
+    effect: Vec<Meta>,
+    #[darling(multiple)]
+    authorize: Vec<Meta>,
+    #[darling(multiple)]
+    approve: Vec<Meta>,
+    #[darling(multiple)]
+    idempotent: Vec<Meta>,
+    #[darling(multiple)]
+    open_world: Vec<Meta>,
+    #[darling(multiple)]
+    tags: Vec<Meta>,
+    #[darling(multiple)]
+    timeout: Vec<Meta>,
+    #[darling(multiple)]
+    concurrency: Vec<Meta>,
+    #[darling(multiple)]
+    exclusive: Vec<Meta>,
+    #[darling(multiple)]
+    max_result: Vec<Meta>,
+    #[darling(multiple)]
+    args: Vec<Meta>,
+    #[darling(multiple, rename = "crate")]
+    krate: Vec<Meta>,
+    // Reported by `ToolAttr::parse`, which names every key: darling lists
+    // the valid ones only when there are fewer than ten.
+    #[darling(flatten)]
+    unknown: Unknown,
+}
+
+/// The items whose key `#[tool]` does not take.
+struct Unknown(Vec<NestedMeta>);
+
+impl FromMeta for Unknown {
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        Ok(Unknown(items.to_vec()))
+    }
+}
+
 impl ToolAttr {
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
         let mut attr = ToolAttr {
             tokens: tokens.clone(),
             ..ToolAttr::default()
         };
-        let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
-            Ok(metas) => metas,
+        let items = match NestedMeta::parse_meta_list(tokens) {
+            Ok(items) => items,
             Err(error) => {
                 errors.push(error);
                 // Nothing can be read, so nothing is reported as missing.
@@ -100,8 +160,114 @@ impl ToolAttr {
                 return attr;
             }
         };
-        for meta in metas {
-            let path = meta.path();
+        // Reported here, so that the rest is still read: darling refuses the
+        // whole list with "Unexpected meta-item format" for one literal.
+        let (literals, items): (Vec<_>, Vec<_>) = items
+            .into_iter()
+            .partition(|item| matches!(item, NestedMeta::Lit(_)));
+        for literal in literals {
+            errors.spanned(
+                literal,
+                "`#[tool]` takes `key = value` items, not a bare literal, such as `key = \"products.get\"`",
+            );
+        }
+        let by_key = match ByKey::from_list(&items) {
+            Ok(by_key) => by_key,
+            // A known key's value that is no expression at all.
+            Err(error) => {
+                errors.push(error.into());
+                attr.written = KEYS.iter().map(|k| (*k).to_owned()).collect();
+                return attr;
+            }
+        };
+        attr.unknown(errors, &by_key.unknown.0);
+        let mut found = Error::accumulator();
+        let acc = &mut found;
+        attr.key = attr.read(acc, "key", by_key.key).map(|Text(s)| s);
+        attr.name = attr.read(acc, "name", by_key.name).map(|Text(s)| s);
+        attr.title = attr.read(acc, "title", by_key.title).map(|Text(s)| s);
+        attr.description = attr
+            .read(acc, "description", by_key.description)
+            .map(|Text(s)| s);
+        attr.effect = attr
+            .read::<SpannedValue<Effect>>(acc, "effect", by_key.effect)
+            .map(|effect| (*effect, effect.span()));
+        attr.authorize = attr
+            .read(acc, "authorize", by_key.authorize)
+            .map(|Hook(path)| {
+                if path.is_ident("public") {
+                    Authorize::Public
+                } else {
+                    Authorize::Hook(path)
+                }
+            });
+        attr.approve = attr.read(acc, "approve", by_key.approve).map(|Hook(p)| p);
+        attr.idempotent = attr
+            .read(acc, "idempotent", by_key.idempotent)
+            .map(|Flag(b)| b);
+        attr.open_world = attr
+            .read(acc, "open_world", by_key.open_world)
+            .map(|Flag(b)| b);
+        attr.exclusive = attr
+            .read(acc, "exclusive", by_key.exclusive)
+            .map(|Flag(b)| b);
+        attr.tags = attr
+            .first(acc, "tags", by_key.tags)
+            .map(|meta| tags(&meta, acc));
+        attr.timeout = attr
+            .read(acc, "timeout", by_key.timeout)
+            .map(|Timeout(ms, span)| (ms, span));
+        attr.concurrency = attr
+            .read(acc, "concurrency", by_key.concurrency)
+            .map(|Count(n, span)| (n, span));
+        attr.max_result = attr
+            .read(acc, "max_result", by_key.max_result)
+            .map(|Count(n, _)| n);
+        attr.args = attr.read(acc, "args", by_key.args).map(|Args(i)| i);
+        attr.krate = attr.read(acc, "crate", by_key.krate).map(|Crate(p)| p);
+        if let Err(error) = found.finish() {
+            errors.push(error.into());
+        }
+        attr
+    }
+
+    /// The first `key = ...` the user wrote, noted as written; every
+    /// repetition reported on its key.
+    fn first(&mut self, acc: &mut Accumulator, key: &str, metas: Vec<Meta>) -> Option<Meta> {
+        let mut metas = metas.into_iter();
+        let first = metas.next()?;
+        self.written.push(key.to_owned());
+        for repeated in metas {
+            acc.push(
+                Error::custom(format!("`{key}` is given twice; keep one"))
+                    .with_span(repeated.path()),
+            );
+        }
+        Some(first)
+    }
+
+    /// The first `key = ...`, read as a `T`.
+    fn read<T: FromMeta>(
+        &mut self,
+        acc: &mut Accumulator,
+        key: &str,
+        metas: Vec<Meta>,
+    ) -> Option<T> {
+        let meta = self.first(acc, key, metas)?;
+        acc.handle(T::from_meta(&meta))
+    }
+
+    /// Reports each key `#[tool]` does not take, noting the key it most
+    /// likely meant so that one is not also reported as missing (into
+    /// `errors`, where a path such as `a::b` is underlined whole).
+    fn unknown(&mut self, errors: &mut Errors, items: &[NestedMeta]) {
+        for item in items {
+            let path = match item {
+                NestedMeta::Meta(meta) => meta.path(),
+                NestedMeta::NameValueInvalidExpr(meta) => &meta.path,
+                // Taken out before darling sorts the keys.
+                NestedMeta::Lit(_) => continue,
+            };
             let Some(ident) = path.get_ident() else {
                 errors.spanned(
                     path,
@@ -110,83 +276,22 @@ impl ToolAttr {
                 continue;
             };
             let key = ident.to_string();
-            if attr.written.contains(&key) {
-                errors.spanned(ident, format!("`{key}` is given twice; keep one"));
-                continue;
-            }
-            attr.written.push(key.clone());
-            if !KEYS.contains(&key.as_str()) {
-                let message = match did_you_mean(&key, KEYS) {
-                    Some(meant) => {
-                        attr.meant.push(meant);
-                        format!("unknown key `{key}`; did you mean `{meant}`?")
-                    }
-                    None => format!(
-                        "unknown key `{key}`; `#[tool]` takes {}",
-                        KEYS.iter()
-                            .map(|k| format!("`{k}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
-                errors.spanned(ident, message);
-                continue;
-            }
-            let value = match &meta {
-                Meta::NameValue(nv) => &nv.value,
-                Meta::Path(_) if is_flag(&key) => {
-                    let flag = LitBool::new(true, ident.span());
-                    attr.set_flag(&key, flag);
-                    continue;
+            self.written.push(key.clone());
+            let message = match did_you_mean(&key, KEYS) {
+                Some(meant) => {
+                    self.meant.push(meant);
+                    format!("unknown key `{key}`; did you mean `{meant}`?")
                 }
-                _ => {
-                    errors.spanned(&meta, format!("write `{key} = ...`"));
-                    continue;
-                }
+                None => format!(
+                    "unknown key `{key}`; `#[tool]` takes {}",
+                    KEYS.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             };
-            match key.as_str() {
-                "key" => attr.key = handle(errors, string(value, &key)),
-                "name" => attr.name = handle(errors, string(value, &key)),
-                "title" => attr.title = handle(errors, string(value, &key)),
-                "description" => attr.description = handle(errors, string(value, &key)),
-                "effect" => attr.effect = handle(errors, effect(value)),
-                "authorize" => {
-                    attr.authorize = handle(errors, path_value(value, &key)).map(|p| {
-                        if p.is_ident("public") {
-                            Authorize::Public
-                        } else {
-                            Authorize::Hook(p)
-                        }
-                    })
-                }
-                "approve" => attr.approve = handle(errors, path_value(value, &key)),
-                "idempotent" | "open_world" | "exclusive" => {
-                    if let Some(flag) = handle(errors, boolean(value, &key)) {
-                        attr.set_flag(&key, flag);
-                    }
-                }
-                "tags" => attr.tags = Some(tags(value, errors)),
-                "timeout" => attr.timeout = handle(errors, timeout(value)),
-                "concurrency" => attr.concurrency = handle(errors, concurrency(value)),
-                "max_result" => attr.max_result = handle(errors, max_result(value)).map(|(n, _)| n),
-                "args" => {
-                    attr.args = handle(
-                        errors,
-                        path_value(value, &key).and_then(|p| {
-                            p.get_ident().cloned().ok_or_else(|| {
-                                syn::Error::new_spanned(
-                                    &p,
-                                    "`args` is a type name such as `FindArgs`",
-                                )
-                            })
-                        }),
-                    )
-                }
-                "crate" => attr.krate = handle(errors, crate_path(value)),
-                _ => unreachable!("every key in KEYS is matched"),
-            }
+            errors.spanned(ident, message);
         }
-        attr
     }
 
     /// Whether the user wrote `key`, even if its value was rejected.
@@ -203,214 +308,275 @@ impl ToolAttr {
             errors.spanned(&self.tokens, message);
         }
     }
+}
 
-    fn set_flag(&mut self, key: &str, flag: LitBool) {
-        match key {
-            "idempotent" => self.idempotent = Some(flag),
-            "open_world" => self.open_world = Some(flag),
-            _ => self.exclusive = Some(flag),
+/// The key of a `key = value` item.
+fn key_of(meta: &Meta) -> String {
+    meta.path().to_token_stream().to_string()
+}
+
+/// The value of a `key = value` item, or an error saying to write it so.
+fn value_of(meta: &Meta) -> darling::Result<&Expr> {
+    match meta {
+        Meta::NameValue(nv) => Ok(ungroup(&nv.value)),
+        _ => Err(Error::custom(format!("write `{} = ...`", key_of(meta))).with_span(meta)),
+    }
+}
+
+/// An expression without the invisible group a `macro_rules!` may wrap it in.
+fn ungroup(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungroup(&group.expr),
+        _ => expr,
+    }
+}
+
+fn lit_str(value: &Expr) -> Option<&LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s),
+        _ => None,
+    }
+}
+
+/// `key = "..."`: a string literal.
+struct Text(LitStr);
+
+impl FromMeta for Text {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let value = value_of(meta)?;
+        let key = key_of(meta);
+        lit_str(value).cloned().map(Text).ok_or_else(|| {
+            Error::custom(format!("`{key}` takes a string: `{key} = \"...\"`")).with_span(value)
+        })
+    }
+}
+
+/// `flag`, meaning `true`, or `flag = true|false`.
+struct Flag(LitBool);
+
+impl FromMeta for Flag {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        if let Meta::Path(path) = meta {
+            return Ok(Flag(LitBool::new(true, path.span())));
+        }
+        let value = value_of(meta)?;
+        match value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Bool(b), ..
+            }) => Ok(Flag(b.clone())),
+            _ => Err(
+                Error::custom(format!("`{}` takes `true` or `false`", key_of(meta)))
+                    .with_span(value),
+            ),
         }
     }
 }
 
-/// The keys that may be written alone, meaning `= true`.
-fn is_flag(key: &str) -> bool {
-    matches!(key, "idempotent" | "open_world" | "exclusive")
-}
+/// `authorize = path`, `approve = path`: a hook.
+struct Hook(Path);
 
-fn handle<T>(errors: &mut Errors, result: syn::Result<T>) -> Option<T> {
-    result.map_err(|error| errors.push(error)).ok()
-}
-
-fn string(value: &Expr, key: &str) -> syn::Result<LitStr> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Ok(s.clone()),
-        _ => Err(syn::Error::new_spanned(
-            value,
-            format!("`{key}` takes a string: `{key} = \"...\"`"),
-        )),
-    }
-}
-
-fn boolean(value: &Expr, key: &str) -> syn::Result<LitBool> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Bool(b), ..
-        }) => Ok(b.clone()),
-        _ => Err(syn::Error::new_spanned(
-            value,
-            format!("`{key}` takes `true` or `false`"),
-        )),
-    }
-}
-
-fn path_value(value: &Expr, key: &str) -> syn::Result<Path> {
-    match value {
-        Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Err(syn::Error::new_spanned(
-            value,
-            format!(
+impl FromMeta for Hook {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let value = value_of(meta)?;
+        let key = key_of(meta);
+        let message = match value {
+            Expr::Path(p) if p.qself.is_none() => return Ok(Hook(p.path.clone())),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => format!(
                 "`{key}` takes a path, not a string: write `{key} = {}`",
                 s.value()
             ),
-        )),
-        _ => Err(syn::Error::new_spanned(
-            value,
-            format!("`{key}` takes a path, such as `{key} = my_hook`"),
-        )),
+            _ => format!("`{key}` takes a path, such as `{key} = my_hook`"),
+        };
+        Err(Error::custom(message).with_span(value))
+    }
+}
+
+/// `args = TypeName`.
+struct Args(Ident);
+
+impl FromMeta for Args {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let Hook(path) = Hook::from_meta(meta)?;
+        match path.get_ident() {
+            Some(ident) => Ok(Args(ident.clone())),
+            None => Err(Error::custom("`args` is a type name such as `FindArgs`").with_span(&path)),
+        }
     }
 }
 
 /// `crate = tw` or, as serde and schemars spell it, `crate = "tw"`.
-fn crate_path(value: &Expr) -> syn::Result<Path> {
-    let message =
-        "`crate` is the path toolwright is reached by, such as `crate = my_sdk::toolwright`";
-    match value {
-        Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => s
-            .parse_with(Path::parse_mod_style)
-            .map_err(|_| syn::Error::new_spanned(s, message)),
-        _ => Err(syn::Error::new_spanned(value, message)),
+struct Crate(Path);
+
+impl FromMeta for Crate {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let value = value_of(meta)?;
+        let refused = || {
+            Error::custom(
+                "`crate` is the path toolwright is reached by, such as `crate = my_sdk::toolwright`",
+            )
+            .with_span(value)
+        };
+        match value {
+            Expr::Path(p) if p.qself.is_none() => Ok(Crate(p.path.clone())),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => s
+                .parse_with(Path::parse_mod_style)
+                .map(Crate)
+                .map_err(|_| refused()),
+            _ => Err(refused()),
+        }
     }
 }
 
-fn effect(value: &Expr) -> syn::Result<(Effect, Span)> {
-    let word = match value {
-        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
-        _ => None,
-    };
-    let effect = match word.as_deref() {
-        Some("read") => Effect::Read,
-        Some("write") => Effect::Write,
-        Some("destructive") => Effect::Destructive,
-        _ => {
-            const EFFECTS: &[&str] = &["read", "write", "destructive"];
-            let message = "`effect` is one of the bare words `read`, `write` or `destructive`";
-            let message = match value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) if EFFECTS.contains(&s.value().as_str()) => {
-                    format!("{message}; remove the quotes: `effect = {}`", s.value())
-                }
-                _ => match word.as_deref().and_then(|w| did_you_mean(w, EFFECTS)) {
-                    Some(meant) => format!("{message}; did you mean `{meant}`?"),
-                    None => message.to_owned(),
-                },
-            };
-            return Err(syn::Error::new_spanned(value, message));
+impl FromMeta for Effect {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let value = value_of(meta)?;
+        let word = match value {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        match word.as_deref() {
+            Some("read") => return Ok(Effect::Read),
+            Some("write") => return Ok(Effect::Write),
+            Some("destructive") => return Ok(Effect::Destructive),
+            _ => {}
         }
-    };
-    Ok((effect, value.span()))
+        const EFFECTS: &[&str] = &["read", "write", "destructive"];
+        let message = "`effect` is one of the bare words `read`, `write` or `destructive`";
+        let message = match lit_str(value) {
+            Some(s) if EFFECTS.contains(&s.value().as_str()) => {
+                format!("{message}; remove the quotes: `effect = {}`", s.value())
+            }
+            _ => match word.as_deref().and_then(|w| did_you_mean(w, EFFECTS)) {
+                Some(meant) => format!("{message}; did you mean `{meant}`?"),
+                None => message.to_owned(),
+            },
+        };
+        Err(Error::custom(message).with_span(value))
+    }
 }
 
 /// `tags = ["pii", "network"]`: the string literals, each other element
-/// reported on itself so that the rest are still checked.
-fn tags(value: &Expr, errors: &mut Errors) -> Vec<LitStr> {
+/// reported on itself so that the rest are still checked (a `FromMeta`
+/// value is all or nothing).
+fn tags(meta: &Meta, acc: &mut Accumulator) -> Vec<LitStr> {
+    let value = match value_of(meta) {
+        Ok(value) => value,
+        Err(error) => {
+            acc.push(error);
+            return Vec::new();
+        }
+    };
     let Expr::Array(array) = value else {
-        let message = match value {
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) => format!(
+        let message = match lit_str(value) {
+            Some(s) => format!(
                 "`tags` takes an array of string literals: write `tags = [\"{}\"]`",
                 s.value()
             ),
-            _ => {
+            None => {
                 "`tags` takes an array of string literals, such as `tags = [\"pii\", \"network\"]`"
                     .to_owned()
             }
         };
-        errors.spanned(value, message);
+        acc.push(Error::custom(message).with_span(value));
         return Vec::new();
     };
     let mut tags = Vec::new();
     for element in &array.elems {
-        match element {
+        match ungroup(element) {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
             }) => tags.push(s.clone()),
             Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                 let word = p.path.to_token_stream();
-                errors.spanned(
-                    element,
-                    format!("a tag is a string literal; add quotes: `\"{word}\"`"),
+                acc.push(
+                    Error::custom(format!(
+                        "a tag is a string literal; add quotes: `\"{word}\"`"
+                    ))
+                    .with_span(element),
                 );
             }
-            _ => errors.spanned(element, "a tag is a string literal, such as `\"pii\"`"),
+            _ => acc.push(
+                Error::custom("a tag is a string literal, such as `\"pii\"`").with_span(element),
+            ),
         }
     }
     tags
 }
 
-fn timeout(value: &Expr) -> syn::Result<(u64, Span)> {
-    let text = string(value, "timeout")?;
-    parse_duration_ms(&text.value())
-        .filter(|&ms| ms > 0)
-        .map(|ms| (ms, text.span()))
-        .ok_or_else(|| {
-            syn::Error::new_spanned(
-                &text,
-                "`timeout` is a positive whole number with a unit: \"500ms\", \"30s\", \"5m\" or \"1h\"",
+/// `timeout = "30s"`, in milliseconds.
+struct Timeout(u64, Span);
+
+impl FromMeta for Timeout {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let Text(text) = Text::from_meta(meta)?;
+        parse_duration_ms(&text.value())
+            .filter(|&ms| ms > 0)
+            .map(|ms| Timeout(ms, text.span()))
+            .ok_or_else(|| {
+                Error::custom(
+                    "`timeout` is a positive whole number with a unit: \"500ms\", \"30s\", \"5m\" or \"1h\"",
+                )
+                .with_span(&text)
+            })
+    }
+}
+
+/// `concurrency = 4` (how many calls of the tool may run at once) or
+/// `max_result = 20_000` (how many characters of a result a model is shown):
+/// a whole number from 1 to `u32::MAX`, written as an integer literal.
+struct Count(u32, Span);
+
+impl FromMeta for Count {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let (usage, zero) = if meta.path().is_ident("concurrency") {
+            (
+                "`concurrency` is how many calls of the tool may run at once: a whole number of at least 1, such as `concurrency = 4`",
+                "`concurrency = 0` would never run the tool; write at least 1, or `exclusive` to run it alone",
             )
-        })
-}
-
-/// `concurrency = 4`: how many calls of the tool may run at once.
-fn concurrency(value: &Expr) -> syn::Result<(u32, Span)> {
-    positive(
-        value,
-        "`concurrency` is how many calls of the tool may run at once: a whole number of at least 1, such as `concurrency = 4`",
-        "`concurrency = 0` would never run the tool; write at least 1, or `exclusive` to run it alone",
-    )
-}
-
-/// `max_result = 20_000`: how many characters of a result a model is shown.
-fn max_result(value: &Expr) -> syn::Result<(u32, Span)> {
-    positive(
-        value,
-        "`max_result` is how many characters of the result a model is shown: a whole number of at least 1, such as `max_result = 20_000`",
-        "`max_result = 0` would show a model nothing of the result; write at least 1",
-    )
-}
-
-/// A whole number from 1 to `u32::MAX`, written as an integer literal;
-/// `usage` says what the key takes, `zero` why 0 is refused.
-fn positive(value: &Expr, usage: &str, zero: &str) -> syn::Result<(u32, Span)> {
-    let negative =
-        || syn::Error::new_spanned(value, format!("{usage}; a negative number is not one"));
-    let number = match value {
-        // An attribute's `-2` can reach here as one literal.
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(int), ..
-        }) if int.base10_digits().starts_with('-') => return Err(negative()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(int), ..
-        }) if int.suffix().is_empty() => int,
-        Expr::Unary(ExprUnary {
-            op: UnOp::Neg(_), ..
-        }) => return Err(negative()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(_), ..
-        }) => {
-            return Err(syn::Error::new_spanned(
-                value,
-                format!("{usage}; write the number without quotes or a unit"),
-            ));
+        } else {
+            (
+                "`max_result` is how many characters of the result a model is shown: a whole number of at least 1, such as `max_result = 20_000`",
+                "`max_result = 0` would show a model nothing of the result; write at least 1",
+            )
+        };
+        let value = value_of(meta)?;
+        let refused = |message: String| Err(Error::custom(message).with_span(value));
+        let number = match value {
+            // An attribute's `-2` can reach here as one literal.
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(int), ..
+            }) if int.base10_digits().starts_with('-') => {
+                return refused(format!("{usage}; a negative number is not one"));
+            }
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(int), ..
+            }) if int.suffix().is_empty() => int,
+            Expr::Unary(ExprUnary {
+                op: UnOp::Neg(_), ..
+            }) => return refused(format!("{usage}; a negative number is not one")),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(_), ..
+            }) => {
+                return refused(format!(
+                    "{usage}; write the number without quotes or a unit"
+                ));
+            }
+            _ => return refused(usage.to_owned()),
+        };
+        match number.base10_parse::<u32>() {
+            Ok(0) => Err(Error::custom(zero).with_span(number)),
+            Ok(n) => Ok(Count(n, number.span())),
+            Err(_) => Err(
+                Error::custom(format!("{usage}; this one is larger than {}", u32::MAX))
+                    .with_span(number),
+            ),
         }
-        _ => return Err(syn::Error::new_spanned(value, usage)),
-    };
-    match number.base10_parse::<u32>() {
-        Ok(0) => Err(syn::Error::new_spanned(number, zero)),
-        Ok(n) => Ok((n, number.span())),
-        Err(_) => Err(syn::Error::new_spanned(
-            number,
-            format!("{usage}; this one is larger than {}", u32::MAX),
-        )),
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Errors are `syn::Error`s built from the offending tokens, so a message
 //! underlines the whole type or attribute (`&str`, `#[serde(...)]`), not only
-//! its first token, on a stable compiler.
+//! its first token, on a stable compiler; a `darling::Error` holds one span,
+//! which there is a node's first token, so darling's errors (attribute
+//! values, each one token) are pushed in here once read.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -43,23 +45,8 @@ impl Errors {
 pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|candidate| (edit_distance(word, candidate), *candidate))
+        .map(|candidate| (strsim::levenshtein(word, candidate), *candidate))
         .filter(|&(distance, candidate)| distance <= candidate.len().div_ceil(3))
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }

@@ -1,4 +1,4 @@
-// `#[secret]` is a marker: an argument list is rejected on the attribute.
+// `#[secret]` is a marker: an argument list is rejected on its arguments.
 use toolwright::tool;
 
 /// Sign in to the mail server.
