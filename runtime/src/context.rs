@@ -4,6 +4,7 @@ use std::any::Any;
 use std::ops::Deref;
 
 use crate::error::CallError;
+use crate::tool_str::ToolStr;
 
 /// The caller's context, type-erased so one catalog serves every context type.
 ///
@@ -38,7 +39,7 @@ impl<'a> ErasedContext<'a> {
         value
             .downcast_ref::<C>()
             .ok_or_else(|| CallError::ContextMismatch {
-                key: tool,
+                key: ToolStr::from_static(tool),
                 expected: std::any::type_name::<C>(),
                 found: self.value.type_name(),
             })

@@ -14,6 +14,7 @@ use crate::error::BoxError;
 use crate::hook::IntoVerdict;
 use crate::invocation::Invocation;
 use crate::tool::Location;
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 use crate::util::intern::intern;
 use crate::util::names::{is_valid_key, is_valid_name, is_valid_tag};
@@ -30,9 +31,11 @@ use crate::util::names::{is_valid_key, is_valid_name, is_valid_tag};
 /// Add it to a [`Registry`](crate::Registry) with
 /// [`register`](crate::Registry::register).
 ///
-/// Its key and name are kept for the life of the process (once each, however
-/// often a tool of that name is registered), as errors and spans name tools
-/// by `&'static str`.
+/// Its key and name ([`ToolStr`](crate::ToolStr)s) are freed with the last
+/// thing that holds the tool, so a registry that imports and drops tools
+/// keeps nothing of them. Its tags are kept for the life of the process,
+/// once each however often they are used: `ToolEntry::tags` lends them as
+/// `&'static str`, as it does a `#[tool]`'s.
 ///
 /// ```
 /// use serde_json::json;
@@ -121,7 +124,7 @@ impl DynamicTool {
     ///     .unwrap();
     /// assert_eq!((tool.key(), tool.name()), ("util.ping", "ping"));
     /// ```
-    pub fn key(&self) -> &'static str {
+    pub fn key(&self) -> &str {
         self.entry.key()
     }
 
@@ -140,7 +143,7 @@ impl DynamicTool {
     ///     .unwrap();
     /// assert_eq!(tool.entry().description(), "Answer pong.");
     /// ```
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         self.entry.name()
     }
 
@@ -626,8 +629,8 @@ impl DynamicToolBuilder {
             }
         }
         let declared = Declared {
-            key: intern(&self.key),
-            name: intern(&self.name),
+            key: ToolStr::from(self.key),
+            name: ToolStr::from(self.name),
             title: self.title,
             description,
             effect,

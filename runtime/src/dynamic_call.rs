@@ -20,6 +20,7 @@ use crate::hook::{HookCall, HookReturn, IntoVerdict, Verdict};
 use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
 use crate::tool::{Location, Tool};
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 
 /// The validated JSON arguments of a call of a tool built at run time, as
@@ -314,7 +315,7 @@ impl Tool for Arguments {
         let Some(scope) = scope else {
             // Unreachable: `INJECTS` makes the steps open a scope for every call.
             return Err(CallError::DependencyMissing {
-                key: Self::KEY,
+                key: ToolStr::from_static(Self::KEY),
                 type_name: std::any::type_name::<Scope>(),
             });
         };
@@ -327,7 +328,7 @@ impl Tool for Arguments {
         (tool.handler)(call)
             .await
             .map_err(|source| CallError::Tool {
-                key: Self::KEY,
+                key: ToolStr::from_static(Self::KEY),
                 source,
             })
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::disabled::Disabled;
 use crate::request::ApprovalRequest;
 use crate::secret::SecretValues;
+use crate::tool_str::ToolStr;
 use crate::util::excerpt::{Excerpt, Listed, PATH_CHARS, QUOTED_CHARS};
 
 /// A boxed error that keeps its concrete type for `downcast_ref`.
@@ -212,7 +213,7 @@ impl fmt::Display for Violations {
 /// use toolwright::CallError;
 ///
 /// let err = CallError::Tool {
-///     key: "orders.place",
+///     key: "orders.place".into(),
 ///     source: Box::new(std::io::Error::other("disk full")),
 /// };
 /// let io = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
@@ -232,7 +233,7 @@ pub enum CallError {
     #[error("tool `{key}` is disabled: {}", .disabled.reason)]
     Disabled {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// Why, by whom and since when.
         disabled: Arc<Disabled>,
     },
@@ -240,7 +241,7 @@ pub enum CallError {
     #[error("the policy refuses calls to `{key}` ({}): {reason}", .rule.as_deref().unwrap_or("fallback"))]
     PolicyDenied {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The rule that refused (`None`: the policy's fallback).
         rule: Option<String>,
         /// The rule's reason.
@@ -250,7 +251,7 @@ pub enum CallError {
     #[error("invalid arguments for `{key}`: {violations}")]
     InvalidArguments {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// Every violation found.
         violations: Violations,
     },
@@ -258,7 +259,7 @@ pub enum CallError {
     #[error("tool `{key}` takes a context of type `{expected}`, but the caller passed `{found}`")]
     ContextMismatch {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The type the tool's hooks or parameters take.
         expected: &'static str,
         /// The type the caller passed.
@@ -268,13 +269,13 @@ pub enum CallError {
     #[error("not authorized to call `{key}`")]
     Denied {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
     },
     /// The `approve` hook refused; the body did not run.
     #[error("the call to `{key}` was not approved")]
     NotApproved {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
     },
     /// The `approve` hook answered [`crate::Verdict::Pending`]: a person must
     /// approve this exact call (see [`ApprovalRequest::digest`]) before it runs.
@@ -290,7 +291,7 @@ pub enum CallError {
     /// use toolwright::CallError;
     ///
     /// let error = CallError::TooManyPending {
-    ///     key: "orders.refund",
+    ///     key: "orders.refund".into(),
     ///     requested_by: "agent-7".into(),
     ///     pending: 100,
     /// };
@@ -305,7 +306,7 @@ pub enum CallError {
     )]
     TooManyPending {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The requester.
         requested_by: String,
         /// How many of their requests wait: the most allowed.
@@ -315,7 +316,7 @@ pub enum CallError {
     #[error("tool `{key}` needs `{type_name}`, which has no provider")]
     DependencyMissing {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The type that could not be resolved.
         type_name: &'static str,
     },
@@ -323,7 +324,7 @@ pub enum CallError {
     #[error("building `{type_name}` for `{key}` failed")]
     Dependency {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The type whose provider failed.
         type_name: &'static str,
         /// The provider's error.
@@ -334,7 +335,7 @@ pub enum CallError {
     #[error("the {hook} hook of `{key}` failed")]
     Hook {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// Which hook.
         hook: HookKind,
         /// The hook's error.
@@ -345,7 +346,7 @@ pub enum CallError {
     #[error("tool `{key}` failed")]
     Tool {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The tool's error.
         #[source]
         source: BoxError,
@@ -355,7 +356,7 @@ pub enum CallError {
     #[error("tool `{key}` panicked: {message}")]
     Panicked {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The panic message, for logs only.
         message: String,
     },
@@ -363,7 +364,7 @@ pub enum CallError {
     #[error("tool `{key}` timed out after {after:?}")]
     Timeout {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The timeout that expired.
         after: Duration,
     },
@@ -373,7 +374,7 @@ pub enum CallError {
     #[error("tool `{key}` ran, but closing its scope failed: {}", finalizer_of(*.finalizer))]
     Finalizer {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The type whose provider registered the finalizer, if a provider did.
         finalizer: Option<&'static str>,
         /// The finalizer's error (or its panic).
@@ -389,7 +390,7 @@ pub enum CallError {
     #[error("the call of `{key}` could not be recorded in the audit trail, so it failed")]
     AuditFailed {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// Why the trail could not record.
         #[source]
         source: AuditError,
@@ -398,7 +399,7 @@ pub enum CallError {
     #[error("the result of `{key}` could not be serialized")]
     Output {
         /// The tool's key.
-        key: &'static str,
+        key: ToolStr,
         /// The serializer's error.
         #[source]
         source: serde_json::Error,
@@ -426,9 +427,9 @@ impl CallError {
     /// ```
     /// use toolwright::CallError;
     ///
-    /// let panicked = CallError::Panicked { key: "orders.place", message: "index out of bounds".into() };
+    /// let panicked = CallError::Panicked { key: "orders.place".into(), message: "index out of bounds".into() };
     /// assert_eq!(panicked.model_message(), "The tool failed.");
-    /// let denied = CallError::Denied { key: "orders.place" };
+    /// let denied = CallError::Denied { key: "orders.place".into() };
     /// assert_eq!(denied.model_message(), "You are not allowed to call this tool.");
     ///
     /// let unknown = CallError::UnknownTool { name: "x".repeat(900_000) };
@@ -474,7 +475,7 @@ impl CallError {
     ///
     /// ```
     /// use toolwright::CallError;
-    /// assert_eq!(CallError::Denied { key: "orders.place" }.key(), Some("orders.place"));
+    /// assert_eq!(CallError::Denied { key: "orders.place".into() }.key(), Some("orders.place"));
     /// assert_eq!(CallError::UnknownTool { name: "nope".into() }.key(), None);
     /// ```
     pub fn key(&self) -> Option<&str> {
@@ -539,7 +540,7 @@ impl CallError {
 
     /// The same error, naming the tool by `served`, the key it is served
     /// under (a namespace's), rather than the key it was declared with.
-    pub(crate) fn served_as(mut self, served: &'static str) -> Self {
+    pub(crate) fn served_as(mut self, served: &ToolStr) -> Self {
         match &mut self {
             CallError::UnknownTool { .. } | CallError::ApprovalRequired(_) => {}
             CallError::InvalidArguments { key, .. }
@@ -557,7 +558,7 @@ impl CallError {
             | CallError::Timeout { key, .. }
             | CallError::Output { key, .. }
             | CallError::Finalizer { key, .. }
-            | CallError::AuditFailed { key, .. } => *key = served,
+            | CallError::AuditFailed { key, .. } => *key = served.clone(),
         }
         self
     }

@@ -9,6 +9,7 @@ use crate::approval::LedgerError;
 use crate::context::ErasedContext;
 use crate::error::{BoxError, CallError, HookKind};
 use crate::invocation::Invocation;
+use crate::tool_str::ToolStr;
 
 /// A hook's answer: run, refuse, or wait for a person.
 ///
@@ -148,7 +149,7 @@ fn verdict<R: IntoVerdict>(
     hook: HookKind,
 ) -> Result<Verdict, CallError> {
     answer.into_verdict().map_err(|source| CallError::Hook {
-        key: tool,
+        key: ToolStr::from_static(tool),
         hook,
         source,
     })
@@ -350,11 +351,11 @@ pub enum Answered {}
 /// Step 3: what the `authorize` hook's answer means.
 pub(crate) fn authorized(
     answer: Result<Verdict, CallError>,
-    key: &'static str,
+    key: &ToolStr,
 ) -> Result<(), CallError> {
     match answer? {
         Verdict::Allow => Ok(()),
-        Verdict::Deny | Verdict::Pending => Err(CallError::Denied { key }),
+        Verdict::Deny | Verdict::Pending => Err(CallError::Denied { key: key.clone() }),
     }
 }
 
@@ -363,11 +364,11 @@ pub(crate) fn authorized(
 /// [`CallError::ApprovalRequired`]).
 pub(crate) fn approved(
     answer: Result<Verdict, CallError>,
-    key: &'static str,
+    key: &ToolStr,
 ) -> Result<bool, CallError> {
     match answer.map_err(too_many_pending)? {
         Verdict::Allow => Ok(true),
-        Verdict::Deny => Err(CallError::NotApproved { key }),
+        Verdict::Deny => Err(CallError::NotApproved { key: key.clone() }),
         Verdict::Pending => Ok(false),
     }
 }

@@ -12,6 +12,7 @@ use crate::approval::Approvals;
 use crate::effect::Effect;
 use crate::request::{ApprovalId, ApprovalRequest, Digest};
 use crate::secret::Secrets;
+use crate::tool_str::ToolStr;
 
 /// The validated arguments of one call, with the tool's identity.
 ///
@@ -61,8 +62,8 @@ pub struct Invocation<'a, A> {
 /// ledger hook need, and what they leave. Apart from [`Invocation`]'s type
 /// parameter, so that its code is compiled once, not once per tool.
 pub(crate) struct Facts<'a> {
-    key: &'a str,
-    name: &'a str,
+    key: &'a ToolStr,
+    name: &'a ToolStr,
     effect: Effect,
     canonical: OnceLock<Box<Canonical>>,
     /// The executor's approvals, for the ledger hook.
@@ -79,8 +80,8 @@ pub(crate) struct Facts<'a> {
 impl<'a> Facts<'a> {
     /// The facts of a call of the tool `key` (caller-facing `name`).
     pub(crate) fn new(
-        key: &'a str,
-        name: &'a str,
+        key: &'a ToolStr,
+        name: &'a ToolStr,
         effect: Effect,
         approvals: Option<&'a Approvals>,
         preflight: bool,
@@ -123,8 +124,8 @@ impl<'a> Facts<'a> {
             _ => (None, None),
         };
         ApprovalRequest {
-            key: self.key.to_owned(),
-            name: self.name.to_owned(),
+            key: self.key.to_string(),
+            name: self.name.to_string(),
             arguments,
             digest: canonical.digest,
             id,
@@ -204,7 +205,7 @@ impl<A> Invocation<'_, A> {
     ///
     /// assert!(executor.invoke("get_order", json!({"id": 1}), &support).await.is_ok());
     /// let customer = executor.invoke("get_customer", json!({"id": 1}), &support).await;
-    /// assert!(matches!(customer, Err(CallError::Denied { key: "customers.get" })));
+    /// assert!(matches!(&customer, Err(CallError::Denied { key }) if key == "customers.get"));
     /// # }
     /// ```
     pub fn key(&self) -> &str {

@@ -7,6 +7,7 @@
 // of its own that the higher one implements, wired together by the
 // executor: the pipeline's `Watch` (observe's recording), observe's
 // `CallTrail` and approval's `DecisionTrail` (the audit trail).
+//   tool_str
 //   util
 //   effect concurrency secret request content disabled overrides decision sql
 //   error args schema
@@ -67,6 +68,7 @@ mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 mod tool;
+mod tool_str;
 mod util;
 #[cfg(any(feature = "admin", feature = "mcp"))]
 mod web;
@@ -101,6 +103,7 @@ pub use scope::{
     ResolveError, Scope,
 };
 pub use tool::{Location, Tool};
+pub use tool_str::ToolStr;
 pub use util::BoxFuture;
 
 #[doc = include_str!("../docs/tool.md")]

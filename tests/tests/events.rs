@@ -137,7 +137,7 @@ async fn every_front_end_gives_one_event_per_call() {
     assert_eq!(events.len(), 4);
     for (n, event) in events.iter().enumerate() {
         assert_eq!(event.outcome, OutcomeClass::Ok, "{event:?}");
-        assert_eq!(event.key, Some("math.add"));
+        assert_eq!(event.key.as_deref(), Some("math.add"));
         assert_eq!(event.name, "add");
         assert_eq!(event.actor.as_deref(), Some("ann"));
         assert_eq!(event.arguments.as_ref(), Some(&args));
@@ -199,7 +199,7 @@ async fn failed_calls_carry_their_class_and_both_texts() {
     assert!(events[3].error.as_ref().unwrap().message.contains("boom"));
     assert!(events[4].duration >= Duration::from_millis(20));
     assert_eq!(
-        (events[5].key, events[5].name.as_str()),
+        (events[5].key.as_deref(), events[5].name.as_str()),
         (None, "no_such_tool")
     );
 }

@@ -79,14 +79,14 @@ fn json_value() -> impl Strategy<Value = Value> {
 /// and then with an arbitrary value in place of a part: arguments that get
 /// past the first checks far more often than arbitrary JSON does, to the
 /// hooks, the approval and the body, with values at and beyond every bound.
-fn near_valid() -> impl Strategy<Value = (&'static str, Value)> {
+fn near_valid() -> impl Strategy<Value = (String, Value)> {
     let catalog = Catalog::discover().unwrap();
     let tools: Vec<_> = catalog
         .iter()
         .map(|tool| {
-            let (name, schema) = (tool.name(), tool.input_schema());
+            let (name, schema) = (tool.name().to_owned(), tool.input_schema());
             let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
-            shaped(schema, &defs, 0).prop_map(move |args| (name, args))
+            shaped(schema, &defs, 0).prop_map(move |args| (name.clone(), args))
         })
         .collect();
     proptest::strategy::Union::new(tools)
@@ -260,7 +260,7 @@ proptest! {
     fn arguments_near_a_tools_own_keep_the_rules((name, args) in near_valid()) {
         thread_local!(static FIXTURE: Fixture = Fixture::new());
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        FIXTURE.with(|f| f.send(name, &args)).map(drop).map_err(TestCaseError::fail)?;
+        FIXTURE.with(|f| f.send(&name, &args)).map(drop).map_err(TestCaseError::fail)?;
     }
 
     #[test]

@@ -205,7 +205,7 @@ async fn waiting_for_a_turn_counts_toward_the_timeout_and_the_body_never_starts(
     // The holder times out too (100 ms); the waiter gets its own timeout.
     let waiter = executor.invoke("export", json!({}), &probe).await;
     assert!(
-        matches!(waiter, Err(CallError::Timeout { key: "ledger.export", after }) if after == Duration::from_millis(100)),
+        matches!(&waiter, Err(CallError::Timeout { key, after }) if key == "ledger.export" && *after == Duration::from_millis(100)),
         "{waiter:?}"
     );
     assert!(matches!(

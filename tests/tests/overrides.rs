@@ -113,7 +113,7 @@ async fn an_override_reaches_every_front_end_and_every_later_call() {
         .invoke("print_report", json!({"lines": 1, "wait_ms": 5_000}), &())
         .await;
     assert!(
-        matches!(slow, Err(CallError::Timeout { key: "reports.print", after }) if after == Duration::from_millis(50)),
+        matches!(&slow, Err(CallError::Timeout { key, after }) if key == "reports.print" && *after == Duration::from_millis(50)),
         "{slow:?}"
     );
 

@@ -172,9 +172,7 @@ async fn denied_call_runs_neither_approve_nor_body() {
     let result = executor().invoke("transfer", transfer_args(), &actor).await;
     assert!(matches!(
         result,
-        Err(CallError::Denied {
-            key: "bank.transfer"
-        })
+        Err(CallError::Denied { ref key }) if key == "bank.transfer"
     ));
     assert_eq!(APPROVED.load(Ordering::SeqCst), approved);
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
@@ -191,9 +189,7 @@ async fn write_without_approval_never_runs() {
     let result = executor().invoke("transfer", transfer_args(), &actor).await;
     assert!(matches!(
         result,
-        Err(CallError::NotApproved {
-            key: "bank.transfer"
-        })
+        Err(CallError::NotApproved { ref key }) if key == "bank.transfer"
     ));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), ran);
 }
@@ -268,10 +264,8 @@ async fn a_write_that_injects_nothing_runs_only_authorized_and_approved() {
         .await;
     assert!(
         matches!(
-            denied,
-            Err(CallError::Denied {
-                key: "bank.deposit"
-            })
+            &denied,
+            Err(CallError::Denied { key }) if key == "bank.deposit"
         ),
         "{denied:?}"
     );
@@ -286,10 +280,8 @@ async fn a_write_that_injects_nothing_runs_only_authorized_and_approved() {
         .await;
     assert!(
         matches!(
-            refused,
-            Err(CallError::NotApproved {
-                key: "bank.deposit"
-            })
+            &refused,
+            Err(CallError::NotApproved { key }) if key == "bank.deposit"
         ),
         "{refused:?}"
     );
@@ -434,11 +426,8 @@ async fn tool_error_keeps_its_source() {
         .await;
     let error = result.unwrap_err();
     assert!(matches!(
-        error,
-        CallError::Tool {
-            key: "stock.reserve",
-            ..
-        }
+        &error,
+        CallError::Tool { key, .. } if key == "stock.reserve"
     ));
     let source = error
         .source()
@@ -455,12 +444,12 @@ async fn hook_error_keeps_its_source() {
         .await;
     let error = result.unwrap_err();
     assert!(matches!(
-        error,
+        &error,
         CallError::Hook {
-            key: "audit.read",
+            key,
             hook: HookKind::Authorize,
             ..
-        }
+        } if key == "audit.read"
     ));
     assert!(
         error
@@ -740,10 +729,8 @@ async fn a_call_with_a_hook_asks_nothing_until_polled_and_runs_once() {
         .await;
     assert!(
         matches!(
-            denied,
-            Err(CallError::Denied {
-                key: "demo.tally_checked"
-            })
+            &denied,
+            Err(CallError::Denied { key }) if key == "demo.tally_checked"
         ),
         "{denied:?}"
     );

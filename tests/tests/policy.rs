@@ -112,7 +112,7 @@ async fn the_first_matching_rule_decides_and_the_fallback_covers_the_rest() {
         panic!("expected a policy denial, got {refused:?}");
     };
     assert_eq!(
-        (*key, rule.as_deref(), reason.as_str()),
+        (key.as_str(), rule.as_deref(), reason.as_str()),
         ("orders.refund", Some("no refunds"), "refunds are paused")
     );
     assert_eq!(

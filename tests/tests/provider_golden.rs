@@ -356,7 +356,7 @@ fn error_results_are_marked_for_each_provider() {
         "toolu_1",
         "get_weather",
         Err(toolwright::CallError::Denied {
-            key: "weather.temperature",
+            key: "weather.temperature".into(),
         }),
     );
     let anthropic = providers::result_message(&outcome, Format::Anthropic);

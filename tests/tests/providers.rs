@@ -585,8 +585,8 @@ async fn a_mixed_batch_returns_every_result_in_order() {
     let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
     assert!(matches!(
-        outcomes[0].result,
-        Err(CallError::Denied { key: "audit.read" })
+        &outcomes[0].result,
+        Err(CallError::Denied { key }) if key == "audit.read"
     ));
     assert!(matches!(
         outcomes[1].result,

@@ -116,8 +116,8 @@ async fn a_disabled_tool_is_refused_on_every_path_with_its_reason() {
     let exported = providers::export(&executor.tools(), Format::Anthropic).unwrap();
     assert!(!exported.to_string().contains("read_note"));
     // The application still lists it, with why.
-    let listing: Vec<_> = executor
-        .tools()
+    let tools = executor.tools();
+    let listing: Vec<_> = tools
         .with_disabled()
         .map(|(tool, disabled)| (tool.name(), disabled.map(|d| d.reason.clone())))
         .collect();

@@ -369,7 +369,7 @@ fn every_missing_provider_is_reported_at_once() {
         .problems
         .iter()
         .map(|p| match p {
-            ExecutorProblem::MissingProvider { tool, .. } => *tool,
+            ExecutorProblem::MissingProvider { tool, .. } => tool.as_str(),
             other => panic!("unexpected {other:?}"),
         })
         .collect();

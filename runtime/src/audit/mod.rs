@@ -67,7 +67,7 @@ pub trait AuditTrail: Send + Sync + 'static {
 ///
 /// fn tool_of(record: &AuditRecord) -> Option<&str> {
 ///     match record {
-///         AuditRecord::Call(call) => call.event.key,
+///         AuditRecord::Call(call) => call.event.key.as_deref(),
 ///         AuditRecord::Decision(decision) => Some(&decision.approval.request.key),
 ///         _ => None,
 ///     }

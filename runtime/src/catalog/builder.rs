@@ -103,7 +103,7 @@ impl CatalogBuilder {
     ///     .register::<SearchOrdersArgs>()
     ///     .build()
     ///     .unwrap_err();
-    /// assert!(matches!(error.conflicts()[..], [Conflict::Name { name: "search", .. }]));
+    /// assert!(matches!(error.conflicts(), [Conflict::Name { name, .. }] if name == "search"));
     /// ```
     pub fn build(self) -> Result<Catalog, CatalogError> {
         Catalog::from_registrations(self.registrations)

@@ -22,6 +22,7 @@ use crate::pipeline::{Env, Served, Validation};
 use crate::registration::Registration;
 use crate::scope::Requirement;
 use crate::tool::Location;
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 
 /// One tool of a [`Catalog`]: its metadata and schemas (each schema built
@@ -81,7 +82,7 @@ struct Entry {
     /// Key, name, effect and timeout as the tool is served.
     served: Served,
     /// Key and name as declared, before any namespace.
-    declared: (&'static str, &'static str),
+    declared: (ToolStr, ToolStr),
     title: Option<Cow<'static, str>>,
     description: Cow<'static, str>,
     idempotent: bool,
@@ -193,8 +194,8 @@ fn is_plain_string(schema: &Value) -> bool {
 
 /// What a tool built at run time declares (`DynamicTool`'s builder checks it).
 pub(crate) struct Declared {
-    pub(crate) key: &'static str,
-    pub(crate) name: &'static str,
+    pub(crate) key: ToolStr,
+    pub(crate) name: ToolStr,
     pub(crate) title: Option<String>,
     pub(crate) description: String,
     pub(crate) effect: Effect,
@@ -212,16 +213,17 @@ pub(crate) struct Declared {
 impl ToolEntry {
     pub(super) fn new(registration: Registration) -> Self {
         let r = registration;
+        let (key, name) = (ToolStr::from_static(r.key), ToolStr::from_static(r.name));
         ToolEntry {
             inner: Arc::new(Entry {
                 served: Served {
-                    key: r.key,
-                    name: r.name,
+                    key: key.clone(),
+                    name: name.clone(),
                     effect: r.effect,
                     timeout: r.timeout,
                     concurrency: r.concurrency,
                 },
-                declared: (r.key, r.name),
+                declared: (key, name),
                 title: r.title.map(Cow::Borrowed),
                 description: Cow::Borrowed(r.description),
                 idempotent: r.idempotent,
@@ -245,8 +247,8 @@ impl ToolEntry {
         ToolEntry {
             inner: Arc::new(Entry {
                 served: Served {
-                    key: declared.key,
-                    name: declared.name,
+                    key: declared.key.clone(),
+                    name: declared.name.clone(),
                     effect: declared.effect,
                     timeout: declared.timeout,
                     concurrency: declared.concurrency,
@@ -269,11 +271,14 @@ impl ToolEntry {
 
     /// The same tool served under another key and name (a namespace's): its
     /// calls, errors and approval digests carry the new ones.
-    pub(crate) fn served_as(&self, key: &'static str, name: &'static str) -> Self {
+    pub(crate) fn served_as(&self, key: ToolStr, name: ToolStr) -> Self {
+        let was = &self.inner.served;
         let served = Served {
             key,
             name,
-            ..self.inner.served
+            effect: was.effect,
+            timeout: was.timeout,
+            concurrency: was.concurrency,
         };
         self.remade(served, self.inner.overrides.clone())
     }
@@ -283,7 +288,7 @@ impl ToolEntry {
         let declared = self.inner.timeout;
         let served = Served {
             timeout: overrides.as_ref().and_then(|o| o.timeout).or(declared),
-            ..self.inner.served
+            ..self.inner.served.clone()
         };
         self.remade(served, overrides)
     }
@@ -295,7 +300,7 @@ impl ToolEntry {
         ToolEntry {
             inner: Arc::new(Entry {
                 served,
-                declared: entry.declared,
+                declared: entry.declared.clone(),
                 title: entry.title.clone(),
                 description: entry.description.clone(),
                 idempotent: entry.idempotent,
@@ -349,8 +354,8 @@ impl ToolEntry {
     /// assert_eq!(entry.key(), "products.get");
     /// assert_eq!(catalog.get_by_key(entry.key()).unwrap().name(), "get_product");
     /// ```
-    pub fn key(&self) -> &'static str {
-        self.inner.served.key
+    pub fn key(&self) -> &str {
+        &self.inner.served.key
     }
 
     /// The caller-facing name: `name = "..."`, or the fn's name.
@@ -374,8 +379,8 @@ impl ToolEntry {
     /// let names: Vec<_> = catalog.iter().map(|tool| tool.name()).collect();
     /// assert_eq!(names, ["get_product", "list_products"]);
     /// ```
-    pub fn name(&self) -> &'static str {
-        self.inner.served.name
+    pub fn name(&self) -> &str {
+        &self.inner.served.name
     }
 
     /// The short human title, if declared.
@@ -767,8 +772,8 @@ impl ToolEntry {
     }
 
     /// The key and name the tool was declared with, before any namespace.
-    pub(crate) fn declared(&self) -> (&'static str, &'static str) {
-        self.inner.declared
+    pub(crate) fn declared(&self) -> &(ToolStr, ToolStr) {
+        &self.inner.declared
     }
 
     /// The tool as its calls are served.

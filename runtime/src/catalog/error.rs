@@ -1,6 +1,7 @@
 //! Why a catalog could not be built: the keys and names two tools claim.
 
 use crate::tool::Location;
+use crate::tool_str::ToolStr;
 
 /// Two tools claim the same key or name.
 ///
@@ -39,7 +40,7 @@ pub enum Conflict {
     #[error("duplicate tool key `{key}`: declared at {first} and at {second}")]
     Key {
         /// The shared key.
-        key: &'static str,
+        key: ToolStr,
         /// The declaration that comes first in catalog order.
         first: Location,
         /// The other declaration.
@@ -49,7 +50,7 @@ pub enum Conflict {
     #[error("duplicate tool name `{name}`: declared at {first} and at {second}")]
     Name {
         /// The shared name.
-        name: &'static str,
+        name: ToolStr,
         /// The declaration that comes first in catalog order.
         first: Location,
         /// The other declaration.
@@ -78,8 +79,9 @@ pub enum Conflict {
 ///     .unwrap_err();
 /// // Every conflict at once, so that one build shows everything to fix.
 /// assert!(matches!(
-///     error.conflicts()[..],
-///     [Conflict::Key { key: "products.search", .. }, Conflict::Name { name: "search", .. }]
+///     error.conflicts(),
+///     [Conflict::Key { key, .. }, Conflict::Name { name, .. }]
+///         if key == "products.search" && name == "search"
 /// ));
 /// let message = error.to_string();
 /// assert!(message.starts_with("duplicate tool key `products.search`: declared at "));

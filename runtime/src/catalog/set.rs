@@ -11,7 +11,7 @@ use super::{CatalogBuilder, CatalogError, Conflict, ToolEntry};
 use crate::concurrency::Concurrency;
 use crate::registration::Registration;
 use crate::tool::Tool;
-use crate::util::hash::{KeyMap, Name};
+use crate::util::hash::{KeyMap, Name, NameMap};
 
 /// An immutable, cheaply cloned set of tools with their schemas.
 ///
@@ -47,7 +47,7 @@ struct CatalogInner {
     /// Whether a tool is `exclusive`: then every call takes a pass of the
     /// executor's gate.
     has_exclusive: bool,
-    by_name: KeyMap<Name<'static>, usize>,
+    by_name: NameMap<usize>,
     by_type: KeyMap<TypeId, usize>,
 }
 
@@ -94,7 +94,7 @@ impl Catalog {
             inner: Arc::new(CatalogInner {
                 entries: Vec::new(),
                 has_exclusive: false,
-                by_name: KeyMap::default(),
+                by_name: NameMap::default(),
                 by_type: KeyMap::default(),
             }),
         }
@@ -176,32 +176,32 @@ impl Catalog {
     /// every duplicate key or name.
     pub(crate) fn from_entries(mut entries: Vec<ToolEntry>) -> Result<Catalog, CatalogError> {
         entries.sort_by(|a, b| {
-            let order = |e: &ToolEntry| (e.key(), e.name(), e.location().file, e.location().line);
-            order(a).cmp(&order(b))
+            let order = |e: &ToolEntry| (e.location().file, e.location().line);
+            (a.key(), a.name(), order(a)).cmp(&(b.key(), b.name(), order(b)))
         });
         let mut conflicts = Vec::new();
-        let mut by_name: KeyMap<Name<'static>, usize> = KeyMap::default();
+        let mut by_name: NameMap<usize> = NameMap::default();
         let mut by_type: KeyMap<TypeId, usize> = KeyMap::default();
         for (index, entry) in entries.iter().enumerate() {
-            let (key, name, location) = (entry.key(), entry.name(), entry.location());
+            let (served, location) = (entry.served(), entry.location());
             // Sorted by key: a tool with the key of another follows it.
             if let Some(before) = index.checked_sub(1).map(|i| &entries[i])
-                && before.key() == key
+                && before.key() == entry.key()
             {
                 conflicts.push(Conflict::Key {
-                    key,
+                    key: served.key.clone(),
                     first: before.location(),
                     second: location,
                 });
             }
-            if let Some(&first) = by_name.get(&Name(name)) {
+            if let Some(&first) = by_name.get(&Name(&served.name)) {
                 conflicts.push(Conflict::Name {
-                    name,
+                    name: served.name.clone(),
                     first: entries[first].location(),
                     second: location,
                 });
             } else {
-                by_name.insert(Name(name), index);
+                by_name.insert(served.name.clone(), index);
             }
             if let Some(type_id) = entry.type_id() {
                 // A type served under several names: typed calls run the first.
@@ -323,9 +323,7 @@ impl Catalog {
     }
 
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        // A map of `'static` names is one of shorter-lived names too.
-        let by_name: &KeyMap<Name<'_>, usize> = &self.inner.by_name;
-        by_name.get(&Name(name)).copied()
+        self.inner.by_name.get(&Name(name)).copied()
     }
 
     pub(crate) fn index_of_type<T: Tool>(&self) -> Option<usize> {

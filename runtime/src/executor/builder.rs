@@ -400,7 +400,7 @@ impl ExecutorBuilder {
             for requirement in &requirements {
                 if !self.container.provides_id(requirement.type_id) {
                     problems.push(ExecutorProblem::MissingProvider {
-                        tool: entry.key(),
+                        tool: entry.served().key.clone(),
                         location: entry.location(),
                         type_name: requirement.type_name,
                     });
@@ -408,7 +408,7 @@ impl ExecutorBuilder {
             }
             if let Some(message) = entry.validation().problem() {
                 problems.push(ExecutorProblem::InvalidSchema {
-                    tool: entry.key(),
+                    tool: entry.served().key.clone(),
                     location: entry.location(),
                     message: message.to_owned(),
                 });

@@ -1,6 +1,7 @@
 //! Why an executor could not be built: every problem at once.
 
 use crate::tool::Location;
+use crate::tool_str::ToolStr;
 
 /// One reason the executor could not be built.
 ///
@@ -32,7 +33,7 @@ pub enum ExecutorProblem {
     )]
     MissingProvider {
         /// The tool's key.
-        tool: &'static str,
+        tool: ToolStr,
         /// Where the tool was declared.
         location: Location,
         /// The type nothing provides.
@@ -42,7 +43,7 @@ pub enum ExecutorProblem {
     #[error("the input schema of tool `{tool}` at {location} does not compile: {message}")]
     InvalidSchema {
         /// The tool's key.
-        tool: &'static str,
+        tool: ToolStr,
         /// Where the tool was declared.
         location: Location,
         /// The schema compiler's message.
@@ -84,11 +85,11 @@ pub enum ExecutorProblem {
 /// let error = Executor::new(catalog, Container::default()).unwrap_err();
 /// // Every problem at once, so that one start-up shows everything to fix.
 /// assert!(matches!(
-///     error.problems[..],
+///     &error.problems[..],
 ///     [
-///         ExecutorProblem::MissingProvider { tool: "orders.count", .. },
-///         ExecutorProblem::InvalidSchema { tool: "products.find", .. },
-///     ]
+///         ExecutorProblem::MissingProvider { tool: missing, .. },
+///         ExecutorProblem::InvalidSchema { tool: invalid, .. },
+///     ] if missing == "orders.count" && invalid == "products.find"
 /// ));
 /// let message = error.to_string();
 /// assert!(message.starts_with("tool `orders.count` at "));

@@ -201,7 +201,8 @@ impl Executor {
     /// let executor = Executor::new(catalog, Container::default()).unwrap();
     /// let guest = executor.view(Selector::effect(Effect::Read));
     ///
-    /// let names: Vec<_> = guest.tools().iter().map(|t| t.name()).collect();
+    /// let tools = guest.tools();
+    /// let names: Vec<_> = tools.iter().map(|t| t.name()).collect();
     /// assert_eq!(names, ["read_note"]);
     /// // Not offered, and not callable either.
     /// let refused = guest.invoke("delete_note", json!({"id": 1}), &()).await.unwrap_err();
@@ -405,7 +406,7 @@ impl Executor {
         pipeline::traced(served, description, surroundings.gate, watch, numbers, call).await?;
         // A typed call that ends well has put its output there.
         output.ok_or_else(|| CallError::Panicked {
-            key: found.tool().key(),
+            key: found.tool().served().key.clone(),
             message: "the typed call ended without its output".to_owned(),
         })
     }
@@ -463,7 +464,7 @@ impl Executor {
 fn enabled(snapshot: Current, index: usize) -> Result<Found, CallError> {
     match &snapshot.disabled[index] {
         Some(disabled) => Err(CallError::Disabled {
-            key: snapshot.catalog.entry(index).key(),
+            key: snapshot.catalog.entry(index).served().key.clone(),
             disabled: disabled.clone(),
         }),
         None => Ok(Found { snapshot, index }),

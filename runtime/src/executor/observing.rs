@@ -60,8 +60,11 @@ impl Executor {
     ) {
         if let Some(observers) = self.observers() {
             let (key, name) = match (found, error) {
-                (Some(found), _) => (Some(found.tool().key()), found.tool().name()),
-                (None, CallError::Disabled { key, .. }) => (Some(*key), name),
+                (Some(found), _) => {
+                    let served = found.tool().served();
+                    (Some(served.key.clone()), &*served.name)
+                }
+                (None, CallError::Disabled { key, .. }) => (Some(key.clone()), name),
                 (None, _) => (None, name),
             };
             let id = self.inner.services.calls.next();
@@ -105,8 +108,8 @@ impl Executor {
             observers,
             audit,
             self.inner.services.calls.next(),
-            served.key,
-            served.name,
+            &served.key,
+            &served.name,
             self.actor(ctx),
             tool,
         )))

@@ -89,11 +89,11 @@ impl Executor {
             .await
             .unwrap_or_else(|message| {
                 Err(CallError::Panicked {
-                    key: tool.key(),
+                    key: tool.served().key.clone(),
                     message,
                 })
             })
-            .map_err(|error| error.served_as(tool.key()));
+            .map_err(|error| error.served_as(&tool.served().key));
         match asked {
             Ok(_) => Ok(Preflight::WouldRun),
             Err(CallError::ApprovalRequired(request)) => Ok(Preflight::NeedsApproval(request)),

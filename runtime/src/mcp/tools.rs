@@ -47,7 +47,7 @@ impl<C> Shared<C> {
 /// A tool as MCP lists it.
 fn describe(entry: &ToolEntry) -> Tool {
     let mut tool = Tool::new(
-        entry.name(),
+        entry.name().to_owned(),
         entry.description().to_owned(),
         Arc::new(as_object(entry.input_schema())),
     )

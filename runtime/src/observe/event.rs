@@ -13,6 +13,7 @@ use crate::decision::Decision;
 use crate::error::CallError;
 use crate::registry::Change;
 use crate::request::Digest;
+use crate::tool_str::ToolStr;
 
 /// Something an executor's observers are told about.
 ///
@@ -79,7 +80,7 @@ pub enum Event {
 ///
 /// let entry = log.wait_for(1).await.remove(0);
 /// let Event::Call(call) = &*entry.event else { panic!("{entry:?}") };
-/// assert_eq!(call.key, Some("math.add"));
+/// assert_eq!(call.key.as_deref(), Some("math.add"));
 /// assert_eq!(call.outcome, OutcomeClass::Ok);
 /// assert_eq!(call.arguments, Some(json!({"a": 2, "b": 3})));
 /// assert!(call.digest.is_some());
@@ -98,7 +99,7 @@ pub struct CallEvent {
     pub at: SystemTime,
     /// The tool's key as served (a namespace's, when mounted under one);
     /// `None` when no tool has the name asked for.
-    pub key: Option<&'static str>,
+    pub key: Option<ToolStr>,
     /// The tool's name as served, or the name the caller asked for when
     /// there was no such tool.
     pub name: String,
@@ -271,7 +272,7 @@ impl OutcomeClass {
     /// use toolwright::CallError;
     /// use toolwright::observe::OutcomeClass;
     ///
-    /// let denied: Result<(), CallError> = Err(CallError::Denied { key: "notes.read" });
+    /// let denied: Result<(), CallError> = Err(CallError::Denied { key: "notes.read".into() });
     /// assert_eq!(OutcomeClass::of(&denied), OutcomeClass::Denied);
     /// assert_eq!(OutcomeClass::of(&Ok::<_, CallError>(())), OutcomeClass::Ok);
     /// ```

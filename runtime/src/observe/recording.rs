@@ -10,6 +10,7 @@ use crate::effect::Effect;
 use crate::error::{AuditError, CallError};
 use crate::pipeline::{Findings, Shown, Watch};
 use crate::secret::Secrets;
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 
 /// Where the calls of `write` and `destructive` tools are recorded: the
@@ -35,8 +36,8 @@ pub(crate) struct Recording<'a> {
     audit: Option<(&'a dyn CallTrail, Effect)>,
     id: u64,
     started: Instant,
-    key: &'static str,
-    name: &'static str,
+    key: &'a ToolStr,
+    name: &'a ToolStr,
     actor: Option<&'a str>,
     /// The tool, whose input schema says what to redact.
     tool: &'a ToolEntry,
@@ -48,8 +49,8 @@ impl<'a> Recording<'a> {
         observers: Option<&'a Observers>,
         audit: Option<(&'a dyn CallTrail, Effect)>,
         id: u64,
-        key: &'static str,
-        name: &'static str,
+        key: &'a ToolStr,
+        name: &'a ToolStr,
         actor: Option<&'a str>,
         tool: &'a ToolEntry,
     ) -> Self {
@@ -101,8 +102,8 @@ impl<'a> Recording<'a> {
             id: self.id,
             started: self.started,
             ended: Instant::now(),
-            key: self.key,
-            name: self.name,
+            key: self.key.clone(),
+            name: self.name.clone(),
             arguments,
             // Only a tool with secret properties has anything to redact.
             secret: (!self.tool.validation().secrets().is_empty()).then(|| self.tool.clone()),
@@ -143,8 +144,11 @@ impl Recording<'_> {
             values.scrub_string(&mut error.message);
         }
         trail.record(effect, event).await.map_err(|source| {
-            tracing::error!(key, error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");
-            CallError::AuditFailed { key, source }
+            tracing::error!(key = key.as_str(), error = %source, cause = %source.0, "audit trail: a call could not be recorded; it fails");
+            CallError::AuditFailed {
+                key: key.clone(),
+                source,
+            }
         })
     }
 }
@@ -196,8 +200,8 @@ pub(crate) struct CallRecord {
     started: Instant,
     /// When it ended (its duration is worked out on the dispatcher's thread).
     ended: Instant,
-    key: &'static str,
-    name: &'static str,
+    key: ToolStr,
+    name: ToolStr,
     arguments: Option<Shown>,
     /// The tool, when its input schema marks properties secret (to redact).
     secret: Option<ToolEntry>,
@@ -232,7 +236,7 @@ impl CallRecord {
     pub(crate) fn event(&self) -> CallEvent {
         let (arguments, digest) = match &self.arguments {
             Some(shown) => {
-                let (arguments, digest) = shown.event_parts(self.key);
+                let (arguments, digest) = shown.event_parts(&self.key);
                 let shown = match &self.secret {
                     Some(tool) => redact(tool.input_schema(), &arguments),
                     None => arguments,
@@ -246,8 +250,8 @@ impl CallRecord {
         CallEvent {
             id: self.id,
             at: wall_time(self.started),
-            key: Some(self.key),
-            name: self.name.to_owned(),
+            key: Some(self.key.clone()),
+            name: self.name.to_string(),
             actor: details.actor.clone(),
             arguments,
             digest,
@@ -274,7 +278,7 @@ fn wall_time(past: Instant) -> SystemTime {
 pub(crate) fn refused(
     observers: &Observers,
     id: u64,
-    key: Option<&'static str>,
+    key: Option<ToolStr>,
     name: &str,
     actor: Option<&str>,
     error: &CallError,

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::Env;
 use crate::concurrency::Concurrency;
 use crate::error::CallError;
+use crate::tool_str::ToolStr;
 
 /// The passes of an executor's gate: an ordinary call takes one, an
 /// exclusive call every one (tokio's `RwLock` is built the same way). The
@@ -48,7 +49,7 @@ pub(super) fn needs_turn(env: &Env<'_>, concurrency: Concurrency) -> bool {
 /// its own tool never holds an exclusive call back.
 pub(super) async fn take_turn<'a>(
     env: &Env<'a>,
-    key: &'static str,
+    key: &ToolStr,
     concurrency: Concurrency,
     timeout: Option<Duration>,
 ) -> Result<Turn<'a>, CallError> {
@@ -71,14 +72,19 @@ pub(super) async fn take_turn<'a>(
         None => wait.await,
         Some(after) => match tokio::time::timeout_at(started + after, wait).await {
             Ok(taken) => taken,
-            Err(_) => return Err(CallError::Timeout { key, after }),
+            Err(_) => {
+                return Err(CallError::Timeout {
+                    key: key.clone(),
+                    after,
+                });
+            }
         },
     };
     let waited = started.elapsed();
     if timeout.is_some_and(|after| waited >= after) {
         // No time is left for the body: it does not start.
         return Err(CallError::Timeout {
-            key,
+            key: key.clone(),
             after: timeout.unwrap_or_default(),
         });
     }

@@ -15,6 +15,7 @@ use crate::error::{CallError, Violation, Violations};
 use crate::invocation::Ledgered;
 use crate::schema::Enforcement;
 use crate::secret::{REDACTED, Secrets};
+use crate::tool_str::ToolStr;
 use crate::util::excerpt::{Excerpt, Listed, QUOTED_CHARS};
 
 /// How one tool's arguments are checked against its schema.
@@ -83,7 +84,7 @@ pub(super) fn reread(
 /// constraints (ranges, lengths, patterns, an `f32`'s bound) needs a check.
 pub(super) fn check_typed(
     env: &Env<'_>,
-    key: &'static str,
+    key: &ToolStr,
     call: &dyn Ledgered,
 ) -> Result<(), CallError> {
     if env.validation.enforcement == Enforcement::Deserializing {
@@ -97,7 +98,7 @@ pub(super) fn check_typed(
 /// it is told). Not generic: every tool shares it.
 pub(super) fn check(
     env: &Env<'_>,
-    key: &'static str,
+    key: &ToolStr,
     arguments: &Value,
     deserialize: &mut Deserialize<'_>,
 ) -> Result<(), CallError> {
@@ -155,17 +156,13 @@ pub(super) fn check(
 }
 
 /// Every violation of the tool's schema, or none.
-pub(super) fn validate(
-    env: &Env<'_>,
-    key: &'static str,
-    arguments: &Value,
-) -> Result<(), CallError> {
+pub(super) fn validate(env: &Env<'_>, key: &ToolStr, arguments: &Value) -> Result<(), CallError> {
     let validator = env.validation.validator.get_or_init(|| {
         jsonschema::draft202012::new(env.schema).map_err(|error| {
             // Not expected: a schema compiled late always compiles (see
             // `schema::compiles`). The arguments are refused: they cannot be
             // checked.
-            tracing::error!(key, %error, "the input schema does not compile");
+            tracing::error!(key = key.as_str(), %error, "the input schema does not compile");
             error.to_string()
         })
     });
@@ -195,7 +192,7 @@ pub(super) fn validate(
         })
         .collect();
     Err(CallError::InvalidArguments {
-        key,
+        key: key.clone(),
         violations: Violations(violations),
     })
 }
@@ -253,13 +250,13 @@ pub(super) type Deserialize<'f> =
 
 /// The error of arguments that passed their checks but were not kept,
 /// which a deserializer that succeeds always does.
-pub(super) fn unread(key: &'static str) -> CallError {
+pub(super) fn unread(key: &ToolStr) -> CallError {
     invalid(key, "", "the arguments were not read".to_owned())
 }
 
-fn invalid(key: &'static str, path: &str, message: String) -> CallError {
+fn invalid(key: &ToolStr, path: &str, message: String) -> CallError {
     CallError::InvalidArguments {
-        key,
+        key: key.clone(),
         violations: Violations(vec![Violation {
             path: path.to_owned(),
             message,

@@ -13,13 +13,14 @@ use tokio::time::Sleep;
 use super::seam::Call;
 use crate::error::CallError;
 use crate::scope::Outcome;
+use crate::tool_str::ToolStr;
 
 /// The body of tool `key`, started in `call`, run to its end, or until
 /// `timeout` less the time the call `waited` for its turn: how it ended.
 /// One plain future, polled in place in the steps' own.
 #[inline]
 pub(super) fn run<'c, 'a>(
-    key: &'static str,
+    key: &'a ToolStr,
     timeout: Option<Duration>,
     waited: Duration,
     call: Pin<&'c mut (dyn Call<'a> + 'a)>,
@@ -45,7 +46,7 @@ fn timer(after: Duration, waited: Duration) -> (Pin<Box<Sleep>>, Duration) {
 
 /// See [`run`].
 pub(super) struct Run<'c, 'a> {
-    key: &'static str,
+    key: &'a ToolStr,
     call: Pin<&'c mut (dyn Call<'a> + 'a)>,
     timer: Option<(Pin<Box<Sleep>>, Duration)>,
 }
@@ -63,7 +64,11 @@ impl Future for Run<'_, '_> {
             Ok(Poll::Ready(Err(error))) => (Err(error), Outcome::Error),
             Err(payload) => {
                 let message = crate::util::panic::message(payload);
-                (Err(CallError::Panicked { key, message }), Outcome::Panicked)
+                let error = CallError::Panicked {
+                    key: key.clone(),
+                    message,
+                };
+                (Err(error), Outcome::Panicked)
             }
             Ok(Poll::Pending) => {
                 let Some((timer, after)) = &mut this.timer else {
@@ -73,7 +78,10 @@ impl Future for Run<'_, '_> {
                     return Poll::Pending;
                 }
                 (
-                    Err(CallError::Timeout { key, after: *after }),
+                    Err(CallError::Timeout {
+                        key: key.clone(),
+                        after: *after,
+                    }),
                     Outcome::Cancelled,
                 )
             }
@@ -85,7 +93,7 @@ impl Future for Run<'_, '_> {
 /// The error of a step taken out of order (a body polled before it
 /// started, hooks asked after it did), which the steps never do.
 #[cold]
-pub(super) fn out_of_order(key: &'static str, what: &str) -> CallError {
+pub(super) fn out_of_order(key: ToolStr, what: &str) -> CallError {
     CallError::Panicked {
         key,
         message: format!("toolwright: {what}"),

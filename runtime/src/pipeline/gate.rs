@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::Watch;
 use crate::decision::Decision;
 use crate::error::CallError;
+use crate::tool_str::ToolStr;
 
 /// A decision and the rule that made it (`None`: the policy's fallback).
 #[derive(Clone, Copy)]
@@ -48,7 +49,7 @@ impl Gate<'_> {
     #[inline]
     pub(crate) fn check<'v>(
         self,
-        key: &'static str,
+        key: &ToolStr,
         arguments: &dyn Fn() -> &'v Value,
         watch: Option<&dyn Watch>,
     ) -> Result<bool, CallError> {
@@ -61,7 +62,7 @@ impl Gate<'_> {
 
     fn rule<'v>(
         self,
-        key: &'static str,
+        key: &ToolStr,
         arguments: &dyn Fn() -> &'v Value,
         watch: Option<&dyn Watch>,
     ) -> Result<bool, CallError> {
@@ -82,7 +83,7 @@ impl Gate<'_> {
             Decision::Allow => Ok(false),
             Decision::Ask => Ok(true),
             Decision::Deny { reason } => Err(CallError::PolicyDenied {
-                key,
+                key: key.clone(),
                 rule: ruling.rule.map(str::to_owned),
                 reason: reason.clone(),
             }),

@@ -53,6 +53,7 @@ use crate::context::ErasedContext;
 use crate::effect::Effect;
 use crate::principal::Identify;
 use crate::scope::Container;
+use crate::tool_str::ToolStr;
 
 /// What every call shares: the container its scopes draw from, the
 /// timeout of tools that declare none, the executor's gate for `exclusive`
@@ -76,10 +77,10 @@ pub(crate) struct Services {
 /// digests carry (a namespace's, when it is mounted under one), its effect,
 /// its own timeout (an operator's override, if any) and how many of its
 /// calls may run at once.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Served {
-    pub(crate) key: &'static str,
-    pub(crate) name: &'static str,
+    pub(crate) key: ToolStr,
+    pub(crate) name: ToolStr,
     pub(crate) effect: Effect,
     pub(crate) timeout: Option<Duration>,
     pub(crate) concurrency: Concurrency,

@@ -18,6 +18,7 @@ use crate::hook::Asked;
 use crate::invocation::Invocation;
 use crate::request::ApprovalId;
 use crate::tool::Tool;
+use crate::tool_str::ToolStr;
 
 /// Step 2 for `T`: its JSON arguments validated and deserialized.
 pub(super) fn read<T: Tool>(
@@ -68,8 +69,10 @@ pub(super) fn finish<O: Serialize + Send + 'static>(
     out: Out<'_>,
 ) -> Result<Value, CallError> {
     let Some(out) = out else {
-        return crate::util::json::to_value(&output)
-            .map_err(|source| CallError::Output { key, source });
+        return crate::util::json::to_value(&output).map_err(|source| CallError::Output {
+            key: ToolStr::from_static(key),
+            source,
+        });
     };
     match out.downcast_mut::<Option<O>>() {
         Some(slot) => {
@@ -78,7 +81,7 @@ pub(super) fn finish<O: Serialize + Send + 'static>(
         }
         // A typed call always brings the slot of its tool's output type.
         None => Err(CallError::Panicked {
-            key,
+            key: ToolStr::from_static(key),
             message: "the typed call's output slot has another type".to_owned(),
         }),
     }

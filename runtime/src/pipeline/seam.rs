@@ -36,6 +36,7 @@ use crate::invocation::{Facts, Invocation, Ledgered};
 use crate::request::ApprovalId;
 use crate::scope::{Scope, ScopeGuard};
 use crate::tool::Tool;
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 
 /// Where a typed call's output goes: `None` for a JSON call (the output is
@@ -250,7 +251,8 @@ where
     fn poll_body(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, CallError>> {
         let this = self.project();
         let BodyNow::Running { future: body } = this.body.project() else {
-            let error = super::body::out_of_order(T::KEY, "a body polled before it started");
+            let key = ToolStr::from_static(T::KEY);
+            let error = super::body::out_of_order(key, "a body polled before it started");
             return Poll::Ready(Err(error));
         };
         let output = ready!(body.poll(cx))?;
@@ -283,8 +285,8 @@ impl<'a> Parts<'a> {
         let env = self.env;
         let served = env.served;
         Facts::new(
-            served.key,
-            served.name,
+            &served.key,
+            &served.name,
             served.effect,
             env.services.approvals.as_ref(),
             env.preflight,

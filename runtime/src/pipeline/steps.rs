@@ -19,6 +19,7 @@ use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
 use crate::scope::{Outcome, ScopeGuard};
 use crate::secret::SecretValues;
+use crate::tool_str::ToolStr;
 use crate::util::BoxFuture;
 use crate::util::panic::CatchUnwind;
 
@@ -49,19 +50,24 @@ pub(super) fn keeping_secrets<'a>(
 ) -> BoxFuture<'a, Result<Value, CallError>> {
     match secrets {
         None => call,
-        Some(secrets) => Box::pin(scrubbed(env.served.key, secrets, call)),
+        Some(secrets) => Box::pin(scrubbed(&env.0.served.key, secrets, call)),
     }
 }
 
 /// See [`keeping_secrets`].
-async fn scrubbed(
-    key: &'static str,
+async fn scrubbed<'a>(
+    key: &'a ToolStr,
     secrets: SecretValues,
-    call: BoxFuture<'_, Result<Value, CallError>>,
+    call: BoxFuture<'a, Result<Value, CallError>>,
 ) -> Result<Value, CallError> {
     CatchUnwind::new(call)
         .await
-        .unwrap_or_else(|message| Err(CallError::Panicked { key, message }))
+        .unwrap_or_else(|message| {
+            Err(CallError::Panicked {
+                key: key.clone(),
+                message,
+            })
+        })
         .map_err(|error| error.scrubbed(&secrets))
 }
 
@@ -75,7 +81,7 @@ pub(super) fn read(
     reread: Reread,
     deserialize: &mut arguments::Deserialize<'_>,
 ) -> Result<(), CallError> {
-    let read = arguments::check(&env, env.served.key, &arguments, deserialize);
+    let read = arguments::check(&env, &env.served.key, &arguments, deserialize);
     if let Some(watch) = env.watch {
         match (read.is_ok(), declared.hookless()) {
             (false, _) => watch.findings().unreadable(arguments),
@@ -89,13 +95,13 @@ pub(super) fn read(
 /// The arguments step 2 read: `read` is `Some` once [`read`] succeeded.
 #[inline]
 pub(super) fn was_read<A>(env: Env<'_>, read: Option<A>) -> Result<A, CallError> {
-    read.ok_or_else(|| arguments::unread(env.served.key))
+    read.ok_or_else(|| arguments::unread(&env.served.key))
 }
 
 /// Step 2 for a tool built at run time: it has no type to read its
 /// arguments into, so they are checked against its schema in full.
 pub(super) fn validate(env: Env<'_>, arguments: &Value) -> Result<(), CallError> {
-    let validated = arguments::validate(&env, env.served.key, arguments);
+    let validated = arguments::validate(&env, &env.served.key, arguments);
     if let (Err(_), Some(watch)) = (&validated, env.watch) {
         watch.findings().unreadable(arguments.clone());
     }
@@ -108,7 +114,7 @@ pub(super) fn check_typed(
     declared: Declared,
     call: &dyn Ledgered,
 ) -> Result<(), CallError> {
-    let checked = arguments::check_typed(&env, env.served.key, call);
+    let checked = arguments::check_typed(&env, &env.served.key, call);
     if let Some(watch) = env.watch {
         match &checked {
             Err(_) => watch
@@ -141,7 +147,7 @@ pub(super) async fn run<'a>(
     scope: &'a mut ScopeSlot,
     mut call: Pin<&mut (dyn Call<'a> + 'a)>,
 ) -> Result<Value, CallError> {
-    let key = env.served.key;
+    let key = &env.0.served.key;
     // Steps 3 and 4. A tool with no hook to ask meets a policy that
     // needs no arguments here, without taking them apart (or building
     // their invocation).
@@ -161,7 +167,7 @@ pub(super) async fn run<'a>(
         Some(asked) => {
             let Some(asking) = call.as_mut().asking() else {
                 return Err(body::out_of_order(
-                    key,
+                    key.clone(),
                     "hooks asked after the body started",
                 ));
             };
@@ -308,7 +314,7 @@ async fn ask_hooks(
     call: &dyn Asking,
     asked: Option<bool>,
 ) -> Result<Option<ApprovalId>, CallError> {
-    let Served { key, effect, .. } = *env.served;
+    let Served { key, effect, .. } = env.served;
     let policy_asks = policy_asks(env, call, asked)?;
     if !declared.public {
         authorized(call.authorize(env.ctx).await, key)?;
@@ -339,7 +345,7 @@ fn policy_asks(env: &Env<'_>, call: &dyn Ledgered, asked: Option<bool>) -> Resul
         Some(asks) => Ok(asks),
         None => env
             .gate
-            .check(env.served.key, &|| call.canonical_arguments(), env.watch),
+            .check(&env.served.key, &|| call.canonical_arguments(), env.watch),
     }
 }
 
@@ -347,14 +353,14 @@ fn policy_asks(env: &Env<'_>, call: &dyn Ledgered, asked: Option<bool>) -> Resul
 /// the executor's ledger decides, for the caller it can identify; without
 /// either, the call waits for a person (`false`).
 async fn ask_ledger_for(env: &Env<'_>, call: &dyn Ledgered) -> Result<bool, CallError> {
-    let key = env.served.key;
+    let key = &env.served.key;
     let approvals = env.services.approvals.as_ref();
     match (approvals, env.services.principal.and_then(|id| id(env.ctx))) {
         (Some(_), Some(requester)) => {
             let verdict = ask_ledger(requester, call)
                 .await
                 .map_err(|error| CallError::Hook {
-                    key,
+                    key: key.clone(),
                     hook: HookKind::Approve,
                     source: error.into(),
                 });

@@ -18,6 +18,7 @@ use tracing::instrument::Instrumented;
 
 use super::{Gate, Served, Watch};
 use crate::error::CallError;
+use crate::tool_str::ToolStr;
 use crate::util::panic::CatchUnwind;
 
 /// The numbers an executor gives its calls, 1, 2, 3…: the call id of
@@ -49,7 +50,7 @@ impl CallNumbers {
 /// A plain future rather than an `async fn`, which would hold `call` twice
 /// (as its argument and as the future it awaits).
 pub(crate) fn traced<'w, F: Future>(
-    served: &Served,
+    served: &'w Served,
     description: &str,
     gate: Gate<'_>,
     watch: Option<&'w dyn Watch>,
@@ -61,12 +62,12 @@ pub(crate) fn traced<'w, F: Future>(
             "toolwright.call",
             otel.name = %format_args!("execute_tool {}", served.name),
             gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = served.name,
+            gen_ai.tool.name = served.name.as_str(),
             gen_ai.tool.type = "function",
             gen_ai.tool.call.id = %watch.map_or_else(|| numbers.next(), |watch| watch.id()),
             gen_ai.tool.description = description,
-            key = served.key,
-            name = served.name,
+            key = served.key.as_str(),
+            name = served.name.as_str(),
             effect = served.effect.as_str(),
             outcome = tracing::field::Empty,
             error.type = tracing::field::Empty,
@@ -84,7 +85,7 @@ pub(crate) fn traced<'w, F: Future>(
         }
     }
     Traced {
-        key: served.key,
+        key: &served.key,
         watch,
         call: CatchUnwind::new(call).instrument(span),
     }
@@ -93,7 +94,7 @@ pub(crate) fn traced<'w, F: Future>(
 pin_project_lite::pin_project! {
     /// See [`traced`].
     pub(crate) struct Traced<'w, F> {
-        key: &'static str,
+        key: &'w ToolStr,
         // Taken when the call ends; still here when it is dropped, unended.
         watch: Option<&'w dyn Watch>,
         #[pin]
@@ -121,7 +122,7 @@ impl<R, F: Future<Output = Result<R, CallError>>> Future for Traced<'_, F> {
             // under (a namespace's).
             Ok(Err(error)) => Err(error.served_as(this.key)),
             Err(message) => Err(CallError::Panicked {
-                key: this.key,
+                key: this.key.clone(),
                 message,
             }),
         };

@@ -26,6 +26,8 @@ pub use infallible::{Infallible, infallible};
 
 use serde_json::Value;
 
+use crate::tool_str::ToolStr;
+
 mod infallible;
 
 /// `concurrency = n` (the attribute refuses 0, which would read as no limit).
@@ -118,7 +120,7 @@ where
     R::Err: ToolError,
 {
     returned.into_result().map_err(|error| CallError::Tool {
-        key: tool,
+        key: ToolStr::from_static(tool),
         source: error.into_box(),
     })
 }
@@ -166,7 +168,7 @@ impl<T: FromScope> InjectorResolve<T> for &Injector<T> {
             let Some(scope) = scope else {
                 // Unreachable: `INJECTS` is true whenever a parameter is injected.
                 return Err(CallError::DependencyMissing {
-                    key: tool,
+                    key: ToolStr::from_static(tool),
                     type_name: core::any::type_name::<T>(),
                 });
             };
@@ -204,7 +206,7 @@ impl<T> InjectorFallback<T> for Injector<T> {
     {
         async move {
             Err(CallError::DependencyMissing {
-                key: tool,
+                key: ToolStr::from_static(tool),
                 type_name: core::any::type_name::<T>(),
             })
         }

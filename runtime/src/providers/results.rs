@@ -21,7 +21,7 @@ use super::Format;
 /// assert!(!ok.is_error());
 /// assert_eq!(ok.model_text(), "true");
 ///
-/// let denied = CallOutcome::new("c2", "ping", Err(CallError::Denied { key: "net.ping" }));
+/// let denied = CallOutcome::new("c2", "ping", Err(CallError::Denied { key: "net.ping".into() }));
 /// assert!(denied.is_error());
 /// assert_eq!(denied.model_text(), "You are not allowed to call this tool.");
 /// ```
@@ -152,7 +152,7 @@ impl CallOutcome {
 /// use toolwright::CallError;
 /// use toolwright::providers::model_message;
 ///
-/// let panicked = CallError::Panicked { key: "orders.place", message: "index out of bounds".into() };
+/// let panicked = CallError::Panicked { key: "orders.place".into(), message: "index out of bounds".into() };
 /// assert_eq!(model_message(&panicked), "The tool failed.");
 /// ```
 pub fn model_message(error: &CallError) -> String {

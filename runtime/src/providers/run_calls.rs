@@ -172,7 +172,7 @@ impl Executor {
             }
             (Ok(found), Err(malformed)) => {
                 let error = CallError::InvalidArguments {
-                    key: found.tool().key(),
+                    key: found.tool().served().key.clone(),
                     violations: crate::error::Violations(vec![crate::error::Violation {
                         path: String::new(),
                         message: malformed.to_string(),

@@ -9,10 +9,11 @@ use super::{Change, ChangeKind, Registry, RegistryError, Selector, Snapshot, Vie
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
 use crate::dynamic::DynamicTool;
+use crate::tool_str::ToolStr;
 use crate::util::names::is_valid_key;
 
 /// Each disabled tool's state by key, to carry over to a new tool set.
-type States = HashMap<&'static str, Arc<Disabled>>;
+type States = HashMap<ToolStr, Arc<Disabled>>;
 
 /// A new tool set, its states, and the keys a change is about.
 type Edited = (Vec<ToolEntry>, States, Vec<String>);
@@ -157,7 +158,7 @@ impl Registry {
         let mut added_states = States::new();
         for (index, tool) in added.iter().enumerate() {
             if let Some(disabled) = &source.disabled[index] {
-                added_states.insert(tool.key(), disabled.clone());
+                added_states.insert(tool.served().key.clone(), disabled.clone());
             }
         }
         self.add(added, added_states)
@@ -226,7 +227,7 @@ impl Registry {
                 .filter(|(_, tool)| view.contains(tool))
                 .map(|(index, tool)| {
                     if let Some(disabled) = &current.disabled[index] {
-                        states.insert(tool.key(), disabled.clone());
+                        states.insert(tool.served().key.clone(), disabled.clone());
                     }
                     tool.clone()
                 })
@@ -272,7 +273,7 @@ impl Registry {
                         None => tool.clone(),
                     };
                     if let Some(disabled) = &current.disabled[index] {
-                        states.insert(tool.key(), disabled.clone());
+                        states.insert(tool.served().key.clone(), disabled.clone());
                     }
                     tool
                 })
@@ -366,6 +367,6 @@ fn states_of(snapshot: &Snapshot) -> States {
         .catalog
         .iter()
         .zip(&snapshot.disabled)
-        .filter_map(|(tool, disabled)| Some((tool.key(), disabled.clone()?)))
+        .filter_map(|(tool, disabled)| Some((tool.served().key.clone(), disabled.clone()?)))
         .collect()
 }

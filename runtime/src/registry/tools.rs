@@ -13,6 +13,7 @@ use super::policy::{Policy, ToolRuling};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
 use crate::pipeline::Gate;
+use crate::tool_str::ToolStr;
 
 /// One generation of a registry: its tools and which are switched off.
 /// Never changed once published; a change publishes a new one.
@@ -67,7 +68,7 @@ impl Snapshot {
     /// key; enabled when absent), under `policy`.
     pub(crate) fn of(
         catalog: Catalog,
-        states: &HashMap<&'static str, Arc<Disabled>>,
+        states: &HashMap<ToolStr, Arc<Disabled>>,
         policy: Option<Arc<Policy>>,
         generation: u64,
     ) -> Self {
@@ -170,8 +171,8 @@ impl Tools {
     ///
     /// let registry = Registry::new(Catalog::builder().register::<AddArgs>().build().unwrap());
     /// registry.disable(&Selector::All, "maintenance").unwrap();
-    /// let listing: Vec<_> = registry
-    ///     .tools()
+    /// let tools = registry.tools();
+    /// let listing: Vec<_> = tools
     ///     .with_disabled()
     ///     .map(|(tool, disabled)| (tool.name(), disabled.map(|d| d.reason.clone())))
     ///     .collect();

@@ -21,6 +21,7 @@ pub use request::Scope;
 pub(crate) use request::ScopeGuard;
 
 use crate::error::{BoxError, CallError};
+use crate::tool_str::ToolStr;
 
 /// How a call ended, as its request finalizers see it.
 ///
@@ -210,7 +211,7 @@ pub enum ResolveError {
     ///
     /// // The call fails instead of waiting forever.
     /// let error = executor.invoke("active", json!({}), &()).await.unwrap_err();
-    /// assert!(matches!(error, CallError::Dependency { key: "session.active", .. }));
+    /// assert!(matches!(&error, CallError::Dependency { key, .. } if key == "session.active"));
     /// // The user's provider asked for the session, whose provider asked for
     /// // the user: the session's build failed, with the cycle as its source.
     /// let failed = error.source().unwrap().downcast_ref::<ResolveError>().unwrap();
@@ -249,18 +250,16 @@ impl fmt::Display for CyclePath<'_> {
 
 impl ResolveError {
     pub(crate) fn for_tool(self, tool: &'static str) -> CallError {
+        let key = ToolStr::from_static(tool);
         match self {
-            ResolveError::Missing { type_name } => CallError::DependencyMissing {
-                key: tool,
-                type_name,
-            },
+            ResolveError::Missing { type_name } => CallError::DependencyMissing { key, type_name },
             ResolveError::Failed { type_name, source } => CallError::Dependency {
-                key: tool,
+                key,
                 type_name,
                 source,
             },
             cycle @ ResolveError::Cycle { type_name, .. } => CallError::Dependency {
-                key: tool,
+                key,
                 type_name,
                 source: Box::new(cycle),
             },

@@ -12,6 +12,7 @@ use super::cycle::{Waiting, Waits};
 use super::finalize::{Closing, Failure, Finalizer, FinalizerOutput, Finalizing};
 use super::{Outcome, ResolveError};
 use crate::error::CallError;
+use crate::tool_str::ToolStr;
 
 /// The REQUEST scope of one call: values built for it, and the finalizers
 /// that run when it closes.
@@ -346,14 +347,14 @@ impl ScopeGuard {
     /// the guard, whose scope the (dropped) body borrowed.
     pub(crate) async fn close<O>(
         &self,
-        key: &'static str,
+        key: &ToolStr,
         outcome: Outcome,
         result: Result<O, CallError>,
     ) -> Result<O, CallError> {
         self.closed.store(true, Ordering::Relaxed);
         match self.scope.close(outcome).await {
             Some(Failure { provider, source }) if result.is_ok() => Err(CallError::Finalizer {
-                key,
+                key: key.clone(),
                 finalizer: provider,
                 source,
             }),

@@ -4,8 +4,16 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
+use crate::tool_str::ToolStr;
+
 /// A map looked up on every call, hashed with [`KeyHasher`].
 pub(crate) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// A map of tool names looked up on every call by a [`Name`] the caller
+/// lends. hashbrown's own map, not std's: std's looks a key up only by
+/// what the key `Borrow`s, a `str`, whose comparison is the `memcmp` that
+/// [`Name`] avoids; hashbrown's takes any [`Equivalent`](hashbrown::Equivalent).
+pub(crate) type NameMap<V> = hashbrown::HashMap<ToolStr, V, BuildHasherDefault<KeyHasher>>;
 
 /// The hash of the per-call lookups (tool names and type ids): the keys
 /// are few and chosen by the application, and a caller only ever looks one
@@ -38,6 +46,14 @@ impl PartialEq for Name<'_> {
 impl Hash for Name<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.0.hash(state);
+    }
+}
+
+/// A name looked up in a [`NameMap`]: compared as two names are (both hash
+/// as their `str`).
+impl hashbrown::Equivalent<ToolStr> for Name<'_> {
+    fn equivalent(&self, key: &ToolStr) -> bool {
+        *self == Name(key)
     }
 }
 

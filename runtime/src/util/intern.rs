@@ -1,13 +1,16 @@
-//! Strings kept for the life of the process, once each: the keys and names
-//! of tools built or renamed at run time, which errors and spans hold as
-//! `&'static str` like those of `#[tool]`.
+//! Strings kept for the life of the process, once each: the tags of tools
+//! built at run time, which `ToolEntry::tags` lends as `&'static str` like
+//! those of `#[tool]`. Tags are a vocabulary (a handful of words a policy
+//! or a selector names), so this grows with the distinct tags ever used,
+//! not with the tools; keys and names, which grow with the tools, are
+//! `ToolStr`s, freed with their tool.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// `text` as a `&'static str`, stored at most once however often it is asked
-/// for: memory grows with the distinct keys and names ever served, not with
-/// how often tools are registered.
+/// for: memory grows with the distinct tags ever served, not with how often
+/// tools are registered.
 pub(crate) fn intern(text: &str) -> &'static str {
     static STRINGS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let mut strings = STRINGS

@@ -268,7 +268,7 @@ fn container() -> Container {
 pub(crate) struct Fixture {
     runtime: tokio::runtime::Runtime,
     executor: Executor,
-    validators: Vec<(&'static str, jsonschema::Validator)>,
+    validators: Vec<(String, jsonschema::Validator)>,
 }
 
 impl Fixture {
@@ -278,7 +278,7 @@ impl Fixture {
             .iter()
             .map(|t| {
                 (
-                    t.name(),
+                    t.name().to_owned(),
                     jsonschema::validator_for(t.input_schema()).unwrap(),
                 )
             })
@@ -294,8 +294,8 @@ impl Fixture {
 
     /// The tools' names.
     #[allow(dead_code)] // by the property tests, not the fuzz target
-    pub(crate) fn tools(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.validators.iter().map(|(name, _)| *name)
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &str> + '_ {
+        self.validators.iter().map(|(name, _)| name.as_str())
     }
 
     /// Sends `arguments` to every tool; the first rule an answer breaks.
@@ -318,7 +318,7 @@ impl Fixture {
 
     fn check(
         &self,
-        name: &'static str,
+        name: &str,
         validator: &jsonschema::Validator,
         arguments: &Value,
     ) -> Result<Answer, String> {

@@ -76,7 +76,7 @@ fn row(record: &AuditRecord) -> Row {
                 kind: "call",
                 at: unix_ms(event.at),
                 call_id: Some(int(event.id)),
-                tool_key: event.key.map(str::to_owned),
+                tool_key: event.key.as_deref().map(str::to_owned),
                 tool_name: Some(event.name.clone()),
                 effect: Some(call.effect.as_str()),
                 actor: event.actor.clone(),
