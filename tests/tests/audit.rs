@@ -313,7 +313,7 @@ async fn records_every_write_and_decision(db: Db) {
         serde_json::from_str(stored.arguments.as_deref().unwrap()).unwrap();
     assert_eq!(arguments, json!({"user": "alice", "password": REDACTED}));
     // The call numbers are the execution log's (five calls, told on the
-    // log's own thread).
+    // dispatcher thread).
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while log.latest() < 5 {
         assert!(
