@@ -43,8 +43,9 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval, Review, Settlement, Status};
 use toolwright::{
-    ApprovalRequest, Approvals, CallError, Catalog, Container, Digest, Executor, Invocation,
-    Principal, tool,
+    CallError, Catalog, Container, Executor, Invocation, Principal,
+    approval::{ApprovalRequest, Approvals, Digest},
+    tool,
 };
 
 #[path = "common/stats.rs"]

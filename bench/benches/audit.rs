@@ -22,7 +22,9 @@ use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use toolwright::audit::{PostgresAudit, SqliteAudit};
-use toolwright::{Catalog, Container, Executor, ExecutorBuilder, Invocation, Principal, tool};
+use toolwright::{
+    Catalog, Container, Executor, Invocation, Principal, executor::ExecutorBuilder, tool,
+};
 
 struct Caller(&'static str);
 

@@ -20,7 +20,10 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::Notify;
 use toolwright::mcp::McpServer;
-use toolwright::{Catalog, Container, Executor, Registry, Selector};
+use toolwright::{
+    Catalog, Container, Executor,
+    registry::{Registry, Selector},
+};
 
 /// Read a note.
 #[toolwright::tool(key = "notes.read", effect = read, authorize = public)]

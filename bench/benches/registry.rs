@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolwright::providers::Format;
 use toolwright::{
-    Catalog, Container, DynamicTool, Effect, Executor, Policy, Registry, Rule, Selector, View, tool,
+    Catalog, Container, Effect, Executor,
+    registry::{DynamicTool, Policy, Registry, Rule, Selector, View},
+    tool,
 };
 
 #[path = "common/stats.rs"]

@@ -17,7 +17,7 @@ use std::num::NonZeroU32;
 ///
 /// ```
 /// use std::num::NonZeroU32;
-/// use toolwright::{tool, Concurrency, Tool};
+/// use toolwright::{tool, Tool, executor::Concurrency};
 ///
 /// /// Render a report on the one rendering server.
 /// #[tool(key = "reports.render", effect = read, concurrency = 2, authorize = public)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// What the permission policy answers for a call.
 ///
 /// ```
-/// use toolwright::Decision;
+/// use toolwright::registry::Decision;
 ///
 /// let deny = Decision::Deny { reason: "payments are frozen".into() };
 /// assert_eq!(serde_json::to_value(&deny).unwrap()["decision"], "deny");

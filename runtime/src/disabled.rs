@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Serializes with `at` in milliseconds since the Unix epoch.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Reason, Registry, Selector};
+/// use toolwright::{tool, Catalog, registry::{Reason, Registry, Selector}};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -30,9 +30,9 @@ pub struct Disabled {
     /// Why.
     pub reason: String,
     /// Who, when the application said. After a
-    /// [`restore_by`](crate::Registry::restore_by), who restored it.
+    /// [`restore_by`](crate::registry::Registry::restore_by), who restored it.
     pub by: Option<String>,
-    /// Who the restored [`RegistryState`](crate::RegistryState) said
+    /// Who the restored [`RegistryState`](crate::registry::RegistryState) said
     /// disabled it: a state is data anyone holding it can write, so its
     /// `by` is kept only as a claim, never as [`by`](Self::by).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -28,10 +28,10 @@ use crate::util::names::{is_valid_key, is_valid_name, is_valid_tag};
 /// the registry's policy and its hooks are asked, approvals are bound to
 /// the digest of its key and canonical arguments, and the handler runs
 /// under the tool's timeout with a per-call scope it can resolve from.
-/// Add it to a [`Registry`](crate::Registry) with
-/// [`register`](crate::Registry::register).
+/// Add it to a [`Registry`](crate::registry::Registry) with
+/// [`register`](crate::registry::Registry::register).
 ///
-/// Its key and name ([`ToolStr`](crate::ToolStr)s) are freed with the last
+/// Its key and name ([`ToolStr`](crate::registry::ToolStr)s) are freed with the last
 /// thing that holds the tool, so a registry that imports and drops tools
 /// keeps nothing of them. Its tags are kept for the life of the process,
 /// once each however often they are used: `ToolEntry::tags` lends them as
@@ -39,7 +39,7 @@ use crate::util::names::{is_valid_key, is_valid_name, is_valid_tag};
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{Catalog, CallError, Container, DynamicTool, Effect, Executor, Registry};
+/// use toolwright::{Catalog, CallError, Container, Effect, Executor, registry::{DynamicTool, Registry}};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -77,7 +77,7 @@ impl DynamicTool {
     /// Both are checked by [`DynamicToolBuilder::build`].
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("weather.get", "get_weather");
     /// # let _ = builder;
     /// ```
@@ -113,7 +113,7 @@ impl DynamicTool {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     ///
     /// let tool = DynamicTool::builder("util.ping", "ping")
     ///     .description("Answer pong.")
@@ -132,7 +132,7 @@ impl DynamicTool {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     ///
     /// let tool = DynamicTool::builder("util.ping", "ping")
     ///     .description("Answer pong.")
@@ -151,7 +151,7 @@ impl DynamicTool {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     ///
     /// let tool = DynamicTool::builder("util.ping", "ping")
     ///     .description("Answer pong.")
@@ -203,7 +203,7 @@ pub struct DynamicToolBuilder {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{DynamicTool, DynamicToolProblem, Effect};
+/// use toolwright::{Effect, registry::{DynamicTool, DynamicToolProblem}};
 ///
 /// let error = DynamicTool::builder("Orders.Get", "get order")
 ///     .effect(Effect::Write)
@@ -291,7 +291,7 @@ impl DynamicToolBuilder {
     /// A short human-readable title.
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("weather.get", "get_weather").title("Weather");
     /// # let _ = builder;
     /// ```
@@ -303,7 +303,7 @@ impl DynamicToolBuilder {
     /// What the tool does, shown to models.
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("weather.get", "get_weather")
     ///     .description("The weather in a city, today.");
     /// # let _ = builder;
@@ -316,7 +316,7 @@ impl DynamicToolBuilder {
     /// What the tool does to the world (required).
     ///
     /// ```
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     /// let builder = DynamicTool::builder("weather.get", "get_weather").effect(Effect::Read);
     /// # let _ = builder;
     /// ```
@@ -328,7 +328,7 @@ impl DynamicToolBuilder {
     /// Whether repeating a call changes nothing more (default: no).
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("cache.clear", "clear_cache").idempotent(true);
     /// # let _ = builder;
     /// ```
@@ -340,7 +340,7 @@ impl DynamicToolBuilder {
     /// Whether the tool reaches outside the application (default: no).
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("web.fetch", "fetch").open_world(true);
     /// # let _ = builder;
     /// ```
@@ -352,7 +352,7 @@ impl DynamicToolBuilder {
     /// Tags that selectors and policy rules match (lowercase words).
     ///
     /// ```
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("crm.find", "find_customer").tags(["pii", "crm"]);
     /// # let _ = builder;
     /// ```
@@ -365,7 +365,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("web.fetch", "fetch").timeout(Duration::from_secs(10));
     /// # let _ = builder;
     /// ```
@@ -380,7 +380,7 @@ impl DynamicToolBuilder {
     /// ```
     /// use std::num::NonZeroU32;
     /// use serde_json::json;
-    /// use toolwright::{Concurrency, DynamicTool, Effect};
+    /// use toolwright::{Effect, executor::Concurrency, registry::DynamicTool};
     ///
     /// let render = DynamicTool::builder("reports.render", "render_report")
     ///     .description("Render a report on the one rendering server.")
@@ -403,7 +403,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     ///
     /// let fetch = DynamicTool::builder("web.fetch", "fetch_page")
     ///     .description("Fetch a web page as text.")
@@ -425,7 +425,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("weather.get", "get_weather").input_schema(json!({
     ///     "type": "object",
     ///     "properties": {"city": {"type": "string"}},
@@ -442,7 +442,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     /// let builder = DynamicTool::builder("weather.get", "get_weather")
     ///     .output_schema(json!({"type": "object", "properties": {"celsius": {"type": "number"}}}));
     /// # let _ = builder;
@@ -457,7 +457,7 @@ impl DynamicToolBuilder {
     /// A caller whose context is not a `C` gets `CallError::ContextMismatch`.
     ///
     /// ```
-    /// use toolwright::{Arguments, BoxFuture, DynamicTool, Invocation};
+    /// use toolwright::{Invocation, registry::{Arguments, DynamicTool}, executor::BoxFuture};
     ///
     /// struct Actor { admin: bool }
     ///
@@ -486,7 +486,7 @@ impl DynamicToolBuilder {
     /// `read` one, as for `#[tool]`).
     ///
     /// ```
-    /// use toolwright::{Arguments, BoxFuture, DynamicTool, Effect, Invocation, Verdict};
+    /// use toolwright::{Effect, Invocation, registry::{Arguments, DynamicTool}, executor::{BoxFuture, Verdict}};
     ///
     /// fn wait_for_a_person<'a>(_: &'a (), _: &'a Invocation<'a, Arguments>) -> BoxFuture<'a, Verdict> {
     ///     Box::pin(async { Verdict::Pending })
@@ -515,7 +515,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::DynamicTool;
+    /// use toolwright::registry::DynamicTool;
     ///
     /// let builder = DynamicTool::builder("math.double", "double").handler(|call| {
     ///     Box::pin(async move {
@@ -540,7 +540,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{DynamicTool, Effect};
+    /// use toolwright::{Effect, registry::DynamicTool};
     ///
     /// let built = DynamicTool::builder("util.ping", "ping")
     ///     .description("Answer pong.")

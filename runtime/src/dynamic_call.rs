@@ -29,9 +29,9 @@ use crate::util::BoxFuture;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{Arguments, DynamicTool, Effect, Invocation};
+/// use toolwright::{Effect, Invocation, registry::{Arguments, DynamicTool}};
 ///
-/// fn small<'a>(_: &'a (), call: &'a Invocation<'a, Arguments>) -> toolwright::BoxFuture<'a, bool> {
+/// fn small<'a>(_: &'a (), call: &'a Invocation<'a, Arguments>) -> toolwright::executor::BoxFuture<'a, bool> {
 ///     Box::pin(async move { call.args()["cents"].as_u64().is_some_and(|cents| cents <= 1_000) })
 /// }
 ///
@@ -59,7 +59,7 @@ impl Arguments {
     /// The arguments as JSON.
     ///
     /// ```
-    /// use toolwright::{Arguments, Invocation};
+    /// use toolwright::{Invocation, registry::Arguments};
     ///
     /// fn cents(call: &Invocation<'_, Arguments>) -> Option<u64> {
     ///     call.args().json()["cents"].as_u64()
@@ -150,7 +150,7 @@ where
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{DynamicTool, Effect};
+/// use toolwright::{Effect, registry::DynamicTool};
 ///
 /// struct Actor { name: String }
 ///
@@ -176,7 +176,7 @@ impl<'a> DynamicCall<'a> {
     /// The validated arguments.
     ///
     /// ```
-    /// use toolwright::DynamicCall;
+    /// use toolwright::registry::DynamicCall;
     /// fn city<'a>(call: &'a DynamicCall<'_>) -> Option<&'a str> {
     ///     call.arguments()["city"].as_str()
     /// }
@@ -189,7 +189,7 @@ impl<'a> DynamicCall<'a> {
     /// The validated arguments, owned.
     ///
     /// ```
-    /// use toolwright::DynamicCall;
+    /// use toolwright::registry::DynamicCall;
     /// fn forward(call: DynamicCall<'_>) -> serde_json::Value {
     ///     call.into_arguments()
     /// }
@@ -204,7 +204,7 @@ impl<'a> DynamicCall<'a> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolwright::{BoxError, DynamicCall};
+    /// use toolwright::{BoxError, registry::DynamicCall};
     ///
     /// struct Db;
     ///
@@ -221,7 +221,7 @@ impl<'a> DynamicCall<'a> {
     /// `#[tool]` taking a `Context<C>` would give.
     ///
     /// ```
-    /// use toolwright::{CallError, DynamicCall};
+    /// use toolwright::{CallError, registry::DynamicCall};
     ///
     /// struct Actor { admin: bool }
     ///

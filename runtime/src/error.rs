@@ -60,7 +60,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, HookKind, Invocation};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, executor::HookKind};
 ///
 /// /// Export a month's sales.
 /// #[tool(key = "reports.export", effect = read, authorize = check_policy)]
@@ -111,7 +111,7 @@ impl fmt::Display for HookKind {
 /// how many characters it left out.
 ///
 /// ```
-/// use toolwright::Violation;
+/// use toolwright::executor::Violation;
 /// let v = Violation { path: "/quantity".into(), message: "0 is less than the minimum of 1".into() };
 /// assert_eq!(v.to_string(), "/quantity: 0 is less than the minimum of 1");
 ///
@@ -152,7 +152,7 @@ impl fmt::Display for Violation {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, Violation, Violations};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, executor::{Violation, Violations}};
 ///
 /// /// Quote a price for some quantity of a product.
 /// #[tool(key = "orders.quote", effect = read, authorize = public)]
@@ -277,7 +277,7 @@ pub enum CallError {
         /// The tool's key.
         key: ToolStr,
     },
-    /// The `approve` hook answered [`crate::Verdict::Pending`]: a person must
+    /// The `approve` hook answered [`crate::executor::Verdict::Pending`]: a person must
     /// approve this exact call (see [`ApprovalRequest::digest`]) before it runs.
     #[error("the call to `{}` needs approval (digest {})", .0.key, .0.digest)]
     ApprovalRequired(Box<ApprovalRequest>),
@@ -370,7 +370,7 @@ pub enum CallError {
     },
     /// The tool ran, but a finalizer of its scope failed (a transaction's
     /// commit, say), so what it did may not have taken effect. The
-    /// remaining finalizers still ran, seeing [`Outcome::Error`](crate::Outcome::Error).
+    /// remaining finalizers still ran, seeing [`Outcome::Error`](crate::scope::Outcome::Error).
     #[error("tool `{key}` ran, but closing its scope failed: {}", finalizer_of(*.finalizer))]
     Finalizer {
         /// The tool's key.
@@ -384,7 +384,7 @@ pub enum CallError {
     /// The executor's [`AuditTrail`](crate::audit::AuditTrail) could not
     /// record the call of a `write` or `destructive` tool, so the call
     /// failed closed: its scope's finalizers saw
-    /// [`Outcome::Error`](crate::Outcome::Error) (a transaction rolls
+    /// [`Outcome::Error`](crate::scope::Outcome::Error) (a transaction rolls
     /// back). A body with effects no finalizer undoes may still have made
     /// them. The model is only told the tool is unavailable.
     #[error("the call of `{key}` could not be recorded in the audit trail, so it failed")]

@@ -22,7 +22,7 @@ use crate::tool_str::ToolStr;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, Verdict};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, executor::Verdict};
 ///
 /// /// Refund an order.
 /// #[tool(key = "orders.refund", effect = write, authorize = public, approve = by_amount)]
@@ -65,7 +65,7 @@ pub enum Verdict {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, Verdict};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, executor::Verdict};
 ///
 /// struct Actor { admin: bool }
 ///
@@ -100,7 +100,7 @@ impl From<bool> for Verdict {
 /// with `E: Into<Box<dyn Error + Send + Sync>>`.
 ///
 /// ```
-/// use toolwright::{IntoVerdict, Verdict};
+/// use toolwright::{executor::{IntoVerdict, Verdict}};
 /// assert_eq!(true.into_verdict().unwrap(), Verdict::Allow);
 /// let failed: Result<bool, std::io::Error> = Err(std::io::Error::other("policy store down"));
 /// assert!(failed.into_verdict().is_err());
@@ -108,13 +108,13 @@ impl From<bool> for Verdict {
 #[diagnostic::on_unimplemented(
     message = "a toolwright hook cannot return `{Self}`",
     label = "this hook's return type",
-    note = "an `authorize` or `approve` hook returns `bool`, `toolwright::Verdict`, or `Result<_, E>` of either"
+    note = "an `authorize` or `approve` hook returns `bool`, `toolwright::executor::Verdict`, or `Result<_, E>` of either"
 )]
 pub trait IntoVerdict {
     /// Converts the hook's answer; an `Err` becomes [`CallError::Hook`].
     ///
     /// ```
-    /// use toolwright::{IntoVerdict, Verdict};
+    /// use toolwright::{executor::{IntoVerdict, Verdict}};
     ///
     /// assert_eq!(false.into_verdict().unwrap(), Verdict::Deny);
     /// assert_eq!(Verdict::Pending.into_verdict().unwrap(), Verdict::Pending);
@@ -299,9 +299,9 @@ impl<F> Future for HookCall<F> {
 /// What a hook returns: a future, because a hook is an `async fn`; or a
 /// [`Verdict`], from a hook that is a plain `fn` and never waits.
 #[diagnostic::on_unimplemented(
-    message = "a toolwright hook is an `async fn`, or a `fn` returning `toolwright::Verdict`; this one returns `{Self}`",
+    message = "a toolwright hook is an `async fn`, or a `fn` returning `toolwright::executor::Verdict`; this one returns `{Self}`",
     label = "this hook is neither `async` nor returns a `Verdict`",
-    note = "write the hook as `async fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> bool`, or as `fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> toolwright::Verdict`"
+    note = "write the hook as `async fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> bool`, or as `fn hook(ctx: &C, call: &toolwright::Invocation<'_, Args>) -> toolwright::executor::Verdict`"
 )]
 pub trait HookReturn {
     /// The hook's answer: its future's output, or the [`Verdict`].

@@ -332,7 +332,7 @@ impl<A> Invocation<'_, A> {
     /// ```
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, Preflight};
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, executor::Preflight};
     ///
     /// #[derive(Default)]
     /// struct Quota(AtomicU32);
@@ -399,8 +399,8 @@ impl<A> Invocation<'_, A> {
     /// use std::collections::HashSet;
     /// use std::sync::Mutex;
     /// use serde_json::json;
-    /// use toolwright::{tool, CallError, Catalog, Container, Digest, Executor};
-    /// use toolwright::{Invocation, Verdict};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, approval::Digest};
+    /// use toolwright::{Invocation, executor::Verdict};
     ///
     /// #[derive(Default)]
     /// struct Actor { approved: Mutex<HashSet<Digest>> }
@@ -447,7 +447,7 @@ impl<A> Invocation<'_, A> {
     /// ```
     /// use std::sync::Mutex;
     /// use serde_json::{json, Value};
-    /// use toolwright::{tool, Catalog, Container, Digest, Executor, Invocation};
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, approval::Digest};
     ///
     /// #[derive(Default)]
     /// struct Audit(Mutex<Vec<(Value, Digest)>>);
@@ -501,8 +501,8 @@ impl<A> Invocation<'_, A> {
     /// ```
     /// use std::sync::Mutex;
     /// use serde_json::json;
-    /// use toolwright::{tool, ApprovalRequest, CallError, Catalog, Container, Executor};
-    /// use toolwright::{Invocation, Verdict};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, approval::ApprovalRequest};
+    /// use toolwright::{Invocation, executor::Verdict};
     ///
     /// #[derive(Default)]
     /// struct ReviewQueue(Mutex<Vec<ApprovalRequest>>);

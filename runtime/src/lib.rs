@@ -12,7 +12,7 @@
 //   effect concurrency secret request content disabled overrides decision sql
 //   error args schema
 //   approval context scope
-//   invocation inject
+//   invocation
 //   hook
 //   principal tool
 //   dynamic_call
@@ -45,11 +45,10 @@ mod dynamic;
 mod dynamic_call;
 mod effect;
 mod error;
-mod executor;
+pub mod executor;
 mod hook;
 #[cfg(feature = "import-mcp")]
 pub mod import;
-mod inject;
 mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -60,10 +59,10 @@ mod principal;
 #[cfg(feature = "providers")]
 pub mod providers;
 mod registration;
-mod registry;
+pub mod registry;
 mod request;
 mod schema;
-mod scope;
+pub mod scope;
 mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -73,38 +72,13 @@ mod util;
 #[cfg(any(feature = "admin", feature = "mcp"))]
 mod web;
 
-pub use approval::Approvals;
-pub use catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
-pub use concurrency::Concurrency;
-pub use content::{Content, Contents, Embedded};
-pub use context::Context;
-pub use decision::Decision;
-pub use disabled::Disabled;
-pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
-pub use dynamic_call::{Arguments, DynamicCall};
-pub use effect::Effect;
-pub use error::{BoxError, CallError, HookKind, Violation, Violations};
+// What a first program names; the rest is in the module of its concept.
 pub use executor::{
-    DEFAULT_MAX_RESULT, Executor, ExecutorBuilder, ExecutorError, ExecutorProblem, Preflight,
+    BoxError, CallError, Content, Contents, Context, Effect, Executor, ExecutorError, Invocation,
+    Principal, Tool,
 };
-pub use hook::{IntoVerdict, Verdict};
-pub use inject::{FromScope, Inject};
-pub use invocation::Invocation;
-pub use overrides::Override;
-pub use principal::Principal;
-pub use registration::Registration;
-pub use registry::{
-    Change, ChangeKind, Changes, Missed, NamespaceState, Policy, Reason, Registry, RegistryError,
-    RegistryState, Restored, Rule, Selector, ToolState, Tools, View,
-};
-pub use request::{ApprovalRequest, Digest, ParseDigestError};
-pub use scope::{
-    Container, ContainerBuilder, FinalizerOutput, Outcome, RequestFactory, Requirement,
-    ResolveError, Scope,
-};
-pub use tool::{Location, Tool};
-pub use tool_str::ToolStr;
-pub use util::BoxFuture;
+pub use registry::{Catalog, CatalogError};
+pub use scope::{Container, Inject};
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolwright_macros::tool;

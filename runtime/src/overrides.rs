@@ -11,17 +11,17 @@ use serde::{Deserialize, Serialize};
 /// tool or an upstream slows down. Each field left `None` keeps what the
 /// tool declared; an override with every field `None` is no override.
 ///
-/// Set with [`Registry::set_override`](crate::Registry::set_override), kept
-/// in the registry's [state](crate::RegistryState). The key, name, effect,
+/// Set with [`Registry::set_override`](crate::registry::Registry::set_override), kept
+/// in the registry's [state](crate::registry::RegistryState). The key, name, effect,
 /// tags and schemas are what rules, views and approvals match and bind, and
 /// are never overridden.
 ///
 /// Serializes with the timeout as `timeout_ms`; deserializing refuses
-/// unknown fields and the values [`Registry::set_override`](crate::Registry::set_override) refuses.
+/// unknown fields and the values [`Registry::set_override`](crate::registry::Registry::set_override) refuses.
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolwright::Override;
+/// use toolwright::registry::Override;
 ///
 /// let tuned = Override::new()
 ///     .description("Look up an order. Use the number printed on the receipt.")
@@ -52,7 +52,7 @@ impl Override {
     /// An override that changes nothing yet.
     ///
     /// ```
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// assert!(Override::new().is_empty());
     /// ```
     pub fn new() -> Self {
@@ -62,7 +62,7 @@ impl Override {
     /// Shows `title` to people instead of the declared title.
     ///
     /// ```
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// let tuned = Override::new().title("Order lookup");
     /// assert_eq!(tuned.title.as_deref(), Some("Order lookup"));
     /// ```
@@ -74,7 +74,7 @@ impl Override {
     /// Shows `description` to models instead of the declared description.
     ///
     /// ```
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// let tuned = Override::new().description("Look up an order by its receipt number.");
     /// assert!(tuned.description.is_some());
     /// ```
@@ -87,7 +87,7 @@ impl Override {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// let tuned = Override::new().timeout(Duration::from_secs(60));
     /// assert_eq!(tuned.timeout, Some(Duration::from_secs(60)));
     /// ```
@@ -100,7 +100,7 @@ impl Override {
     /// of the declared bound; the application still gets the whole value.
     ///
     /// ```
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// let tuned = Override::new().max_result(4_000);
     /// assert_eq!(tuned.max_result, Some(4_000));
     /// ```
@@ -112,7 +112,7 @@ impl Override {
     /// Whether it changes nothing.
     ///
     /// ```
-    /// use toolwright::Override;
+    /// use toolwright::registry::Override;
     /// assert!(!Override::new().max_result(10).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {

@@ -48,7 +48,7 @@ pub trait Principal: Send + Sync + 'static {
     /// through a type only where the trait is imported.
     ///
     /// Against the executor's [`Approvals`] (see
-    /// [`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals)),
+    /// [`ExecutorBuilder::approvals`](crate::executor::ExecutorBuilder::approvals)),
     /// for the calling actor ([`id`](Self::id)):
     /// - an approved, unexpired request of this actor for exactly this
     ///   call is consumed, and the call runs; when it ends, its outcome is
@@ -68,7 +68,7 @@ pub trait Principal: Send + Sync + 'static {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller {
@@ -116,7 +116,7 @@ pub trait Principal: Send + Sync + 'static {
 
 /// Who calls, from the caller's context: the [`Principal::id`] of the
 /// context type an executor was told about
-/// ([`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal)).
+/// ([`ExecutorBuilder::principal`](crate::executor::ExecutorBuilder::principal)).
 pub(crate) type Identify = for<'a> fn(ErasedContext<'a>) -> Option<&'a str>;
 
 /// [`Identify`] for contexts of type `C`: `None` for a context of another
@@ -171,7 +171,7 @@ impl Approvals {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::{ApprovalId, LedgerError, MemoryLedger};
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Staff { name: &'static str, manager: bool }
     /// impl Principal for Staff {
@@ -230,7 +230,7 @@ impl Approvals {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::{MemoryLedger, Status};
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }

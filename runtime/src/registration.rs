@@ -12,11 +12,11 @@ use crate::tool::{Location, Tool};
 
 /// A registration of one tool, collected at link time or added by hand.
 ///
-/// `#[tool]` submits one for every tool; [`crate::CatalogBuilder::register`]
+/// `#[tool]` submits one for every tool; [`crate::registry::CatalogBuilder::register`]
 /// builds one from a tool type when link-time collection is not wanted.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, CatalogBuilder, Registration};
+/// use toolwright::{tool, Catalog, registry::CatalogBuilder, __private::Registration};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -65,7 +65,7 @@ impl Registration {
     /// The registration of tool `T`.
     ///
     /// ```
-    /// use toolwright::{tool, Registration};
+    /// use toolwright::{tool, __private::Registration};
     ///
     /// /// Echo a word.
     /// #[tool(key = "demo.echo", effect = read, authorize = public)]
@@ -99,7 +99,7 @@ impl Registration {
     /// The tool's key.
     ///
     /// ```
-    /// use toolwright::{tool, Registration};
+    /// use toolwright::{tool, __private::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -114,7 +114,7 @@ impl Registration {
     /// The tool's caller-facing name.
     ///
     /// ```
-    /// use toolwright::{tool, Registration};
+    /// use toolwright::{tool, __private::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", name = "sum", effect = read, authorize = public)]
@@ -129,7 +129,7 @@ impl Registration {
     /// Where the tool was declared.
     ///
     /// ```
-    /// use toolwright::{tool, Registration};
+    /// use toolwright::{tool, __private::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]

@@ -16,7 +16,7 @@ use sha2::{Digest as _, Sha256};
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::Digest;
+/// use toolwright::approval::Digest;
 ///
 /// let a = Digest::of("orders.place", &json!({"sku": "A-1", "qty": 2}));
 /// let b = Digest::of("orders.place", &json!({"qty": 2, "sku": "A-1"}));
@@ -39,7 +39,7 @@ impl Digest {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::Digest;
+    /// use toolwright::approval::Digest;
     ///
     /// let approved = Digest::of("payments.send", &json!({"to": "ACME", "cents": 1200}));
     /// let asked = Digest::of("payments.send", &json!({"cents": 1200, "to": "ACME"}));
@@ -60,7 +60,7 @@ impl Digest {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::Digest;
+    /// use toolwright::approval::Digest;
     ///
     /// let digest = Digest::of("payments.send", &json!({"to": "ACME", "cents": 1200}));
     /// let stored: [u8; 32] = *digest.as_bytes();
@@ -140,7 +140,7 @@ impl fmt::Debug for Digest {
 /// The text was not 64 hex digits.
 ///
 /// ```
-/// use toolwright::{Digest, ParseDigestError};
+/// use toolwright::{approval::{Digest, ParseDigestError}};
 ///
 /// assert_eq!("a1b2".parse::<Digest>(), Err(ParseDigestError));
 /// let error = "z".repeat(64).parse::<Digest>().unwrap_err();
@@ -187,12 +187,12 @@ impl<'de> serde::Deserialize<'de> for Digest {
 /// arguments, and the digest an approval is recorded under.
 ///
 /// Returned inside [`crate::CallError::ApprovalRequired`] when an `approve`
-/// hook answers [`crate::Verdict::Pending`].
+/// hook answers [`crate::executor::Verdict::Pending`].
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, ApprovalRequest, CallError, Catalog, Container, Digest, Executor};
-/// use toolwright::{Invocation, Verdict};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, approval::{ApprovalRequest, Digest}};
+/// use toolwright::{Invocation, executor::Verdict};
 ///
 /// /// Send a payment.
 /// #[tool(key = "payments.send", effect = destructive, authorize = public, approve = ask)]
@@ -241,7 +241,7 @@ pub struct ApprovalRequest {
     /// The digest that identifies exactly this call.
     pub digest: Digest,
     /// Where an approval ledger recorded the request (see
-    /// [`Approvals`](crate::Approvals)): its id there, to decide it by.
+    /// [`Approvals`](crate::approval::Approvals)): its id there, to decide it by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<ApprovalId>,
     /// Who asked, when a ledger recorded the request: only they can use

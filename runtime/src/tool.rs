@@ -15,12 +15,12 @@ use crate::hook::{Answered, HookCall, Verdict};
 use crate::invocation::Invocation;
 use crate::scope::{Requirement, Scope};
 
-/// Where a tool was declared: named by catalog conflicts ([`crate::Conflict`])
-/// and executor build problems ([`crate::ExecutorProblem`]), and part of a
-/// tool's descriptor ([`crate::ToolEntry::location`]).
+/// Where a tool was declared: named by catalog conflicts ([`crate::registry::Conflict`])
+/// and executor build problems ([`crate::executor::ExecutorProblem`]), and part of a
+/// tool's descriptor ([`crate::registry::ToolEntry::location`]).
 ///
 /// ```
-/// use toolwright::Location;
+/// use toolwright::registry::Location;
 /// let here = Location { file: "src/tools.rs", line: 12, module_path: "shop::tools" };
 /// assert_eq!(here.to_string(), "src/tools.rs:12 (shop::tools)");
 /// ```
@@ -210,7 +210,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     ///
     /// ```
     /// use std::num::NonZeroU32;
-    /// use toolwright::{tool, Concurrency, Tool};
+    /// use toolwright::{tool, Tool, executor::Concurrency};
     ///
     /// /// Convert a video, which takes most of a core.
     /// #[tool(key = "media.convert", effect = read, concurrency = 2, authorize = public)]
@@ -221,7 +221,7 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const CONCURRENCY: Concurrency;
     /// At most how many characters of a result a model is shown
     /// (`max_result = N`); `None` when the tool leaves it to the executor
-    /// ([`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)).
+    /// ([`ExecutorBuilder::max_result`](crate::executor::ExecutorBuilder::max_result)).
     /// The application always gets the whole result.
     ///
     /// ```

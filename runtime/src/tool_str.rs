@@ -13,17 +13,17 @@ use serde::Serialize;
 
 /// A tool's key or name, as a [`CallError`](crate::CallError), an
 /// [`observe::CallEvent`](crate::observe::CallEvent) or a
-/// [`ToolEntry`](crate::ToolEntry) holds it. It reads as a `&str`.
+/// [`ToolEntry`](crate::registry::ToolEntry) holds it. It reads as a `&str`.
 ///
 /// A `#[tool]`'s key and name are in the binary: they are held as they
 /// are, and a copy costs what copying a `&'static str` costs. A tool built
-/// at run time ([`DynamicTool`](crate::DynamicTool)), or served under a
+/// at run time ([`DynamicTool`](crate::registry::DynamicTool)), or served under a
 /// namespace, has its own text, shared by every copy and freed with the
 /// last: a registry that imports, renames and drops tools keeps nothing of
 /// the tools it dropped.
 ///
 /// ```
-/// use toolwright::{CallError, ToolStr};
+/// use toolwright::{CallError, registry::ToolStr};
 ///
 /// // The key of a `#[tool]`, or of a tool built at run time.
 /// let declared = ToolStr::from_static("orders.refund");
@@ -56,7 +56,7 @@ impl ToolStr {
     /// name. Nothing is allocated, then or when it is copied.
     ///
     /// ```
-    /// use toolwright::ToolStr;
+    /// use toolwright::registry::ToolStr;
     ///
     /// const KEY: ToolStr = ToolStr::from_static("orders.get");
     /// assert_eq!(KEY.as_str(), "orders.get");
@@ -68,7 +68,7 @@ impl ToolStr {
     /// The text.
     ///
     /// ```
-    /// use toolwright::ToolStr;
+    /// use toolwright::registry::ToolStr;
     ///
     /// let name = ToolStr::from(String::from("crm_get_order"));
     /// let words: Vec<&str> = name.as_str().split('_').collect();

@@ -12,8 +12,11 @@ use toolwright::approval::{LedgerError, MemoryLedger};
 use toolwright::mcp::McpServer;
 use toolwright::observe::ExecutionLog;
 use toolwright::{
-    Approvals, Arguments, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor,
-    Invocation, Policy, Principal, Registry, Rule, Selector, Verdict, tool,
+    CallError, Catalog, Container, Effect, Executor, Invocation, Principal,
+    approval::Approvals,
+    executor::{BoxFuture, Verdict},
+    registry::{Arguments, DynamicTool, Policy, Registry, Rule, Selector},
+    tool,
 };
 
 /// Whoever calls tools (the application's context).
@@ -660,7 +663,7 @@ async fn reads_answer_304_while_nothing_changed() {
     // A change makes the old tag stale.
     shop.executor
         .registry()
-        .disable(&toolwright::Selector::All, "maintenance")
+        .disable(&toolwright::registry::Selector::All, "maintenance")
         .unwrap();
     let after = Answer::of(
         shop.request(Method::GET, "api/tools", Some(ALICE_TOKEN))

@@ -30,8 +30,11 @@ use toolwright::approval::{LedgerError, MemoryLedger};
 use toolwright::mcp::McpServer;
 use toolwright::observe::ExecutionLog;
 use toolwright::{
-    Approvals, Arguments, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor,
-    Invocation, Principal, Selector, Verdict, tool,
+    CallError, Catalog, Container, Effect, Executor, Invocation, Principal,
+    approval::Approvals,
+    executor::{BoxFuture, Verdict},
+    registry::{Arguments, DynamicTool, Selector},
+    tool,
 };
 
 /// The operator's token, typed into the page.

@@ -12,8 +12,11 @@ use toolwright::approval::{
     Settlement, Status,
 };
 use toolwright::{
-    Approvals, Arguments, BoxFuture, CallError, Catalog, Container, Digest, DynamicTool, Effect,
-    Executor, Inject, Invocation, Preflight, Principal, Registry, Verdict, tool,
+    CallError, Catalog, Container, Effect, Executor, Inject, Invocation, Principal,
+    approval::{Approvals, Digest},
+    executor::{BoxFuture, Preflight, Verdict},
+    registry::{Arguments, DynamicTool, Registry},
+    tool,
 };
 
 struct Caller(&'static str);
@@ -642,10 +645,12 @@ async fn a_policy_ask_on_a_read_tool_goes_through_the_ledger_for_the_identified_
         .unwrap();
     executor
         .registry()
-        .set_policy(toolwright::Policy::new().rule(toolwright::Rule::ask(
-            "balances are private",
-            toolwright::Selector::name("balance"),
-        )));
+        .set_policy(
+            toolwright::registry::Policy::new().rule(toolwright::registry::Rule::ask(
+                "balances are private",
+                toolwright::registry::Selector::name("balance"),
+            )),
+        );
     let args = json!({"account": 7});
 
     let asked = executor

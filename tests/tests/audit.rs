@@ -20,8 +20,12 @@ use toolwright::approval::{LedgerError, MemoryLedger, Status};
 use toolwright::audit::{AuditError, AuditRecord, AuditTrail, SqliteAudit};
 use toolwright::observe::{ExecutionLog, OutcomeClass, REDACTED};
 use toolwright::{
-    Approvals, BoxFuture, CallError, Catalog, Container, DynamicTool, Effect, Executor, Inject,
-    Invocation, Outcome, Policy, Principal, Registry, ResolveError, Rule, Scope, Selector, tool,
+    CallError, Catalog, Container, Effect, Executor, Inject, Invocation, Principal,
+    approval::Approvals,
+    executor::BoxFuture,
+    registry::{DynamicTool, Policy, Registry, Rule, Selector},
+    scope::{Outcome, ResolveError, Scope},
+    tool,
 };
 
 // ---------------------------------------------------------------------------
@@ -126,7 +130,11 @@ fn store_credential() -> DynamicTool {
             },
             "required": ["user", "password"],
         }))
-        .approve(|_: &Caller, _: &Invocation<'_, toolwright::Arguments>| Box::pin(async { true }))
+        .approve(
+            |_: &Caller, _: &Invocation<'_, toolwright::registry::Arguments>| {
+                Box::pin(async { true })
+            },
+        )
         .handler(|_| Box::pin(async { Ok(json!(true)) }))
         .build()
         .unwrap()
@@ -668,8 +676,8 @@ async fn a_decision_the_trail_cannot_record_is_not_made() {
 
 fn ledger<'a>(
     caller: &'a Caller,
-    call: &'a Invocation<'a, toolwright::Arguments>,
-) -> BoxFuture<'a, Result<toolwright::Verdict, LedgerError>> {
+    call: &'a Invocation<'a, toolwright::registry::Arguments>,
+) -> BoxFuture<'a, Result<toolwright::executor::Verdict, LedgerError>> {
     Box::pin(caller.approval_ledger(call))
 }
 

@@ -2,7 +2,7 @@
 //! modules select their tools, and the order never changes.
 
 use serde_json::json;
-use toolwright::{Catalog, Conflict, Effect};
+use toolwright::{Catalog, Effect, registry::Conflict};
 
 mod shop {
     pub(crate) mod products {
@@ -264,7 +264,7 @@ fn tags_reach_the_entry_and_the_descriptor_in_the_order_written() {
 
 #[test]
 fn builder_refuses_duplicates_too() {
-    use toolwright::Registration;
+    use toolwright::__private::Registration;
     let error = Catalog::builder()
         .add_registration(Registration::of::<shop::products::ListProductsArgs>())
         .add_registration(Registration::of::<legacy::ListProductsArgs>())

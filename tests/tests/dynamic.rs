@@ -12,9 +12,11 @@ use serde_json::json;
 use toolwright::mcp::{McpServer, approval_request};
 use toolwright::providers::{self, Format};
 use toolwright::{
-    Arguments, BoxFuture, CallError, Catalog, Container, Digest, DynamicTool, DynamicToolProblem,
-    Effect, Executor, Invocation, Outcome, Policy, Registry, ResolveError, Rule, Scope, Selector,
-    Verdict,
+    CallError, Catalog, Container, Effect, Executor, Invocation,
+    approval::Digest,
+    executor::{BoxFuture, Verdict},
+    registry::{Arguments, DynamicTool, DynamicToolProblem, Policy, Registry, Rule, Selector},
+    scope::{Outcome, ResolveError, Scope},
 };
 
 /// The caller: its name, and the digests a person approved for it.

@@ -14,8 +14,11 @@ use toolwright::mcp::McpServer;
 use toolwright::observe::{ApprovalUse, CallEvent, Event, ExecutionLog, OutcomeClass};
 use toolwright::providers::ToolCall;
 use toolwright::{
-    Approvals, CallError, Catalog, ChangeKind, Container, Decision, Digest, Executor,
-    ExecutorBuilder, Invocation, Policy, Principal, Rule, Selector, Verdict, tool,
+    CallError, Catalog, Container, Executor, Invocation, Principal,
+    approval::{Approvals, Digest},
+    executor::{ExecutorBuilder, Verdict},
+    registry::{ChangeKind, Decision, Policy, Rule, Selector},
+    tool,
 };
 
 struct Caller {
@@ -433,7 +436,7 @@ async fn the_log_pages_by_sequence_number_and_reports_loss_after_wrap_around() {
 #[tokio::test]
 async fn write_only_properties_are_redacted_but_the_digest_binds_them() {
     let log = ExecutionLog::new(10).unwrap();
-    let tool = toolwright::DynamicTool::builder("auth.login", "login")
+    let tool = toolwright::registry::DynamicTool::builder("auth.login", "login")
         .description("Log in.")
         .effect(toolwright::Effect::Read)
         .input_schema(json!({
@@ -446,7 +449,7 @@ async fn write_only_properties_are_redacted_but_the_digest_binds_them() {
         .handler(|_| Box::pin(async { Ok(Value::Bool(true)) }))
         .build()
         .unwrap();
-    let registry = toolwright::Registry::new(Catalog::builder().build().unwrap());
+    let registry = toolwright::registry::Registry::new(Catalog::builder().build().unwrap());
     registry.register(tool).unwrap();
     let executor = Executor::builder(registry, Container::default())
         .observe(log.clone())

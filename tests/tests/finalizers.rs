@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Executor, Inject, Outcome, ResolveError, Scope, tool,
+    CallError, Catalog, Container, Executor, Inject,
+    scope::{Outcome, ResolveError, Scope},
+    tool,
 };
 
 /// The connection a transaction runs on: released last.

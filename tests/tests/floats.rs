@@ -8,7 +8,10 @@
 use serde::Serialize;
 use serde_json::json;
 use toolwright::{
-    ApprovalRequest, CallError, Catalog, Container, Digest, Executor, Invocation, Verdict, tool,
+    CallError, Catalog, Container, Executor, Invocation,
+    approval::{ApprovalRequest, Digest},
+    executor::Verdict,
+    tool,
 };
 
 #[derive(Serialize, schemars::JsonSchema)]

@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Context, Executor, Inject, Invocation, ResolveError, Scope,
-    Verdict, tool,
+    CallError, Catalog, Container, Context, Executor, Inject, Invocation,
+    executor::Verdict,
+    scope::{ResolveError, Scope},
+    tool,
 };
 
 /// The caller: what its hooks answer, and counts of what ran for it

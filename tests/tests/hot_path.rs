@@ -217,7 +217,7 @@ fn plain_looking_schemas_that_do_not_compile_are_reported_when_the_executor_is_b
         .problems
         .iter()
         .map(|problem| match problem {
-            toolwright::ExecutorProblem::InvalidSchema { tool, .. } => tool.as_str(),
+            toolwright::executor::ExecutorProblem::InvalidSchema { tool, .. } => tool.as_str(),
             other => panic!("{other:?}"),
         })
         .collect();

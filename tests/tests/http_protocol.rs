@@ -563,7 +563,10 @@ async fn a_2026_07_28_listen_request_hears_tool_list_changes_on_its_stream() {
     );
     executor
         .registry()
-        .disable(&toolwright::Selector::name("hello"), "maintenance")
+        .disable(
+            &toolwright::registry::Selector::name("hello"),
+            "maintenance",
+        )
         .unwrap();
     let changed = next_event().await;
     assert_eq!(

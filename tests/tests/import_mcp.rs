@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use serde_json::json;
 use toolwright::approval::MemoryLedger;
 use toolwright::import::mcp::{Allowlist, ImportError, RemoteTools, StdioUpstream};
-use toolwright::{Approvals, CallError, Catalog, Container, Effect, Executor, Principal, Registry};
+use toolwright::{
+    CallError, Catalog, Container, Effect, Executor, Principal, approval::Approvals,
+    registry::Registry,
+};
 
 mod installs;
 

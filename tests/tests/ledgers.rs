@@ -23,8 +23,10 @@ use toolwright::approval::{
     Review, Settlement, SqliteLedger, Status,
 };
 use toolwright::{
-    ApprovalRequest, Approvals, CallError, Catalog, Container, Context, Digest, Executor, HookKind,
-    Principal, tool,
+    CallError, Catalog, Container, Context, Executor, Principal,
+    approval::{ApprovalRequest, Approvals, Digest},
+    executor::HookKind,
+    tool,
 };
 
 // ---------------------------------------------------------------------------

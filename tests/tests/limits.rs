@@ -513,7 +513,7 @@ async fn a_long_result_is_cut_for_the_model_and_whole_for_the_application() {
 #[test]
 fn the_declared_limits_are_read_from_the_catalog() {
     use std::num::NonZeroU32;
-    use toolwright::Concurrency;
+    use toolwright::executor::Concurrency;
 
     let catalog = Catalog::builder()
         .register::<RenderArgs>()

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Executor, FromScope, Invocation, Requirement, ResolveError,
-    Scope,
+    CallError, Catalog, Container, Executor, Invocation,
+    scope::{FromScope, Requirement, ResolveError, Scope},
 };
 
 /// The caller.

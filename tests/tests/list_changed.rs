@@ -12,7 +12,9 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::task::JoinHandle;
 use toolwright::mcp::McpServer;
 use toolwright::{
-    Catalog, Container, Effect, Executor, Invocation, Override, Policy, Rule, Selector, View, tool,
+    Catalog, Container, Effect, Executor, Invocation,
+    registry::{Override, Policy, Rule, Selector, View},
+    tool,
 };
 
 /// Read a note.

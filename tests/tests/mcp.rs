@@ -19,8 +19,12 @@ use toolwright::mcp::{
     HttpOptions, McpServer, McpServerBuilder, Rejection, approval_request, bearer_token,
 };
 use toolwright::{
-    Catalog, Container, Context, Digest, DynamicTool, Executor, Inject, Invocation, Outcome,
-    Registry, ResolveError, Scope, Selector, Verdict, View, tool,
+    Catalog, Container, Context, Executor, Inject, Invocation,
+    approval::Digest,
+    executor::Verdict,
+    registry::{DynamicTool, Registry, Selector, View},
+    scope::{Outcome, ResolveError, Scope},
+    tool,
 };
 
 /// Who is calling.

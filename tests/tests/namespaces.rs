@@ -3,8 +3,11 @@
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, ChangeKind, Container, Digest, Executor, Invocation, Registry,
-    RegistryError, RegistryState, Selector, Verdict, tool,
+    CallError, Catalog, Container, Executor, Invocation,
+    approval::Digest,
+    executor::Verdict,
+    registry::{ChangeKind, Registry, RegistryError, RegistryState, Selector},
+    tool,
 };
 
 /// Look up an order.
@@ -224,7 +227,9 @@ fn merge_split_and_flatten_keep_each_tools_state() {
 }
 
 /// The next change already announced, without waiting.
-fn futures_next(changes: &mut toolwright::Changes) -> Option<toolwright::Change> {
+fn futures_next(
+    changes: &mut toolwright::registry::Changes,
+) -> Option<toolwright::registry::Change> {
     let mut next = std::pin::pin!(changes.next());
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match next.as_mut().poll(&mut cx) {

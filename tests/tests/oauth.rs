@@ -13,7 +13,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use toolwright::mcp::{HttpOptions, JwtAuth, McpServer, ResourceMetadata};
-use toolwright::{Catalog, Container, Context, Executor, Principal, Selector, View, tool};
+use toolwright::{
+    Catalog, Container, Context, Executor, Principal,
+    registry::{Selector, View},
+    tool,
+};
 
 mod mcp_client;
 use mcp_client::{call, text, tool_names};

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
-use toolwright::{Catalog, Container, Executor, Selector, tool};
+use toolwright::{Catalog, Container, Executor, registry::Selector, tool};
 
 mod installs;
 use installs::{installed_once, run};
@@ -280,7 +280,7 @@ async fn approve_in_the_client(
 ) -> (Vec<String>, Vec<toolwright::approval::Approval>, usize) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use toolwright::Approvals;
+    use toolwright::approval::Approvals;
     use toolwright::approval::{MemoryLedger, Status};
 
     let deleted = Arc::new(AtomicUsize::new(0));
@@ -347,7 +347,7 @@ async fn a_person_approves_in_the_python_client_and_the_call_runs_once() {
         return;
     };
     let (output, requests, runs) = approve_in_the_client(python, "accept").await;
-    let digest = toolwright::Digest::of("notes.delete", &serde_json::json!({"id": 7}));
+    let digest = toolwright::approval::Digest::of("notes.delete", &serde_json::json!({"id": 7}));
     assert_eq!(
         output,
         [

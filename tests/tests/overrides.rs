@@ -16,8 +16,13 @@ use tokio::sync::Semaphore;
 use toolwright::mcp::McpServer;
 use toolwright::providers::{self, Format, ToolCall};
 use toolwright::{
-    CallError, Catalog, ChangeKind, Concurrency, Container, DynamicTool, DynamicToolProblem,
-    Effect, Executor, Override, Registry, RegistryError, RegistryState, Selector, tool,
+    CallError, Catalog, Container, Effect, Executor,
+    executor::Concurrency,
+    registry::{
+        ChangeKind, DynamicTool, DynamicToolProblem, Override, Registry, RegistryError,
+        RegistryState, Selector,
+    },
+    tool,
 };
 
 /// Print the report.

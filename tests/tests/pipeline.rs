@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use toolwright::{
-    CallError, Catalog, Container, Context, Digest, Executor, HookKind, Inject, Invocation,
-    Verdict, tool,
+    CallError, Catalog, Container, Context, Executor, Inject, Invocation,
+    approval::Digest,
+    executor::{HookKind, Verdict},
+    tool,
 };
 
 /// Who is calling, and what the test wants the hooks to answer.

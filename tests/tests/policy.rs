@@ -11,8 +11,9 @@ use serde_json::json;
 use toolwright::mcp::{McpServer, approval_request};
 use toolwright::providers::{self, Format};
 use toolwright::{
-    CallError, Catalog, ChangeKind, Container, Context, Decision, Effect, Executor, Invocation,
-    Policy, Rule, Selector, tool,
+    CallError, Catalog, Container, Context, Effect, Executor, Invocation,
+    registry::{ChangeKind, Decision, Policy, Rule, Selector},
+    tool,
 };
 
 /// The caller, and counts of what ran for it (shared by its clones: a

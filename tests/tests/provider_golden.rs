@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolwright::providers::{self, CallOutcome, Format, ToolCall};
-use toolwright::{Catalog, ToolEntry, tool};
+use toolwright::{Catalog, registry::ToolEntry, tool};
 
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug)]
 #[serde(rename_all = "lowercase")]
@@ -220,7 +220,7 @@ fn anthropic_tool_list_matches_the_documented_shape() {
 fn gemini_tool_list_matches_the_documented_shape() {
     let catalog = catalog();
     let doc = fixture("gemini.json");
-    let tools = toolwright::Registry::new(catalog.clone()).tools();
+    let tools = toolwright::registry::Registry::new(catalog.clone()).tools();
     let only_lights = providers::select(&tools, ["set_light_values"]).unwrap();
     let ours = providers::export(only_lights, Format::Gemini).unwrap();
     let documented = &doc["documented_tool"];

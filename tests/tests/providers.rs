@@ -723,7 +723,7 @@ fn formats_parse_from_their_names() {
 
 #[test]
 fn select_picks_named_tools_in_order() {
-    let tools = toolwright::Registry::new(representative()).tools();
+    let tools = toolwright::registry::Registry::new(representative()).tools();
     let picked = providers::select(&tools, ["find_products", "crash"]).unwrap();
     let exported = providers::export(picked, Format::Anthropic).unwrap();
     let names: Vec<&str> = exported

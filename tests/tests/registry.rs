@@ -12,8 +12,9 @@ use mcp_client::{call, connect, tool_names};
 use toolwright::mcp::McpServer;
 use toolwright::providers::{self, Format};
 use toolwright::{
-    CallError, Catalog, ChangeKind, Container, Effect, Executor, Invocation, Reason, Registry,
-    RegistryError, Selector, View, tool,
+    CallError, Catalog, Container, Effect, Executor, Invocation,
+    registry::{ChangeKind, Reason, Registry, RegistryError, Selector, View},
+    tool,
 };
 
 /// How many times any tool body ran.

@@ -16,7 +16,10 @@ use std::time::{Duration, SystemTime};
 use databases::{Db, Shared, each_database};
 use serde_json::json;
 use toolwright::approval::{ApprovalId, LedgerError, NewApproval, Review, Settlement, Status};
-use toolwright::{ApprovalRequest, Approvals, Catalog, Container, Digest, Executor, Principal};
+use toolwright::{
+    Catalog, Container, Executor, Principal,
+    approval::{ApprovalRequest, Approvals, Digest},
+};
 
 each_database!("schemas":
     a_first_release_database_is_taken_as_it_is,

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Executor, ExecutorProblem, FromScope, Inject, Outcome,
-    Requirement, ResolveError, Scope, tool,
+    CallError, Catalog, Container, Executor, Inject,
+    executor::ExecutorProblem,
+    scope::{FromScope, Outcome, Requirement, ResolveError, Scope},
+    tool,
 };
 
 /// One unit of work per call: records how it was closed.
@@ -525,7 +527,9 @@ async fn ends(first: Inject<Nth<0>>, sixth: Inject<Nth<5>>) -> (usize, usize) {
 
 #[tokio::test]
 async fn a_container_of_many_providers_builds_each_value_in_its_own_slot() {
-    fn nth<const N: usize>(builder: toolwright::ContainerBuilder) -> toolwright::ContainerBuilder {
+    fn nth<const N: usize>(
+        builder: toolwright::scope::ContainerBuilder,
+    ) -> toolwright::scope::ContainerBuilder {
         builder.request::<Nth<N>>(|_: Scope| async { Ok::<_, ResolveError>(Nth::<N>(N * 10)) })
     }
     let builder = Container::builder();
@@ -573,8 +577,11 @@ async fn allowed_in<A>(allowed: &bool, _: &toolwright::Invocation<'_, A>) -> boo
 }
 
 /// Approval of a write: never given, always waiting for a person.
-async fn waits_for_a_person<A>(_: &bool, _: &toolwright::Invocation<'_, A>) -> toolwright::Verdict {
-    toolwright::Verdict::Pending
+async fn waits_for_a_person<A>(
+    _: &bool,
+    _: &toolwright::Invocation<'_, A>,
+) -> toolwright::executor::Verdict {
+    toolwright::executor::Verdict::Pending
 }
 
 /// Work in a transaction, behind an `authorize` hook.

@@ -30,7 +30,9 @@ use toolwright::mcp::{McpServer, approval_request};
 use toolwright::observe::{ExecutionLog, REDACTED};
 use toolwright::providers::{self, Format, ToolCall};
 use toolwright::{
-    Approvals, BoxFuture, CallError, Catalog, Container, Digest, Executor, Invocation, Principal,
+    CallError, Catalog, Container, Executor, Invocation, Principal,
+    approval::{Approvals, Digest},
+    executor::BoxFuture,
     tool,
 };
 

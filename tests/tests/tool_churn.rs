@@ -6,7 +6,10 @@
 //! has not freed, which a clock or the process's RSS would only blur.
 
 use serde_json::json;
-use toolwright::{Catalog, DynamicTool, Effect, Registry, Selector};
+use toolwright::{
+    Catalog, Effect,
+    registry::{DynamicTool, Registry, Selector},
+};
 
 /// How many distinct tools come and go.
 const TOOLS: usize = 100_000;

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolwright::{
-    CallError, Catalog, Container, Executor, Inject, Invocation, Policy, ResolveError, Rule, Scope,
-    Selector, tool,
+    CallError, Catalog, Container, Executor, Inject, Invocation,
+    registry::{Policy, Rule, Selector},
+    scope::{ResolveError, Scope},
+    tool,
 };
 
 async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {

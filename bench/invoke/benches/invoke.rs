@@ -17,7 +17,11 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use toolwright::observe::{Event, ExecutionLog};
 use toolwright::{
-    Catalog, Container, Digest, Executor, Inject, ResolveError, Scope, Verdict, tool,
+    Catalog, Container, Executor, Inject,
+    approval::Digest,
+    executor::Verdict,
+    scope::{ResolveError, Scope},
+    tool,
 };
 
 /// Add two integers.
@@ -94,7 +98,9 @@ async fn add_five(
 }
 
 fn slots() -> Container {
-    fn slot<const N: usize>(builder: toolwright::ContainerBuilder) -> toolwright::ContainerBuilder {
+    fn slot<const N: usize>(
+        builder: toolwright::scope::ContainerBuilder,
+    ) -> toolwright::scope::ContainerBuilder {
         builder.request::<Slot<N>>(|_: Scope| async { Ok::<_, ResolveError>(Slot::<N>(0)) })
     }
     slot::<4>(slot::<3>(slot::<2>(slot::<1>(slot::<0>(

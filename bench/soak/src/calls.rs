@@ -6,7 +6,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use serde_json::json;
-use toolwright::{CallError, Executor, Outcome};
+use toolwright::{CallError, Executor, scope::Outcome};
 
 use crate::tools::{Caller, DELIBERATE_PANIC, Refused};
 

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use toolwright::Outcome;
+use toolwright::scope::Outcome;
 
 use crate::calls::Kind;
 

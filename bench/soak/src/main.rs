@@ -19,7 +19,7 @@
 //! returned, while the finalizer runs: two kinds), and abandoned by the
 //! caller's own 1 ms `tokio::time::timeout`. The tools of these nine kinds
 //! inject a REQUEST-scoped dependency whose provider counts its builds and registers a finalizer
-//! that counts its runs per [`Outcome`](toolwright::Outcome), both
+//! that counts its runs per [`Outcome`](toolwright::scope::Outcome), both
 //! attributed to the kind of call that caused them. Four more kinds (ok,
 //! panic, timeout, dropped) call public tools that inject nothing, which
 //! take the executor's direct path: they build nothing, and must neither

@@ -3,7 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolwright::{Catalog, CatalogError, Container, Inject, Invocation, ResolveError, Scope, tool};
+use toolwright::{
+    Catalog, CatalogError, Container, Inject, Invocation,
+    scope::{ResolveError, Scope},
+    tool,
+};
 
 use crate::calls::CALL_KIND;
 use crate::ledger::Ledger;

@@ -24,7 +24,7 @@ use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use toolwright::approval::{ApprovalLedger, NewApproval, PostgresLedger, Review, SqliteLedger};
-use toolwright::{ApprovalRequest, Digest};
+use toolwright::approval::{ApprovalRequest, Digest};
 
 /// One request of `alice` for a call no one asked for before, approved by
 /// `bob`, then consumed.

@@ -7,7 +7,7 @@ use clap::Parser;
 use toolwright::approval::MemoryLedger;
 use toolwright::mcp::{self, HttpOptions, Rejection};
 use toolwright::providers::{self, Format};
-use toolwright::{Approvals, BoxError, Catalog};
+use toolwright::{BoxError, Catalog, approval::Approvals};
 
 use crate::{Actor, executor, mcp_server, serve_anonymous};
 

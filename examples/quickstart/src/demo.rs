@@ -4,7 +4,11 @@
 
 use serde_json::{Value, json};
 use toolwright::approval::ApprovalId;
-use toolwright::{ApprovalRequest, Approvals, CallError, Executor, Preflight};
+use toolwright::{
+    CallError, Executor,
+    approval::{ApprovalRequest, Approvals},
+    executor::Preflight,
+};
 
 use crate::Actor;
 

@@ -26,8 +26,11 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use toolwright::mcp::{self, HttpOptions, McpServer, McpServerBuilder};
 use toolwright::{
-    Approvals, BoxError, Catalog, Container, Context, Executor, Inject, Invocation, Principal,
-    ResolveError, Scope, Selector, View, tool,
+    BoxError, Catalog, Container, Context, Executor, Inject, Invocation, Principal,
+    approval::Approvals,
+    registry::{Selector, View},
+    scope::{ResolveError, Scope},
+    tool,
 };
 
 /// A task on the shared list.

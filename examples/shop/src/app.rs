@@ -10,8 +10,10 @@ use tokio::sync::Mutex;
 use toolwright::approval::{Approval, ApprovalId, LedgerError, SqliteLedger};
 use toolwright::observe::ExecutionLog;
 use toolwright::{
-    Approvals, Catalog, Container, Executor, Invocation, Policy, Principal, ResolveError, Rule,
-    Scope, Selector, View,
+    Catalog, Container, Executor, Invocation, Principal,
+    approval::Approvals,
+    registry::{Policy, Rule, Selector, View},
+    scope::{ResolveError, Scope},
 };
 
 use crate::orders::{OrderService, SqlOrders};

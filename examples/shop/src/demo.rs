@@ -5,7 +5,11 @@
 
 use serde_json::{Value, json};
 use toolwright::approval::{ApprovalId, Status};
-use toolwright::{ApprovalRequest, BoxError, CallError, Reason, Selector};
+use toolwright::{
+    BoxError, CallError,
+    approval::ApprovalRequest,
+    registry::{Reason, Selector},
+};
 
 use crate::app::Shop;
 use crate::table::{print_catalog, print_json_table, print_table, sorted};

@@ -1,7 +1,7 @@
 //! Tables and JSON as the command line and the demo print them.
 
 use serde_json::Value;
-use toolwright::Tools;
+use toolwright::registry::Tools;
 
 /// The tools as a table: name, key, effect and inputs.
 pub(crate) fn print_catalog(tools: &Tools) {

@@ -7,7 +7,11 @@ use serde_json::{Value, json};
 use shop::app::{MODULES, Tx};
 use shop::{Caller, Shop, ShopError, open_database};
 use toolwright::approval::{ApprovalId, LedgerError, Settlement, Status};
-use toolwright::{CallError, Catalog, Decision, Inject, Invocation, Reason, Selector, tool};
+use toolwright::{
+    CallError, Catalog, Inject, Invocation,
+    registry::{Decision, Reason, Selector},
+    tool,
+};
 
 async fn yes<A>(_: &Caller, _: &Invocation<'_, A>) -> bool {
     true

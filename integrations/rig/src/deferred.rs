@@ -13,7 +13,7 @@ use rig_core::completion::ToolDefinition;
 use rig_core::message::{self, AssistantMessage, CallId, Message, UserContent};
 use rig_core::tool::{ToolExecutionError, ToolOutput, ToolResult};
 use serde::{Deserialize, Serialize};
-use toolwright::{ApprovalRequest, Approvals};
+use toolwright::approval::{ApprovalRequest, Approvals};
 
 use crate::hook::{DEFERRED, ReplayHook};
 use crate::log::{CallLog, TurnKey};
@@ -41,8 +41,8 @@ pub struct DeferredCall {
     /// What the person decides on: the tool, its canonical arguments, the
     /// digest, the requester, and the ledger's id
     /// ([`ApprovalRequest::id`]) to pass to
-    /// [`Approvals::approve`](toolwright::Approvals::approve) or
-    /// [`reject`](toolwright::Approvals::reject).
+    /// [`Approvals::approve`](toolwright::approval::Approvals::approve) or
+    /// [`reject`](toolwright::approval::Approvals::reject).
     pub request: ApprovalRequest,
 }
 

@@ -14,7 +14,7 @@ use rig_core::effect::Outcome;
 use rig_core::message::CallId;
 use rig_core::tool::{ContextValue, ToolOutput, ToolResult};
 use serde::{Deserialize, Serialize};
-use toolwright::{ApprovalRequest, Approvals};
+use toolwright::approval::{ApprovalRequest, Approvals};
 
 use crate::deferred::DeferredCall;
 use crate::log::{CallLog, TurnKey};

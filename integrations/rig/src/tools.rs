@@ -10,7 +10,7 @@ use rig_core::tool::{DynamicTool, ToolContext, ToolErrorKind, ToolExecutionError
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 use toolwright::providers::{self, ExportError, Format, ToolCall};
-use toolwright::{CallError, Executor, ToolEntry};
+use toolwright::{CallError, Executor, registry::ToolEntry};
 
 use crate::deferred::{Deferred, Outcome, ResumeError};
 use crate::hook::{ApprovalMark, RunHook};
@@ -90,7 +90,7 @@ impl<C: Any + Send + Sync> RigTools<C> {
     /// Fails when a tool's schema cannot be written as a plain JSON Schema.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Invocation, Selector};
+    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Invocation, registry::Selector};
     /// use toolwright_rig::RigTools;
     ///
     /// /// Read a note.

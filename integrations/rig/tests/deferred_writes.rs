@@ -15,7 +15,7 @@ use rig_agent::{Agent, AgentBuilder};
 use rig_core::providers::openai::OpenAIConfig;
 use serde_json::{Value, json};
 use toolwright::approval::{LedgerError, MemoryLedger, Status};
-use toolwright::{Approvals, Catalog, Container, Executor, Inject, Principal, tool};
+use toolwright::{Catalog, Container, Executor, Inject, Principal, approval::Approvals, tool};
 use toolwright_rig::{Deferred, Outcome, RigTools};
 
 struct Caller(&'static str);

@@ -141,8 +141,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
         None => quote_spanned!(at=> ::core::option::Option::None),
     };
     let concurrency = match spec.concurrency {
-        Concurrency::Unlimited => quote_spanned!(at=> #krate::Concurrency::Unlimited),
-        Concurrency::Exclusive => quote_spanned!(at=> #krate::Concurrency::Exclusive),
+        Concurrency::Unlimited => quote_spanned!(at=> #krate::__private::Concurrency::Unlimited),
+        Concurrency::Exclusive => quote_spanned!(at=> #krate::__private::Concurrency::Exclusive),
         Concurrency::Limit(n) => {
             let n = spanned(n, at);
             quote_spanned!(at=> #krate::__private::concurrency_limit(#n))
@@ -203,7 +203,7 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
             const OPEN_WORLD: bool = #open_world;
             const TAGS: &'static [&'static str] = &[#(#tags),*];
             const TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #timeout;
-            const CONCURRENCY: #krate::Concurrency = #concurrency;
+            const CONCURRENCY: #krate::__private::Concurrency = #concurrency;
             const MAX_RESULT: ::core::option::Option<usize> = #max_result;
             const LOCATION: #krate::__private::Location = #location;
             #[doc(hidden)]

@@ -24,7 +24,7 @@ pub(crate) async fn export(State(shared): State<Arc<Shared>>, headers: HeaderMap
 }
 
 /// `PUT api/state` with a `RegistryState`, restored by the operator
-/// ([`Registry::restore_by`](crate::Registry::restore_by)): `{"generation", "changed",
+/// ([`Registry::restore_by`](crate::registry::Registry::restore_by)): `{"generation", "changed",
 /// "unknown", "unknown_namespaces"}`, the keys whose state changed and the
 /// keys and namespaces the registry does not serve (left aside, not an
 /// error).

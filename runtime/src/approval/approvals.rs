@@ -22,7 +22,7 @@ pub const DEFAULT_MAX_PENDING: usize = 100;
 /// The approvals of an application: a ledger and the rules every request
 /// and decision meets. Cheap to clone (an `Arc` inside).
 ///
-/// Give it to the executor ([`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals))
+/// Give it to the executor ([`ExecutorBuilder::approvals`](crate::executor::ExecutorBuilder::approvals))
 /// so that tools naming [`Principal::approval_ledger`](crate::Principal::approval_ledger) as their `approve`
 /// hook record requests and consume approvals there; keep a clone to list
 /// and decide requests.
@@ -42,7 +42,7 @@ pub const DEFAULT_MAX_PENDING: usize = 100;
 /// ```
 /// use serde_json::json;
 /// use toolwright::approval::{LedgerError, MemoryLedger, Status};
-/// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
 ///
 /// struct Caller(&'static str);
 /// impl Principal for Caller {
@@ -133,7 +133,7 @@ pub(crate) trait DecisionTrail: Send + Sync {
 /// ```
 /// use std::time::Duration;
 /// use toolwright::approval::MemoryLedger;
-/// use toolwright::Approvals;
+/// use toolwright::approval::Approvals;
 ///
 /// let approvals = Approvals::builder(MemoryLedger::new())
 ///     .ttl(Duration::from_secs(15 * 60))
@@ -159,7 +159,7 @@ impl ApprovalsBuilder {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Me;
     /// impl Principal for Me { fn id(&self) -> &str { "me" } }
@@ -201,7 +201,7 @@ impl ApprovalsBuilder {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
@@ -271,7 +271,7 @@ impl Approvals {
     ///
     /// ```
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// let approvals = Approvals::new(MemoryLedger::new());
     /// assert_eq!(approvals.ttl(), toolwright::approval::DEFAULT_APPROVAL_TTL);
@@ -290,7 +290,7 @@ impl Approvals {
     /// ```
     /// use std::sync::Arc;
     /// use toolwright::approval::{ApprovalLedger, MemoryLedger};
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// let ledger: Arc<dyn ApprovalLedger> = Arc::new(MemoryLedger::new());
     /// let approvals = Approvals::builder_shared(ledger.clone()).build();
@@ -320,7 +320,7 @@ impl Approvals {
     ///
     /// ```
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// assert!(!Approvals::new(MemoryLedger::new()).allows_self_approval());
     /// ```
@@ -333,7 +333,7 @@ impl Approvals {
     ///
     /// ```
     /// use toolwright::approval::{MemoryLedger, DEFAULT_MAX_PENDING};
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// assert_eq!(Approvals::new(MemoryLedger::new()).max_pending(), DEFAULT_MAX_PENDING);
     /// ```
@@ -352,7 +352,7 @@ impl Approvals {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
@@ -392,7 +392,7 @@ impl Approvals {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
@@ -443,7 +443,7 @@ impl Approvals {
     /// use std::time::Duration;
     /// use serde_json::json;
     /// use toolwright::approval::{MemoryLedger, Settlement, Status};
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Principal};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
@@ -493,7 +493,7 @@ impl Approvals {
     ///
     /// ```
     /// use toolwright::approval::{MemoryLedger, Status};
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

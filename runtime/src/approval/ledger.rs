@@ -19,7 +19,7 @@ use crate::util::BoxFuture;
 /// A pending or approved request past its expiry can no longer be
 /// approved or consumed. A consumed request that never settles (the
 /// process died mid-call) is "outcome unknown": it is never run again by
-/// itself, and [`Approvals::unsettled`](crate::Approvals::unsettled) lists
+/// itself, and [`Approvals::unsettled`](crate::approval::Approvals::unsettled) lists
 /// it for a person to reconcile.
 ///
 /// ```
@@ -269,8 +269,8 @@ pub struct NewApproval {
 }
 
 /// A person's decision on a pending request: what
-/// [`ApprovalLedger::decide`] records. (A [`Policy`](crate::Policy)'s
-/// answer is a [`Decision`](crate::Decision); this is a person's.)
+/// [`ApprovalLedger::decide`] records. (A [`Policy`](crate::registry::Policy)'s
+/// answer is a [`Decision`](crate::registry::Decision); this is a person's.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Review {
     /// Approve (`true`) or reject.
@@ -347,7 +347,7 @@ pub enum LedgerError {
         pending: usize,
     },
     /// The executor has no ledger to ask (see
-    /// [`ExecutorBuilder::approvals`](crate::ExecutorBuilder::approvals)).
+    /// [`ExecutorBuilder::approvals`](crate::executor::ExecutorBuilder::approvals)).
     #[error("no approval ledger: build the executor with `ExecutorBuilder::approvals`")]
     NoLedger,
     /// The store could not be reached or answered with an error: the
@@ -375,7 +375,7 @@ impl LedgerError {
 /// Three stores come with toolwright: [`MemoryLedger`](crate::approval::MemoryLedger),
 /// and, behind the `sqlite` and `postgres` features, `SqliteLedger` and
 /// `PostgresLedger`. Applications use a ledger through
-/// [`Approvals`](crate::Approvals), which adds the rules (time to live,
+/// [`Approvals`](crate::approval::Approvals), which adds the rules (time to live,
 /// four eyes, the approver's role); a store only has to make each
 /// operation atomic.
 ///
@@ -418,7 +418,7 @@ pub trait ApprovalLedger: Send + Sync + 'static {
     /// use std::time::{Duration, SystemTime};
     /// use serde_json::json;
     /// use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval, Status};
-    /// use toolwright::{ApprovalRequest, Digest};
+    /// use toolwright::{approval::{ApprovalRequest, Digest}};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -461,7 +461,7 @@ pub trait ApprovalLedger: Send + Sync + 'static {
     }
 
     /// How many requests of `requested_by` wait for a decision at `now`
-    /// (pending, unexpired): what [`Approvals`](crate::Approvals) holds
+    /// (pending, unexpired): what [`Approvals`](crate::approval::Approvals) holds
     /// against its [cap](crate::approval::ApprovalsBuilder::max_pending)
     /// before recording another.
     ///
@@ -472,7 +472,7 @@ pub trait ApprovalLedger: Send + Sync + 'static {
     /// use std::time::{Duration, SystemTime};
     /// use serde_json::json;
     /// use toolwright::approval::{ApprovalLedger, MemoryLedger, NewApproval};
-    /// use toolwright::{ApprovalRequest, Digest};
+    /// use toolwright::{approval::{ApprovalRequest, Digest}};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

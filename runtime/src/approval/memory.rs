@@ -18,7 +18,7 @@ use crate::util::BoxFuture;
 /// use std::time::{Duration, SystemTime};
 /// use serde_json::json;
 /// use toolwright::approval::{ApprovalLedger, Review, MemoryLedger, NewApproval, Status};
-/// use toolwright::{ApprovalRequest, Digest};
+/// use toolwright::{approval::{ApprovalRequest, Digest}};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

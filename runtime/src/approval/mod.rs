@@ -10,13 +10,13 @@
 //!    ledger, and the error carries its id.
 //!    [`Executor::preflight`](crate::Executor::preflight) asks the same
 //!    without calling.
-//! 2. **Decide.** A person lists [`Approvals::pending`](crate::Approvals::pending)
+//! 2. **Decide.** A person lists [`Approvals::pending`](crate::approval::Approvals::pending)
 //!    and approves or rejects one; by default not the requester (four eyes).
 //! 3. **Resume.** The requester's identical call runs, once: the approval is
 //!    consumed atomically, for that actor only, before it expires.
 //! 4. **Audit.** The call settles the approval with how it ended. One that
 //!    never settled (the process died mid-call) is listed by
-//!    [`Approvals::unsettled`](crate::Approvals::unsettled) and never
+//!    [`Approvals::unsettled`](crate::approval::Approvals::unsettled) and never
 //!    re-runs by itself.
 //!
 //! Ledgers: [`MemoryLedger`] here; `SqliteLedger` and `PostgresLedger`
@@ -29,7 +29,7 @@ mod memory;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 
-pub use crate::request::ApprovalId;
+pub use crate::request::{ApprovalId, ApprovalRequest, Digest, ParseDigestError};
 pub(crate) use approvals::Admission;
 pub use approvals::{Approvals, ApprovalsBuilder, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING};
 pub(crate) use approvals::{DecisionTap, DecisionTrail};

@@ -38,7 +38,7 @@ pub use sql::SqliteAudit;
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use toolwright::audit::{AuditError, AuditRecord, AuditTrail};
-/// use toolwright::BoxFuture;
+/// use toolwright::executor::BoxFuture;
 ///
 /// /// Records kept in memory (a test double; nothing durable).
 /// #[derive(Default, Clone)]
@@ -205,7 +205,7 @@ impl CallTrail for Trail {
 /// Masks the arguments of a request for the tool of a key and name.
 pub(crate) type Mask = Box<dyn Fn(&str, &str, &Value) -> Value + Send + Sync>;
 
-/// What records an [`Approvals`](crate::Approvals)' decisions: a trail,
+/// What records an [`Approvals`](crate::approval::Approvals)' decisions: a trail,
 /// and how to mask a request's arguments (by its tool's schema).
 pub(crate) struct DecisionAudit {
     pub(crate) trail: Arc<dyn AuditTrail>,

@@ -55,7 +55,7 @@ impl CatalogBuilder {
     /// Adds a registration, such as one chosen at run time from a list.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registration};
+    /// use toolwright::{tool, Catalog, __private::Registration};
     ///
     /// /// Look up an order.
     /// #[tool(key = "orders.get", effect = read, authorize = public)]
@@ -88,7 +88,7 @@ impl CatalogBuilder {
     /// Sorts by key and checks for duplicate keys and names.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Conflict};
+    /// use toolwright::{tool, Catalog, registry::Conflict};
     ///
     /// /// Search products.
     /// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]

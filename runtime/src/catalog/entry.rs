@@ -317,11 +317,11 @@ impl ToolEntry {
     }
 
     /// What an operator changed about the tool at run time
-    /// ([`Registry::set_override`](crate::Registry::set_override)), if
+    /// ([`Registry::set_override`](crate::registry::Registry::set_override)), if
     /// anything. The accessors of this entry already answer with it.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Override, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Override, Registry, Selector}};
     ///
     /// /// Look up an order.
     /// #[tool(key = "orders.get", effect = read, authorize = public)]
@@ -583,7 +583,7 @@ impl ToolEntry {
     /// The declared timeout (`timeout = "30s"`), if any.
     ///
     /// The executor's default timeout
-    /// ([`ExecutorBuilder::default_timeout`](crate::ExecutorBuilder::default_timeout))
+    /// ([`ExecutorBuilder::default_timeout`](crate::executor::ExecutorBuilder::default_timeout))
     /// covers the tools that declare none; it is not reported here.
     ///
     /// ```
@@ -614,7 +614,7 @@ impl ToolEntry {
     /// `exclusive`); see [`Concurrency`].
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Concurrency};
+    /// use toolwright::{tool, Catalog, executor::Concurrency};
     ///
     /// /// Rebuild the search index, with nothing else running.
     /// #[tool(key = "search.reindex", effect = read, exclusive, authorize = public)]
@@ -631,7 +631,7 @@ impl ToolEntry {
     /// (`max_result = N` characters), if any.
     ///
     /// The executor's default
-    /// ([`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result))
+    /// ([`ExecutorBuilder::max_result`](crate::executor::ExecutorBuilder::max_result))
     /// covers the tools that declare none; it is not reported here.
     ///
     /// ```

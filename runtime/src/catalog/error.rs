@@ -9,7 +9,7 @@ use crate::tool_str::ToolStr;
 /// then name, then file and line), which need not be the order of the source.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Conflict};
+/// use toolwright::{tool, Catalog, registry::Conflict};
 ///
 /// /// Look up a product.
 /// #[tool(key = "products.get", effect = read, authorize = public)]
@@ -62,7 +62,7 @@ pub enum Conflict {
 /// nothing to build it from.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Conflict};
+/// use toolwright::{tool, Catalog, registry::Conflict};
 ///
 /// /// Search products (old version).
 /// #[tool(key = "products.search", name = "search", effect = read, authorize = public)]

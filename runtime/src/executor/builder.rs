@@ -133,7 +133,7 @@ pub struct ExecutorBuilder {
 /// [`ExecutorBuilder::max_result`]: about 12,000 tokens of English or JSON.
 ///
 /// ```
-/// assert_eq!(toolwright::DEFAULT_MAX_RESULT, 50_000);
+/// assert_eq!(toolwright::executor::DEFAULT_MAX_RESULT, 50_000);
 /// ```
 pub const DEFAULT_MAX_RESULT: usize = 50_000;
 
@@ -220,7 +220,7 @@ impl ExecutorBuilder {
     }
 
     /// The context type `C` callers pass, as the actor a request is
-    /// recorded for when the registry's [`Policy`](crate::Policy) answers
+    /// recorded for when the registry's [`Policy`](crate::registry::Policy) answers
     /// "ask" about a tool with no `approve` hook of its own (a read tool,
     /// say): with [`approvals`](Self::approvals), such a call then goes
     /// through the ledger exactly like one whose hook is
@@ -231,8 +231,8 @@ impl ExecutorBuilder {
     /// ```
     /// use serde_json::json;
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{tool, Approvals, CallError, Catalog, Container, Executor, Policy};
-    /// use toolwright::{Principal, Rule, Selector};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, approval::Approvals, registry::Policy};
+    /// use toolwright::{Principal, registry::{Rule, Selector}};
     ///
     /// struct Caller(&'static str);
     /// impl Principal for Caller { fn id(&self) -> &str { self.0 } }
@@ -319,7 +319,7 @@ impl ExecutorBuilder {
     /// use std::sync::{Arc, Mutex};
     /// use serde_json::json;
     /// use toolwright::audit::{AuditError, AuditRecord, AuditTrail};
-    /// use toolwright::{tool, BoxFuture, CallError, Catalog, Container, Executor};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, executor::BoxFuture};
     ///
     /// struct Down;
     /// impl AuditTrail for Down {

@@ -6,7 +6,7 @@ use crate::tool_str::ToolStr;
 /// One reason the executor could not be built.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, executor::ExecutorProblem};
 ///
 /// trait Mailer: Send + Sync {}
 ///
@@ -60,7 +60,7 @@ pub enum ExecutorProblem {
 /// The executor could not be built: every problem found, in catalog order.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem, Inject};
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, executor::ExecutorProblem};
 ///
 /// struct Db;
 ///

@@ -6,6 +6,16 @@ mod error;
 mod observing;
 mod preflight;
 
+pub use crate::concurrency::Concurrency;
+pub use crate::content::{Content, Contents, Embedded};
+pub use crate::context::Context;
+pub use crate::effect::Effect;
+pub use crate::error::{BoxError, CallError, HookKind, Violation, Violations};
+pub use crate::hook::{IntoVerdict, Verdict};
+pub use crate::invocation::Invocation;
+pub use crate::principal::Principal;
+pub use crate::tool::Tool;
+pub use crate::util::BoxFuture;
 pub use builder::{DEFAULT_MAX_RESULT, ExecutorBuilder};
 pub use error::{ExecutorError, ExecutorProblem};
 use observing::{Observing, watch};
@@ -22,12 +32,8 @@ use crate::approval::Approvals;
 use crate::audit::{DecisionAudit, Trail};
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
-use crate::error::CallError;
 use crate::pipeline::{self, Env, Services, Surroundings, Traced, Watch};
-#[cfg(doc)]
-use crate::principal::Principal;
 use crate::registry::{Current, Registry, Tools, View};
-use crate::tool::Tool;
 
 /// Runs tools: validate, authorize, approve, inject, run, close, serialize.
 ///
@@ -135,7 +141,7 @@ impl Executor {
     /// there, and every handle of this executor (views included) follows.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Container, Executor, Selector};
+    /// use toolwright::{tool, Catalog, Container, Executor, registry::Selector};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -156,7 +162,7 @@ impl Executor {
     ///
     /// ```
     /// use toolwright::approval::MemoryLedger;
-    /// use toolwright::{Approvals, Catalog, Container, Executor};
+    /// use toolwright::{Catalog, Container, Executor, approval::Approvals};
     ///
     /// let catalog = Catalog::builder().build().unwrap();
     /// let executor = Executor::builder(catalog, Container::default())
@@ -179,7 +185,7 @@ impl Executor {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{tool, CallError, Catalog, Container, Effect, Executor, Invocation, Selector};
+    /// use toolwright::{tool, CallError, Catalog, Container, Effect, Executor, Invocation, registry::Selector};
     ///
     /// /// Read a note.
     /// #[tool(key = "notes.read", effect = read, authorize = public)]

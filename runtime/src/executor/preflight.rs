@@ -39,7 +39,7 @@ impl Executor {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, Preflight, Verdict};
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation, executor::{Preflight, Verdict}};
     ///
     /// struct Actor { admin: bool }
     ///

@@ -10,7 +10,7 @@
 //! `notifications/tools/list_changed` (see [`McpServer`]).
 //!
 //! A result's text content is cut past the tool's `max_result` characters
-//! (or the executor's [`max_result`](crate::ExecutorBuilder::max_result)),
+//! (or the executor's [`max_result`](crate::executor::ExecutorBuilder::max_result)),
 //! with a marker that says how many more there were. `structuredContent`,
 //! sent only for a tool with an output schema, must match that schema: a
 //! plain string (a schema with no rule on it) is cut as the text is; any

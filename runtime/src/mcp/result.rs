@@ -37,7 +37,7 @@ pub const APPROVAL_REQUIRED: &str = "toolwright/approvalRequired";
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::Digest;
+/// use toolwright::approval::Digest;
 /// use toolwright::mcp::approval_request;
 /// use toolwright::mcp::rmcp::model::CallToolResult;
 ///
@@ -81,7 +81,7 @@ pub fn approval_request(
 }
 
 /// The answer to a `tools/call`: the result's text, cut past `max_result`
-/// characters (see [`ExecutorBuilder::max_result`](crate::ExecutorBuilder::max_result)),
+/// characters (see [`ExecutorBuilder::max_result`](crate::executor::ExecutorBuilder::max_result)),
 /// and for a tool with an output schema the value as `structuredContent`
 /// (an object as it is, any other value as `{"result": value}`), which MCP
 /// requires to match that schema. So it is cut only where a cut value still

@@ -42,7 +42,7 @@ type Views<C> = Arc<dyn Fn(&C) -> View + Send + Sync>;
 ///
 /// ```
 /// use toolwright::mcp::McpServer;
-/// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector, View};
+/// use toolwright::{tool, Catalog, Container, Effect, Executor, registry::{Selector, View}};
 ///
 /// /// Read the weather.
 /// #[tool(key = "weather.read", effect = read, authorize = public)]
@@ -232,7 +232,7 @@ impl<C: Any + Send + Sync> McpServerBuilder<C> {
     /// A call that waits for approval asks the person in the MCP client
     /// through `elicitation/create`, when the client declares the
     /// capability: they see the tool, its arguments and the digest. Their
-    /// answer is recorded in the executor's [`Approvals`](crate::Approvals)
+    /// answer is recorded in the executor's [`Approvals`](crate::approval::Approvals)
     /// as the caller's decision, and the call then runs (approved) or is
     /// refused (declined), through the pipeline again. Dismissed, timed
     /// out after `timeout`, or asked of a client without the capability,
@@ -249,7 +249,7 @@ impl<C: Any + Send + Sync> McpServerBuilder<C> {
     /// use std::time::Duration;
     /// use toolwright::approval::MemoryLedger;
     /// use toolwright::mcp::McpServer;
-    /// use toolwright::{Approvals, Catalog, Container, Executor, Principal};
+    /// use toolwright::{Catalog, Container, Executor, Principal, approval::Approvals};
     ///
     /// struct User(String);
     /// impl Principal for User {

@@ -44,8 +44,8 @@ pub enum Event {
     /// the policy replaced. The same [`Change`] its subscribers receive.
     Registry(Change),
     /// A person approved or rejected a request, through
-    /// [`Approvals::approve`](crate::Approvals::approve) or
-    /// [`Approvals::reject`](crate::Approvals::reject): the request as
+    /// [`Approvals::approve`](crate::approval::Approvals::approve) or
+    /// [`Approvals::reject`](crate::approval::Approvals::reject): the request as
     /// decided.
     Approval(Approval),
 }
@@ -105,7 +105,7 @@ pub struct CallEvent {
     pub name: String,
     /// Who called: the context's [`Principal::id`](crate::Principal::id),
     /// when the executor knows the context's type
-    /// ([`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal)).
+    /// ([`ExecutorBuilder::principal`](crate::executor::ExecutorBuilder::principal)).
     pub actor: Option<String>,
     /// The arguments, redacted: as validated (defaults applied) once they
     /// were; as the caller sent them when they did not validate; `None`
@@ -130,10 +130,10 @@ pub struct CallEvent {
     pub error: Option<ErrorText>,
 }
 
-/// What the registry's permission [`Policy`](crate::Policy) ruled on a call.
+/// What the registry's permission [`Policy`](crate::registry::Policy) ruled on a call.
 ///
 /// ```
-/// use toolwright::Decision;
+/// use toolwright::registry::Decision;
 /// use toolwright::observe::PolicyRuling;
 ///
 /// fn refused(ruling: &PolicyRuling) -> bool {

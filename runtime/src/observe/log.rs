@@ -13,7 +13,7 @@ use super::{Event, Observer};
 /// observer received them.
 ///
 /// An [`Observer`]: register a clone with
-/// [`ExecutorBuilder::observe`](crate::ExecutorBuilder::observe) and read
+/// [`ExecutorBuilder::observe`](crate::executor::ExecutorBuilder::observe) and read
 /// from another. Clones share one log (an `Arc` inside). Readers page
 /// through it with [`since`](Self::since), from a sequence number to the
 /// next, and are told when entries they had not read were overwritten.

@@ -18,7 +18,7 @@ use super::recording::CallRecord;
 use super::{Event, ExecutionLog};
 
 /// Something told about every [`Event`] of an executor: register it with
-/// [`ExecutorBuilder::observe`](crate::ExecutorBuilder::observe).
+/// [`ExecutorBuilder::observe`](crate::executor::ExecutorBuilder::observe).
 ///
 /// `on_event` is called with the events in the order they happened, one
 /// at a time, on a thread of the blocking pool of the tokio runtime the
@@ -100,7 +100,7 @@ pub struct ObserverStats {
 }
 
 /// The queue length an observer gets unless the builder says otherwise
-/// ([`ExecutorBuilder::observer_queue`](crate::ExecutorBuilder::observer_queue)).
+/// ([`ExecutorBuilder::observer_queue`](crate::executor::ExecutorBuilder::observer_queue)).
 ///
 /// ```
 /// assert_eq!(toolwright::observe::DEFAULT_OBSERVER_QUEUE, 1024);

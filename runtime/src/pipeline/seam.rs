@@ -15,7 +15,7 @@
 //! its arguments, its hooks' adapters, its output) is in `reading.rs`: this
 //! module's instances are compiled again whenever a tool's body is edited.
 //!
-//! A tool built at run time ([`Arguments`](crate::Arguments)) meets the
+//! A tool built at run time ([`Arguments`](crate::registry::Arguments)) meets the
 //! steps through the same slot, its arguments checked by its own schema.
 
 use std::any::Any;

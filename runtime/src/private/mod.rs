@@ -12,13 +12,14 @@ pub use crate::args::{
     SchemaFields, WriteFields, bound, debug_args, describe, fields, format, missing_field, noted,
     object_property, object_schema, write_only,
 };
+pub use crate::concurrency::Concurrency;
 pub use crate::context::{ErasedContext, FromContext};
 pub use crate::effect::Effect;
 pub use crate::error::{BoxError, CallError, HookKind};
 pub use crate::hook::{Answered, HookCall, HookReturn, PollHook, Verdict, call_hook};
-pub use crate::inject::FromScope;
 pub use crate::registration::Registration;
-pub use crate::scope::{Requirement, Scope};
+pub use crate::scope::FromScope;
+pub use crate::scope::{RequestFactory, Requirement, Scope};
 pub use crate::tool::Location;
 pub use crate::util::json::to_value;
 pub use core::time::Duration;
@@ -31,10 +32,10 @@ use crate::tool_str::ToolStr;
 mod infallible;
 
 /// `concurrency = n` (the attribute refuses 0, which would read as no limit).
-pub const fn concurrency_limit(n: u32) -> crate::Concurrency {
+pub const fn concurrency_limit(n: u32) -> crate::concurrency::Concurrency {
     match core::num::NonZeroU32::new(n) {
-        Some(n) => crate::Concurrency::Limit(n),
-        None => crate::Concurrency::Unlimited,
+        Some(n) => crate::concurrency::Concurrency::Limit(n),
+        None => crate::concurrency::Concurrency::Unlimited,
     }
 }
 

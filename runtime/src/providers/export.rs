@@ -316,7 +316,7 @@ impl Tools {
     ///
     /// ```
     /// use toolwright::providers::Format;
-    /// use toolwright::{tool, Catalog, Container, Effect, Executor, Selector};
+    /// use toolwright::{tool, Catalog, Container, Effect, Executor, registry::Selector};
     ///
     /// /// Read a note.
     /// #[tool(key = "notes.read", effect = read, authorize = public)]

@@ -42,7 +42,7 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     /// The outcome of call `id` of tool `name`, its result shown to a model
-    /// up to [`DEFAULT_MAX_RESULT`](crate::DEFAULT_MAX_RESULT) characters.
+    /// up to [`DEFAULT_MAX_RESULT`](crate::executor::DEFAULT_MAX_RESULT) characters.
     /// [`Executor::run_calls`] gives each outcome its tool's bound instead.
     ///
     /// ```
@@ -62,7 +62,7 @@ impl CallOutcome {
             id: id.into(),
             name: name.into(),
             result,
-            max_result: crate::DEFAULT_MAX_RESULT,
+            max_result: crate::executor::DEFAULT_MAX_RESULT,
             contents: false,
         }
     }
@@ -90,7 +90,7 @@ impl CallOutcome {
     /// use toolwright::providers::CallOutcome;
     ///
     /// let outcome = CallOutcome::new("c", "n", Ok(json!(1)));
-    /// assert_eq!(outcome.max_result(), toolwright::DEFAULT_MAX_RESULT);
+    /// assert_eq!(outcome.max_result(), toolwright::executor::DEFAULT_MAX_RESULT);
     /// ```
     pub fn max_result(&self) -> usize {
         self.max_result

@@ -9,7 +9,7 @@ use crate::disabled::Disabled;
 /// keys of the tools it changed (in key order).
 ///
 /// ```
-/// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+/// use toolwright::{tool, Catalog, registry::{ChangeKind, Registry, Selector}};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -38,7 +38,7 @@ pub struct Change {
 /// What a [`Change`] did.
 ///
 /// ```
-/// use toolwright::{ChangeKind, Disabled};
+/// use toolwright::{registry::{ChangeKind, Disabled}};
 ///
 /// fn describe(kind: &ChangeKind) -> String {
 ///     match kind {
@@ -68,20 +68,20 @@ pub enum ChangeKind {
     /// Tools are served under new keys and names (a namespace flattened);
     /// `keys` are the new keys.
     Renamed,
-    /// Tools took the state a [`RegistryState`](crate::RegistryState) gave
+    /// Tools took the state a [`RegistryState`](crate::registry::RegistryState) gave
     /// them, restored by `by` when the restore said who
-    /// ([`Registry::restore_by`](crate::Registry::restore_by)).
+    /// ([`Registry::restore_by`](crate::registry::Registry::restore_by)).
     Restored {
         /// Who restored the state.
         by: Option<String>,
     },
-    /// Tools were given an [`Override`](crate::Override), or taken back to
+    /// Tools were given an [`Override`](crate::registry::Override), or taken back to
     /// what they declared.
     Overridden,
 }
 
 /// A subscription to a registry's changes
-/// ([`Registry::subscribe`](crate::Registry::subscribe)).
+/// ([`Registry::subscribe`](crate::registry::Registry::subscribe)).
 ///
 /// A subscriber that falls more than a few hundred changes behind misses
 /// the oldest and is told how many ([`Missed`]); it can re-read the
@@ -94,7 +94,7 @@ pub struct Changes {
 /// Changes a slow subscriber missed.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Registry, Selector};
+/// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -130,7 +130,7 @@ impl Changes {
     /// handle to the registry is gone.
     ///
     /// ```
-    /// use toolwright::{Catalog, Registry};
+    /// use toolwright::{Catalog, registry::Registry};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

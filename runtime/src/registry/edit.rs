@@ -25,7 +25,7 @@ impl Registry {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{Catalog, ChangeKind, DynamicTool, Effect, Registry};
+    /// use toolwright::{Catalog, Effect, registry::{ChangeKind, DynamicTool, Registry}};
     ///
     /// let ping = || {
     ///     DynamicTool::builder("util.ping", "ping")
@@ -52,7 +52,7 @@ impl Registry {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{Catalog, DynamicTool, Effect, Registry};
+    /// use toolwright::{Catalog, Effect, registry::{DynamicTool, Registry}};
     ///
     /// // Tools described by configuration, one per entry.
     /// let config = [("ops.restart", "restart"), ("ops.status", "status")];
@@ -81,7 +81,7 @@ impl Registry {
     /// that found a tool before this returned still run.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -118,7 +118,7 @@ impl Registry {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Registry};
+    /// use toolwright::{tool, Catalog, Container, Executor, registry::Registry};
     ///
     /// /// Look up an order.
     /// #[tool(key = "orders.get", effect = read, authorize = public)]
@@ -169,7 +169,7 @@ impl Registry {
     /// or name is taken.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -197,7 +197,7 @@ impl Registry {
     /// changed without touching this one.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Effect, Registry, Selector};
+    /// use toolwright::{tool, Catalog, Effect, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -245,7 +245,7 @@ impl Registry {
     /// or a flattened key or name is taken.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry};
+    /// use toolwright::{tool, Catalog, registry::Registry};
     ///
     /// /// Look up an order.
     /// #[tool(key = "orders.get", effect = read, authorize = public)]

@@ -24,6 +24,14 @@ use std::time::SystemTime;
 use arc_swap::ArcSwap;
 use tokio::sync::broadcast;
 
+pub use crate::catalog::{Catalog, CatalogBuilder, CatalogError, Conflict, ToolEntry};
+pub use crate::decision::Decision;
+pub use crate::disabled::Disabled;
+pub use crate::dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
+pub use crate::dynamic_call::{Arguments, DynamicCall};
+pub use crate::overrides::Override;
+pub use crate::tool::Location;
+pub use crate::tool_str::ToolStr;
 pub use changes::{Change, ChangeKind, Changes, Missed};
 use policy::ToolRuling;
 pub use policy::{Policy, Rule};
@@ -35,9 +43,6 @@ pub(crate) use tools::{Memo, Snapshot};
 /// A snapshot held for one call.
 pub(crate) type Current = arc_swap::Guard<Arc<Snapshot>>;
 pub use view::View;
-
-use crate::catalog::{Catalog, CatalogError};
-use crate::disabled::Disabled;
 
 /// The tools being served now: a catalog's tools, each switched on or off
 /// at run time with a reason.
@@ -55,7 +60,7 @@ use crate::disabled::Disabled;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, Reason, Selector};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, registry::{Reason, Selector}};
 ///
 /// /// Look up the weather.
 /// #[tool(key = "weather.get", effect = read, authorize = public)]
@@ -107,7 +112,7 @@ const CHANGES_BUFFERED: usize = 256;
 /// `Reason::new("reason").by("who")`.
 ///
 /// ```
-/// use toolwright::Reason;
+/// use toolwright::registry::Reason;
 /// let reason = Reason::new("leaks customer names").by("security@example.com");
 /// let same: Reason = "leaks customer names".into();
 /// assert_ne!(reason, same);
@@ -122,7 +127,7 @@ impl Reason {
     /// A reason with no author.
     ///
     /// ```
-    /// use toolwright::Reason;
+    /// use toolwright::registry::Reason;
     /// let reason = Reason::new("flaky upstream");
     /// # let _ = reason;
     /// ```
@@ -136,7 +141,7 @@ impl Reason {
     /// Who gave the reason (an operator's id).
     ///
     /// ```
-    /// use toolwright::Reason;
+    /// use toolwright::registry::Reason;
     /// let reason = Reason::new("flaky upstream").by("ops");
     /// # let _ = reason;
     /// ```
@@ -161,7 +166,7 @@ impl From<String> for Reason {
 /// A registry change that could not be made; the registry is as it was.
 ///
 /// ```
-/// use toolwright::{Catalog, Registry, RegistryError, Selector};
+/// use toolwright::{Catalog, registry::{Registry, RegistryError, Selector}};
 ///
 /// let registry = Registry::new(Catalog::builder().build().unwrap());
 /// let error = registry.disable(&Selector::tag("pii"), "privacy review").unwrap_err();
@@ -188,7 +193,7 @@ pub enum RegistryError {
         /// The namespace given.
         namespace: String,
     },
-    /// An [`Override`](crate::Override) that would leave a tool unusable.
+    /// An [`Override`] that would leave a tool unusable.
     #[error("{problem}")]
     InvalidOverride {
         /// What is wrong with it.
@@ -201,7 +206,7 @@ impl Registry {
     /// generation 0. `Executor::new` takes a catalog or a registry.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Container, Executor, Registry};
+    /// use toolwright::{tool, Catalog, Container, Executor, registry::Registry};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -232,7 +237,7 @@ impl Registry {
     /// through [`Tools::with_disabled`].
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry};
+    /// use toolwright::{tool, Catalog, registry::Registry};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -251,7 +256,7 @@ impl Registry {
     /// The current generation: 0 at first, one more for every change.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -268,7 +273,7 @@ impl Registry {
     /// Whether the tool called `name` is enabled; `None` if there is no such tool.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -293,7 +298,7 @@ impl Registry {
     /// Fails, changing nothing, when the selector picks no tool.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{ChangeKind, Registry, Selector}};
     ///
     /// /// Delete a file.
     /// #[tool(key = "files.delete", effect = read, authorize = public)]
@@ -324,7 +329,7 @@ impl Registry {
     /// when the selector picks no tool; tools already on stay as they are.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -347,7 +352,7 @@ impl Registry {
     /// (replacing any before it), as the next generation.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, ChangeKind, Policy, Registry, Rule};
+    /// use toolwright::{tool, Catalog, registry::{ChangeKind, Policy, Registry, Rule}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -383,7 +388,7 @@ impl Registry {
     /// The permission policy, if one was set.
     ///
     /// ```
-    /// use toolwright::{Catalog, Registry};
+    /// use toolwright::{Catalog, registry::Registry};
     /// assert!(Registry::new(Catalog::builder().build().unwrap()).policy().is_none());
     /// ```
     pub fn policy(&self) -> Option<Arc<Policy>> {
@@ -393,7 +398,7 @@ impl Registry {
     /// Every change from now on, in order.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, ChangeKind, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{ChangeKind, Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]

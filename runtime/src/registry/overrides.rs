@@ -19,7 +19,7 @@ impl Registry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use toolwright::{tool, Catalog, ChangeKind, Override, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{ChangeKind, Override, Registry, Selector}};
     ///
     /// /// Find orders.
     /// #[tool(key = "orders.search", effect = read, authorize = public)]
@@ -42,7 +42,7 @@ impl Registry {
     /// assert_eq!(registry.tools().get("search_orders").unwrap().description(), "Find orders.");
     ///
     /// let refused = registry.set_override(&Selector::All, Override::new().max_result(0));
-    /// assert!(matches!(refused, Err(toolwright::RegistryError::InvalidOverride { .. })));
+    /// assert!(matches!(refused, Err(toolwright::registry::RegistryError::InvalidOverride { .. })));
     /// ```
     pub fn set_override(
         &self,

@@ -22,13 +22,13 @@ use crate::pipeline::{ArgumentRules, Gate, Ruling};
 /// what the body would receive (canonical: defaults applied). Its decision
 /// and rule are recorded in the call's span (`policy`, `policy_rule`).
 ///
-/// Set it on a [`Registry`](crate::Registry); rules that look only at a
+/// Set it on a [`Registry`](crate::registry::Registry); rules that look only at a
 /// tool's metadata are decided once per tool when the policy is set, so a
 /// call pays for them almost nothing.
 ///
 /// ```
 /// use serde_json::json;
-/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, Policy, Rule, Selector};
+/// use toolwright::{tool, CallError, Catalog, Container, Executor, Invocation, registry::{Policy, Rule, Selector}};
 ///
 /// /// Send a payment.
 /// #[tool(key = "payments.send", effect = write, authorize = public, approve = finance_approves)]
@@ -77,7 +77,7 @@ pub struct Policy {
 /// and its decision.
 ///
 /// ```
-/// use toolwright::{Decision, Rule, Selector};
+/// use toolwright::{registry::{Decision, Rule, Selector}};
 ///
 /// let rule = Rule::deny("no deletes on fridays", Selector::tag("delete"), "change freeze");
 /// assert_eq!(rule.name(), "no deletes on fridays");
@@ -100,7 +100,7 @@ impl Policy {
     /// [`fallback`](Self::fallback)).
     ///
     /// ```
-    /// use toolwright::{Decision, Policy};
+    /// use toolwright::{registry::{Decision, Policy}};
     /// assert_eq!(Policy::new().fallback_decision(), &Decision::Allow);
     /// ```
     pub fn new() -> Self {
@@ -113,7 +113,7 @@ impl Policy {
     /// Adds `rule` after the rules already there.
     ///
     /// ```
-    /// use toolwright::{Policy, Rule};
+    /// use toolwright::{registry::{Policy, Rule}};
     /// let policy = Policy::new().rule(Rule::allow_read_only()).rule(Rule::ask_destructive());
     /// assert_eq!(policy.rules().len(), 2);
     /// ```
@@ -125,7 +125,7 @@ impl Policy {
     /// The decision for calls no rule matches.
     ///
     /// ```
-    /// use toolwright::{Decision, Policy, Rule};
+    /// use toolwright::{registry::{Decision, Policy, Rule}};
     /// // Only what a rule allows runs.
     /// let strict = Policy::new()
     ///     .rule(Rule::allow_read_only())
@@ -140,7 +140,7 @@ impl Policy {
     /// The rules, in the order they are tried.
     ///
     /// ```
-    /// use toolwright::{Policy, Rule};
+    /// use toolwright::{registry::{Policy, Rule}};
     /// let policy = Policy::new().rule(Rule::ask_open_world());
     /// assert_eq!(policy.rules()[0].name(), "ask open world");
     /// ```
@@ -151,7 +151,7 @@ impl Policy {
     /// The decision for calls no rule matches.
     ///
     /// ```
-    /// use toolwright::{Decision, Policy};
+    /// use toolwright::{registry::{Decision, Policy}};
     /// assert_eq!(Policy::new().fallback(Decision::Ask).fallback_decision(), &Decision::Ask);
     /// ```
     pub fn fallback_decision(&self) -> &Decision {
@@ -164,7 +164,7 @@ impl Policy {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Decision, Policy, Rule};
+    /// use toolwright::{tool, Catalog, registry::{Decision, Policy, Rule}};
     ///
     /// /// Delete a file.
     /// #[tool(key = "files.delete", effect = destructive, authorize = public, approve = nobody)]
@@ -197,7 +197,7 @@ impl Rule {
     /// Allows calls of the tools `selector` picks.
     ///
     /// ```
-    /// use toolwright::{Decision, Rule, Selector};
+    /// use toolwright::{registry::{Decision, Rule, Selector}};
     /// assert_eq!(Rule::allow("reads", Selector::namespace("reports")).decision(), &Decision::Allow);
     /// ```
     pub fn allow(name: impl Into<String>, selector: Selector) -> Self {
@@ -207,7 +207,7 @@ impl Rule {
     /// Refuses calls of the tools `selector` picks, for `reason`.
     ///
     /// ```
-    /// use toolwright::{Rule, Selector};
+    /// use toolwright::{registry::{Rule, Selector}};
     /// let rule = Rule::deny("frozen", Selector::namespace("payments"), "quarter-end freeze");
     /// # let _ = rule;
     /// ```
@@ -219,7 +219,7 @@ impl Rule {
     /// Sends calls of the tools `selector` picks down the approval path.
     ///
     /// ```
-    /// use toolwright::{Decision, Rule, Selector};
+    /// use toolwright::{registry::{Decision, Rule, Selector}};
     /// assert_eq!(Rule::ask("exports", Selector::tag("pii")).decision(), &Decision::Ask);
     /// ```
     pub fn ask(name: impl Into<String>, selector: Selector) -> Self {
@@ -229,7 +229,7 @@ impl Rule {
     /// Built-in: allow every `read` tool (`"allow read only"`).
     ///
     /// ```
-    /// use toolwright::Rule;
+    /// use toolwright::registry::Rule;
     /// assert_eq!(Rule::allow_read_only().name(), "allow read only");
     /// ```
     pub fn allow_read_only() -> Self {
@@ -239,7 +239,7 @@ impl Rule {
     /// Built-in: ask about every `destructive` tool (`"ask destructive"`).
     ///
     /// ```
-    /// use toolwright::Rule;
+    /// use toolwright::registry::Rule;
     /// assert_eq!(Rule::ask_destructive().name(), "ask destructive");
     /// ```
     pub fn ask_destructive() -> Self {
@@ -250,7 +250,7 @@ impl Rule {
     /// (`"deny tag privileged"`).
     ///
     /// ```
-    /// use toolwright::Rule;
+    /// use toolwright::registry::Rule;
     /// assert_eq!(Rule::deny_tag("privileged").name(), "deny tag privileged");
     /// ```
     pub fn deny_tag(tag: &str) -> Self {
@@ -265,7 +265,7 @@ impl Rule {
     /// (`"ask open world"`).
     ///
     /// ```
-    /// use toolwright::Rule;
+    /// use toolwright::registry::Rule;
     /// assert_eq!(Rule::ask_open_world().name(), "ask open world");
     /// ```
     pub fn ask_open_world() -> Self {
@@ -276,7 +276,7 @@ impl Rule {
     /// `test` accepts; other calls go on to the next rule.
     ///
     /// ```
-    /// use toolwright::{Rule, Selector};
+    /// use toolwright::{registry::{Rule, Selector}};
     /// let big = Rule::ask("big refunds", Selector::name("refund"))
     ///     .when_arguments(|args| args["cents"].as_u64().is_some_and(|c| c > 10_000));
     /// # let _ = big;
@@ -289,7 +289,7 @@ impl Rule {
     /// The rule's name.
     ///
     /// ```
-    /// use toolwright::Rule;
+    /// use toolwright::registry::Rule;
     /// assert_eq!(Rule::ask_destructive().name(), "ask destructive");
     /// ```
     pub fn name(&self) -> &str {
@@ -299,7 +299,7 @@ impl Rule {
     /// The tools it applies to.
     ///
     /// ```
-    /// use toolwright::{Effect, Rule, Selector};
+    /// use toolwright::{Effect, registry::{Rule, Selector}};
     /// assert_eq!(Rule::allow_read_only().selector(), &Selector::effect(Effect::Read));
     /// ```
     pub fn selector(&self) -> &Selector {
@@ -309,7 +309,7 @@ impl Rule {
     /// What it decides.
     ///
     /// ```
-    /// use toolwright::{Decision, Rule};
+    /// use toolwright::{registry::{Decision, Rule}};
     /// assert_eq!(Rule::ask_destructive().decision(), &Decision::Ask);
     /// ```
     pub fn decision(&self) -> &Decision {

@@ -11,12 +11,12 @@ use crate::effect::Effect;
 /// Picks tools by what they declare: name, key, namespace, tags, effect,
 /// and any combination of those.
 ///
-/// Used to switch tools on and off ([`Registry::disable`](crate::Registry::disable))
-/// and to narrow what a caller sees and may call ([`View`](crate::View)).
+/// Used to switch tools on and off ([`Registry::disable`](crate::registry::Registry::disable))
+/// and to narrow what a caller sees and may call ([`View`](crate::registry::View)).
 /// It serializes, so it can be kept in configuration.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Effect, Selector};
+/// use toolwright::{tool, Catalog, Effect, registry::Selector};
 ///
 /// /// Look up an order.
 /// #[tool(key = "orders.get", effect = read, authorize = public)]
@@ -73,7 +73,7 @@ impl Selector {
     /// The tool called `name`.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::name("add").to_string(), "name add");
     /// ```
     pub fn name(name: impl Into<String>) -> Self {
@@ -83,7 +83,7 @@ impl Selector {
     /// The tool whose key is `key`.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::key("math.add").to_string(), "key math.add");
     /// ```
     pub fn key(key: impl Into<String>) -> Self {
@@ -93,7 +93,7 @@ impl Selector {
     /// Tools whose key lies in `namespace` (whole dot segments).
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::namespace("orders").to_string(), "namespace orders");
     /// ```
     pub fn namespace(namespace: impl Into<String>) -> Self {
@@ -103,7 +103,7 @@ impl Selector {
     /// Tools tagged `tag`.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::tag("pii"), Selector::any_tag(["pii"]));
     /// ```
     pub fn tag(tag: impl Into<String>) -> Self {
@@ -113,7 +113,7 @@ impl Selector {
     /// Tools with at least one of `tags`.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::any_tag(["pii", "network"]).to_string(), "any tag of [pii, network]");
     /// ```
     pub fn any_tag<I: IntoIterator<Item = S>, S: Into<String>>(tags: I) -> Self {
@@ -123,7 +123,7 @@ impl Selector {
     /// Tools with every one of `tags`.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// assert_eq!(Selector::all_tags(["pii", "network"]).to_string(), "all tags of [pii, network]");
     /// ```
     pub fn all_tags<I: IntoIterator<Item = S>, S: Into<String>>(tags: I) -> Self {
@@ -133,7 +133,7 @@ impl Selector {
     /// Tools that declare `effect`.
     ///
     /// ```
-    /// use toolwright::{Effect, Selector};
+    /// use toolwright::{Effect, registry::Selector};
     /// assert_eq!(Selector::effect(Effect::Destructive).to_string(), "effect destructive");
     /// ```
     pub fn effect(effect: Effect) -> Self {
@@ -143,7 +143,7 @@ impl Selector {
     /// Tools both `self` and `other` pick.
     ///
     /// ```
-    /// use toolwright::{Effect, Selector};
+    /// use toolwright::{Effect, registry::Selector};
     /// let risky = Selector::tag("network").and(Selector::effect(Effect::Write));
     /// assert_eq!(risky.to_string(), "(any tag of [network] and effect write)");
     /// ```
@@ -160,7 +160,7 @@ impl Selector {
     /// Tools `self` or `other` picks.
     ///
     /// ```
-    /// use toolwright::Selector;
+    /// use toolwright::registry::Selector;
     /// let either = Selector::name("add").or(Selector::name("sub"));
     /// assert_eq!(either.to_string(), "(name add or name sub)");
     /// ```
@@ -177,7 +177,7 @@ impl Selector {
     /// Whether this selector picks `tool`.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Selector};
+    /// use toolwright::{tool, Catalog, registry::Selector};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -208,7 +208,7 @@ impl Selector {
 /// `!selector`: the tools it does not pick.
 ///
 /// ```
-/// use toolwright::Selector;
+/// use toolwright::registry::Selector;
 /// assert_eq!((!Selector::tag("pii")).to_string(), "not any tag of [pii]");
 /// ```
 impl Not for Selector {

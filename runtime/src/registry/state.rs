@@ -22,7 +22,7 @@ use crate::overrides::Override;
 /// namespaces the state lists, and reports those it lacks.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, Registry, RegistryState, Selector};
+/// use toolwright::{tool, Catalog, registry::{Registry, RegistryState, Selector}};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -90,7 +90,7 @@ impl Registry {
     /// The registry's mutable state now.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry};
+    /// use toolwright::{tool, Catalog, registry::Registry};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -136,7 +136,7 @@ impl Registry {
     /// unusable (see [`Registry::set_override`]).
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, RegistryState};
+    /// use toolwright::{tool, Catalog, registry::{Registry, RegistryState}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -158,7 +158,7 @@ impl Registry {
     /// assert_eq!(restored.unknown, ["math.sub"]);
     /// assert_eq!(restored.unknown_namespaces, ["eu"]);
     /// assert_eq!(registry.is_enabled("add"), Some(false));
-    /// registry.enable(&toolwright::Selector::All).unwrap();
+    /// registry.enable(&toolwright::registry::Selector::All).unwrap();
     /// assert_eq!(registry.tools().get("add").unwrap().description(), "Add two whole numbers.");
     /// ```
     pub fn restore(&self, state: &RegistryState) -> Result<Restored, RegistryError> {
@@ -173,7 +173,7 @@ impl Registry {
     /// name off as the one who acted.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, ChangeKind, Reason, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{ChangeKind, Reason, Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]

@@ -91,7 +91,7 @@ impl Snapshot {
     }
 }
 
-/// The tools a [`Registry`](crate::Registry) or an
+/// The tools a [`Registry`](crate::registry::Registry) or an
 /// [`Executor`](crate::Executor) serves, as of one generation: what to list
 /// or export to a caller.
 ///
@@ -102,7 +102,7 @@ impl Snapshot {
 ///
 /// ```
 /// use toolwright::providers::{self, Format};
-/// use toolwright::{tool, Catalog, Container, Executor, Selector};
+/// use toolwright::{tool, Catalog, Container, Executor, registry::Selector};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -134,7 +134,7 @@ impl Tools {
     /// The registry generation these tools are from.
     ///
     /// ```
-    /// use toolwright::{Catalog, Registry};
+    /// use toolwright::{Catalog, registry::Registry};
     /// let registry = Registry::new(Catalog::builder().build().unwrap());
     /// assert_eq!(registry.tools().generation(), 0);
     /// ```
@@ -145,7 +145,7 @@ impl Tools {
     /// The enabled tools in the view, sorted by key.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry};
+    /// use toolwright::{tool, Catalog, registry::Registry};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -163,7 +163,7 @@ impl Tools {
     /// Every tool in the view, enabled or not, with why it is disabled.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -190,7 +190,7 @@ impl Tools {
     /// The enabled tool called `name`, if the view holds it.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -212,7 +212,7 @@ impl Tools {
     /// not in the view.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Reason, Registry, Selector};
+    /// use toolwright::{tool, Catalog, registry::{Reason, Registry, Selector}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -230,7 +230,7 @@ impl Tools {
     /// How many enabled tools the view holds.
     ///
     /// ```
-    /// use toolwright::{Catalog, Registry};
+    /// use toolwright::{Catalog, registry::Registry};
     /// let registry = Registry::new(Catalog::builder().build().unwrap());
     /// assert_eq!(registry.tools().len(), 0);
     /// ```
@@ -241,7 +241,7 @@ impl Tools {
     /// Whether the view holds no enabled tool.
     ///
     /// ```
-    /// use toolwright::{Catalog, Registry};
+    /// use toolwright::{Catalog, registry::Registry};
     /// assert!(Registry::new(Catalog::builder().build().unwrap()).tools().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {

@@ -20,7 +20,7 @@ use crate::catalog::ToolEntry;
 /// decides what the caller may do.
 ///
 /// ```
-/// use toolwright::{tool, Effect, Selector, View};
+/// use toolwright::{tool, Effect, registry::{Selector, View}};
 /// # use toolwright::Catalog;
 ///
 /// /// Look up an order.
@@ -56,7 +56,7 @@ impl View {
     /// The tools `selector` picks.
     ///
     /// ```
-    /// use toolwright::{Selector, View};
+    /// use toolwright::{registry::{Selector, View}};
     /// let support = View::new(Selector::namespace("orders"));
     /// # let _ = support;
     /// ```
@@ -67,7 +67,7 @@ impl View {
     /// The tools `predicate` accepts: for rules a selector cannot say.
     ///
     /// ```
-    /// use toolwright::View;
+    /// use toolwright::registry::View;
     /// // Tools that never reach outside the application.
     /// let closed = View::filter(|tool| !tool.open_world());
     /// # let _ = closed;
@@ -79,7 +79,7 @@ impl View {
     /// The tools both views contain.
     ///
     /// ```
-    /// use toolwright::{Effect, Selector, View};
+    /// use toolwright::{Effect, registry::{Selector, View}};
     /// let reads = View::new(Selector::effect(Effect::Read));
     /// let read_orders = reads.and(View::new(Selector::namespace("orders")));
     /// # let _ = read_orders;
@@ -105,7 +105,7 @@ impl View {
     /// Whether `tool` is in the view.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, Selector, View};
+    /// use toolwright::{tool, Catalog, registry::{Selector, View}};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]

@@ -23,7 +23,7 @@ type Factory = Box<dyn Fn(Scope) -> ErasedBuild + Send + Sync>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolwright::{Container, Scope};
+/// use toolwright::{Container, scope::Scope};
 ///
 /// trait Clock: Send + Sync { fn now(&self) -> u64; }
 /// struct Fixed;
@@ -36,7 +36,7 @@ type Factory = Box<dyn Fn(Scope) -> ErasedBuild + Send + Sync>;
 ///     .request::<Tx>(|scope: Scope| async move {
 ///         let clock = scope.resolve::<dyn Clock>().await?;
 ///         scope.on_close(|outcome| async move { println!("closing with {outcome:?}") });
-///         Ok::<_, toolwright::ResolveError>(Tx { id: clock.now() })
+///         Ok::<_, toolwright::scope::ResolveError>(Tx { id: clock.now() })
 ///     })
 ///     .build();
 /// assert!(container.provides::<dyn Clock>() && container.provides::<Tx>());
@@ -89,7 +89,7 @@ impl Container {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolwright::{Container, Scope};
+    /// use toolwright::{Container, scope::Scope};
     ///
     /// trait Mailer: Send + Sync {}
     /// struct Smtp;
@@ -152,7 +152,7 @@ impl fmt::Debug for Container {
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use serde_json::json;
-/// use toolwright::{tool, Catalog, Container, Executor, Inject, Scope};
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, scope::Scope};
 ///
 /// struct Config { greeting: String }
 /// struct RequestId(u64);
@@ -196,7 +196,7 @@ pub struct ContainerBuilder {
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use toolwright::{tool, Catalog, Container, Executor, Inject, ResolveError, Scope};
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, scope::{ResolveError, Scope}};
 ///
 /// struct Pool { url: String }
 /// struct Connection { url: String }
@@ -238,7 +238,7 @@ pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Inject, RequestFactory, Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, __private::RequestFactory, scope::Scope};
     ///
     /// fn counted<T: ?Sized + 'static>(
     ///     builds: Arc<AtomicUsize>,
@@ -359,7 +359,7 @@ impl ContainerBuilder {
     /// call's [`Scope`], so it can resolve other values and register a
     /// finalizer with [`Scope::on_close`]. A factory that asks, directly or
     /// through other providers, for the value it is building gets
-    /// [`ResolveError::Cycle`](crate::ResolveError::Cycle) instead of waiting for itself.
+    /// [`ResolveError::Cycle`](crate::scope::ResolveError::Cycle) instead of waiting for itself.
     ///
     /// A factory that fails fails the call with [`CallError::Dependency`],
     /// which keeps the factory's error:
@@ -367,7 +367,7 @@ impl ContainerBuilder {
     /// ```
     /// use std::error::Error as _;
     /// use serde_json::json;
-    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Inject, Scope};
+    /// use toolwright::{tool, CallError, Catalog, Container, Executor, Inject, scope::Scope};
     ///
     /// struct Connection;
     ///

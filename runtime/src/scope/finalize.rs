@@ -21,7 +21,7 @@ pub(crate) struct Finalizer {
 /// error fails a call that had succeeded (a commit that did not happen).
 ///
 /// ```
-/// use toolwright::{Outcome, Scope, ResolveError};
+/// use toolwright::{scope::{Outcome, Scope, ResolveError}};
 ///
 /// struct Tx;
 ///

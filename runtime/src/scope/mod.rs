@@ -10,6 +10,7 @@ mod cell;
 mod container;
 mod cycle;
 mod finalize;
+mod inject;
 mod request;
 
 use std::any::TypeId;
@@ -17,6 +18,7 @@ use std::fmt;
 
 pub use container::{Container, ContainerBuilder, RequestFactory};
 pub use finalize::FinalizerOutput;
+pub use inject::{FromScope, Inject};
 pub use request::Scope;
 pub(crate) use request::ScopeGuard;
 
@@ -26,7 +28,7 @@ use crate::tool_str::ToolStr;
 /// How a call ended, as its request finalizers see it.
 ///
 /// ```
-/// use toolwright::Outcome;
+/// use toolwright::scope::Outcome;
 /// assert!(Outcome::Ok.is_ok());
 /// assert!(!Outcome::Cancelled.is_ok());
 /// ```
@@ -47,7 +49,7 @@ impl Outcome {
     /// Whether the call succeeded (commit), as opposed to anything else (roll back).
     ///
     /// ```
-    /// use toolwright::Outcome;
+    /// use toolwright::scope::Outcome;
     ///
     /// let end = |outcome: Outcome| if outcome.is_ok() { "commit" } else { "rollback" };
     /// assert_eq!(end(Outcome::Ok), "commit");
@@ -61,11 +63,11 @@ impl Outcome {
 
 /// A type a tool needs injected, as reported when the executor is built.
 ///
-/// [`FromScope::requirements`](crate::FromScope::requirements) lists them; the executor checks each against
+/// [`FromScope::requirements`] lists them; the executor checks each against
 /// the container.
 ///
 /// ```
-/// use toolwright::{FromScope, Inject, Requirement};
+/// use toolwright::{Inject, scope::{FromScope, Requirement}};
 ///
 /// trait Mailer: Send + Sync {}
 ///
@@ -87,7 +89,7 @@ impl Requirement {
     ///
     /// ```
     /// use std::any::TypeId;
-    /// use toolwright::Requirement;
+    /// use toolwright::scope::Requirement;
     ///
     /// struct Db;
     ///
@@ -107,13 +109,13 @@ impl Requirement {
 ///
 /// A tool whose injected value fails to resolve fails with
 /// [`CallError::DependencyMissing`] or [`CallError::Dependency`]; a
-/// [`FromScope`](crate::FromScope) impl can also handle the error itself, here to make a
+/// [`FromScope`] impl can also handle the error itself, here to make a
 /// dependency optional:
 ///
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use toolwright::{tool, Catalog, Container, Executor, FromScope, ResolveError, Scope};
+/// use toolwright::{tool, Catalog, Container, Executor, scope::{FromScope, ResolveError, Scope}};
 ///
 /// /// The caller's language; English when nothing provides one.
 /// struct Language(Arc<str>);
@@ -184,7 +186,7 @@ pub enum ResolveError {
     /// use std::error::Error as _;
     /// use serde_json::json;
     /// use toolwright::{tool, CallError, Catalog, Container, Executor, Inject};
-    /// use toolwright::{ResolveError, Scope};
+    /// use toolwright::{scope::{ResolveError, Scope}};
     ///
     /// struct Session;
     /// struct User;

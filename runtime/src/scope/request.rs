@@ -19,13 +19,13 @@ use crate::tool_str::ToolStr;
 ///
 /// Cheap to clone; every clone is the same scope. The executor opens one for
 /// each call of a tool with injected parameters and hands it to REQUEST
-/// factories and [`FromScope`](crate::FromScope) impls; it closes it, running the finalizers,
+/// factories and [`FromScope`](crate::scope::FromScope) impls; it closes it, running the finalizers,
 /// before the call returns.
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use serde_json::json;
-/// use toolwright::{tool, Catalog, Container, Executor, Inject, Invocation, ResolveError, Scope};
+/// use toolwright::{tool, Catalog, Container, Executor, Inject, Invocation, scope::{ResolveError, Scope}};
 ///
 /// #[derive(Default)]
 /// struct Journal(Mutex<Vec<&'static str>>);
@@ -113,8 +113,8 @@ impl Scope {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, FromScope, Inject};
-    /// use toolwright::{Requirement, ResolveError, Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, scope::FromScope};
+    /// use toolwright::{scope::{Requirement, ResolveError, Scope}};
     ///
     /// struct Session { user: String }
     ///
@@ -222,7 +222,7 @@ impl Scope {
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Inject, ResolveError, Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, scope::{ResolveError, Scope}};
     ///
     /// #[derive(Default)]
     /// struct Log(Mutex<Vec<&'static str>>);

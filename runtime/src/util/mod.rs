@@ -14,7 +14,7 @@ use std::fmt;
 /// A boxed, sendable future, the shape of every erased step of the pipeline.
 ///
 /// ```
-/// use toolwright::BoxFuture;
+/// use toolwright::executor::BoxFuture;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use tw::{Context, Inject, Invocation, Verdict, tool};
+use tw::executor::Verdict;
+use tw::{Context, Inject, Invocation, tool};
 
 /// A facade, as an SDK crate that wraps toolwright would offer it.
 pub mod sdk {

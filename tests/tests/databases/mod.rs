@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use toolwright::BoxFuture;
 use toolwright::approval::{ApprovalLedger, LedgerError, PostgresLedger, SqliteLedger};
 use toolwright::audit::{AuditError, AuditRecord, AuditTrail, PostgresAudit, SqliteAudit};
+use toolwright::executor::BoxFuture;
 
 /// A database of the test's own, in either engine.
 #[derive(Clone)]

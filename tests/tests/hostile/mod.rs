@@ -28,8 +28,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolwright::{
-    CallError, Catalog, Container, Digest, Executor, Inject, Invocation, ResolveError, Scope,
-    Verdict, tool,
+    CallError, Catalog, Container, Executor, Inject, Invocation,
+    approval::Digest,
+    executor::Verdict,
+    scope::{ResolveError, Scope},
+    tool,
 };
 
 /// What the catalog's bodies, hooks and provider do; each is counted, and

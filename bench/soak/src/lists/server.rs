@@ -5,7 +5,10 @@ use std::io::Write;
 
 use serde_json::json;
 use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
-use toolwright::{Catalog, Container, DynamicTool, DynamicToolError, Effect, Executor, Registry};
+use toolwright::{
+    Catalog, Container, Effect, Executor,
+    registry::{DynamicTool, DynamicToolError, Registry},
+};
 
 use super::{BoxError, Options};
 

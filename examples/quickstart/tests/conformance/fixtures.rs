@@ -19,7 +19,10 @@ use toolwright::mcp::rmcp::model::{
 use toolwright::mcp::rmcp::service::RequestContext;
 use toolwright::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolwright::mcp::{McpCall, McpServerBuilder};
-use toolwright::{BoxError, Content, Contents, DynamicCall, DynamicTool, Effect, Registry};
+use toolwright::{
+    BoxError, Content, Contents, Effect,
+    registry::{DynamicCall, DynamicTool, Registry},
+};
 
 /// A WAV file's first bytes, base64: what the suite looks at is the type.
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
@@ -38,7 +41,7 @@ fn fixture<F>(
     handler: F,
 ) -> Result<DynamicTool, BoxError>
 where
-    F: Fn(Value) -> toolwright::BoxFuture<'static, Answer> + Send + Sync + 'static,
+    F: Fn(Value) -> toolwright::executor::BoxFuture<'static, Answer> + Send + Sync + 'static,
 {
     Ok(builder(name, description, input)
         .handler(move |call: DynamicCall<'_>| handler(call.into_arguments()))
@@ -59,7 +62,11 @@ fn contents(name: &str, description: &str, blocks: Vec<Content>) -> Result<Dynam
 }
 
 /// A read-only fixture tool called `name`, keyed under `conformance`.
-fn builder(name: &str, description: &str, input: Value) -> toolwright::DynamicToolBuilder {
+fn builder(
+    name: &str,
+    description: &str,
+    input: Value,
+) -> toolwright::registry::DynamicToolBuilder {
     let key = format!("conformance.{}", name.trim_start_matches("test_"));
     DynamicTool::builder(key, name)
         .description(description)

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolwright::approval::MemoryLedger;
-use toolwright::{Approvals, BoxError};
+use toolwright::{BoxError, approval::Approvals};
 
 /// The default scenarios (`conformance server --url URL`, suite `active`)
 /// of conformance 0.1.16, all of which the quickstart passes with the

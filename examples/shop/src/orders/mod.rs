@@ -5,7 +5,7 @@ pub mod tools;
 use std::sync::Arc;
 
 use serde::Serialize;
-use toolwright::BoxFuture;
+use toolwright::executor::BoxFuture;
 
 use crate::app::{ShopError, Tx};
 

@@ -39,7 +39,7 @@ pub use sqlite::SqliteLedger;
 /// approval is consumed once.
 ///
 /// ```
-/// use toolwright::Approvals;
+/// use toolwright::approval::Approvals;
 /// use toolwright::approval::{ApprovalLedger, SqlLedger};
 ///
 /// /// The rules over a ledger in either database.

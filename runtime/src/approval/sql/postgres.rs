@@ -25,7 +25,7 @@ use crate::sql::migrate;
 /// ```no_run
 /// use sqlx::postgres::PgPoolOptions;
 /// use toolwright::approval::PostgresLedger;
-/// use toolwright::Approvals;
+/// use toolwright::approval::Approvals;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

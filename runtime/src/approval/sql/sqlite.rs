@@ -32,7 +32,7 @@ use crate::sql::migrate;
 /// use serde_json::json;
 /// use sqlx::sqlite::SqlitePoolOptions;
 /// use toolwright::approval::{ApprovalLedger, Review, NewApproval, SqliteLedger, Status};
-/// use toolwright::{ApprovalRequest, Digest};
+/// use toolwright::{approval::{ApprovalRequest, Digest}};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -85,7 +85,7 @@ impl SqlLedger<Sqlite> {
     /// use std::time::Duration;
     /// use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
     /// use toolwright::approval::SqliteLedger;
-    /// use toolwright::Approvals;
+    /// use toolwright::approval::Approvals;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

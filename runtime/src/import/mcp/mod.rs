@@ -4,7 +4,7 @@
 //! arguments), the environment variables it may read, the remote tools to
 //! serve ([`RemoteTools`]) and the effect of each; [`connect`] starts it
 //! only if the application's [`Allowlist`] lists the command, then lists
-//! its tools and builds one [`DynamicTool`](crate::DynamicTool) per allowed
+//! its tools and builds one [`DynamicTool`](crate::registry::DynamicTool) per allowed
 //! tool, which calls it over the one session:
 //!
 //! - keys and names are qualified by the namespace (remote `get-sum` in
@@ -22,7 +22,7 @@
 //!
 //! ```no_run
 //! use toolwright::import::mcp::{Allowlist, RemoteTools, StdioUpstream};
-//! use toolwright::{Catalog, Effect, Registry};
+//! use toolwright::{Catalog, Effect, registry::Registry};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! // What this application may start, whatever a configuration file says.

@@ -350,7 +350,7 @@ impl Imported {
     }
 
     /// The tools, to register
-    /// ([`Registry::register_all`](crate::Registry::register_all)).
+    /// ([`Registry::register_all`](crate::registry::Registry::register_all)).
     pub fn into_tools(self) -> Vec<DynamicTool> {
         self.tools
     }

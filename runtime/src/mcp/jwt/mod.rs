@@ -117,7 +117,7 @@ type ClaimsAsContext = fn(&Claims) -> Result<Claims, Rejection>;
 /// A session belongs to whoever opened it. Implement
 /// [`Principal`](crate::Principal) on the context, its id the token's
 /// subject, and name it with
-/// [`ExecutorBuilder::principal`](crate::ExecutorBuilder::principal), as
+/// [`ExecutorBuilder::principal`](crate::executor::ExecutorBuilder::principal), as
 /// above: the session is then the user's and goes on when the client
 /// refreshes its token. Without it the session belongs to the token, and
 /// a refreshed one gets 404 for it and starts a new session.

@@ -1,7 +1,7 @@
 // A hook that never waits may be a plain `fn` returning `Verdict`, for
 // `authorize` and `approve`, generic over the arguments or not.
 use serde_json::json;
-use toolwright::{CallError, Catalog, Container, Executor, Invocation, Verdict, tool};
+use toolwright::{CallError, Catalog, Container, Executor, Invocation, tool, executor::Verdict};
 
 struct Actor {
     clerk: bool,

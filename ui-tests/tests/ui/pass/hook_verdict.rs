@@ -1,6 +1,6 @@
 // An `approve` hook may answer `Verdict`, including `Pending` for a person to decide.
 use serde_json::json;
-use toolwright::{CallError, Catalog, Container, Executor, Invocation, Verdict, tool};
+use toolwright::{CallError, Catalog, Container, Executor, Invocation, tool, executor::Verdict};
 
 struct Actor;
 

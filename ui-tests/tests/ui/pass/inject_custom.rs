@@ -2,7 +2,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolwright::{Catalog, Container, Executor, FromScope, Requirement, ResolveError, Scope, tool};
+use toolwright::{Catalog, Container, Executor, tool, scope::{FromScope, Requirement, ResolveError, Scope}};
 
 struct Db {
     name: &'static str,

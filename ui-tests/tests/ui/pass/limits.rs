@@ -1,7 +1,7 @@
 // `concurrency`, `exclusive` and `max_result` are carried into the tool's metadata.
 use std::num::NonZeroU32;
 
-use toolwright::{Concurrency, Tool, tool};
+use toolwright::{Tool, tool, executor::Concurrency};
 
 /// Render a report.
 #[tool(key = "reports.render", effect = read, authorize = public, concurrency = 4, max_result = 20_000)]

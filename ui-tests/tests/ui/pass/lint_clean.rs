@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use toolwright::{Context, FromScope, Inject, Invocation, Requirement, ResolveError, Scope, tool};
+use toolwright::{Context, Inject, Invocation, tool, scope::{FromScope, Requirement, ResolveError, Scope}};
 
 /// The caller.
 #[derive(Debug, Clone, Copy)]

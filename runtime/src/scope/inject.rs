@@ -5,7 +5,7 @@ use std::future::Future;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::scope::{Requirement, ResolveError, Scope};
+use super::{Requirement, ResolveError, Scope};
 
 /// A value injected from the call's scope: an APP value or a REQUEST value.
 ///
@@ -128,7 +128,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Inject<T> {
 /// use std::sync::Arc;
 /// use serde_json::json;
 /// use toolwright::{tool, Catalog, Container, Executor};
-/// use toolwright::{FromScope, Requirement, ResolveError, Scope};
+/// use toolwright::{scope::{FromScope, Requirement, ResolveError, Scope}};
 ///
 /// struct Db { name: &'static str }
 /// /// A read-only view of the database.
@@ -160,7 +160,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Inject<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected",
     label = "not resolvable from the call's scope",
-    note = "inject `toolwright::Inject<T>` with `T: Send + Sync + 'static` provided by the container, or implement `toolwright::FromScope` for `{Self}`"
+    note = "inject `toolwright::Inject<T>` with `T: Send + Sync + 'static` provided by the container, or implement `toolwright::scope::FromScope` for `{Self}`"
 )]
 pub trait FromScope: Sized + Send {
     /// Resolves the value for one call.
@@ -170,7 +170,7 @@ pub trait FromScope: Sized + Send {
     /// ```
     /// use std::sync::Arc;
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, FromScope, ResolveError, Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, scope::{FromScope, ResolveError, Scope}};
     ///
     /// struct Pool;
     /// struct Tenant(u64);
@@ -212,8 +212,8 @@ pub trait FromScope: Sized + Send {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolwright::{tool, Catalog, Container, Executor, ExecutorProblem};
-    /// use toolwright::{FromScope, Requirement, ResolveError, Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, executor::ExecutorProblem};
+    /// use toolwright::{scope::{FromScope, Requirement, ResolveError, Scope}};
     ///
     /// struct Db;
     /// struct ReadOnly(Arc<Db>);
