@@ -16,7 +16,8 @@ use crate::tool::{Location, Tool};
 /// builds one from a tool type when link-time collection is not wanted.
 ///
 /// ```
-/// use toolwright::{tool, Catalog, registry::CatalogBuilder, __private::Registration};
+/// use toolwright::registry::{CatalogBuilder, Registration};
+/// use toolwright::{tool, Catalog};
 ///
 /// /// Add two numbers.
 /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -65,7 +66,7 @@ impl Registration {
     /// The registration of tool `T`.
     ///
     /// ```
-    /// use toolwright::{tool, __private::Registration};
+    /// use toolwright::{tool, registry::Registration};
     ///
     /// /// Echo a word.
     /// #[tool(key = "demo.echo", effect = read, authorize = public)]
@@ -99,7 +100,7 @@ impl Registration {
     /// The tool's key.
     ///
     /// ```
-    /// use toolwright::{tool, __private::Registration};
+    /// use toolwright::{tool, registry::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]
@@ -114,7 +115,7 @@ impl Registration {
     /// The tool's caller-facing name.
     ///
     /// ```
-    /// use toolwright::{tool, __private::Registration};
+    /// use toolwright::{tool, registry::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", name = "sum", effect = read, authorize = public)]
@@ -129,7 +130,7 @@ impl Registration {
     /// Where the tool was declared.
     ///
     /// ```
-    /// use toolwright::{tool, __private::Registration};
+    /// use toolwright::{tool, registry::Registration};
     ///
     /// /// Add two numbers.
     /// #[tool(key = "math.add", effect = read, authorize = public)]

@@ -264,7 +264,7 @@ fn tags_reach_the_entry_and_the_descriptor_in_the_order_written() {
 
 #[test]
 fn builder_refuses_duplicates_too() {
-    use toolwright::__private::Registration;
+    use toolwright::registry::Registration;
     let error = Catalog::builder()
         .add_registration(Registration::of::<shop::products::ListProductsArgs>())
         .add_registration(Registration::of::<legacy::ListProductsArgs>())

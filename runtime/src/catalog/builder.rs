@@ -55,7 +55,7 @@ impl CatalogBuilder {
     /// Adds a registration, such as one chosen at run time from a list.
     ///
     /// ```
-    /// use toolwright::{tool, Catalog, __private::Registration};
+    /// use toolwright::{tool, Catalog, registry::Registration};
     ///
     /// /// Look up an order.
     /// #[tool(key = "orders.get", effect = read, authorize = public)]

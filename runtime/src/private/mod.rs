@@ -19,7 +19,7 @@ pub use crate::error::{BoxError, CallError, HookKind};
 pub use crate::hook::{Answered, HookCall, HookReturn, PollHook, Verdict, call_hook};
 pub use crate::registration::Registration;
 pub use crate::scope::FromScope;
-pub use crate::scope::{RequestFactory, Requirement, Scope};
+pub use crate::scope::{Requirement, Scope};
 pub use crate::tool::Location;
 pub use crate::util::json::to_value;
 pub use core::time::Duration;

@@ -30,6 +30,7 @@ pub use crate::disabled::Disabled;
 pub use crate::dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError, DynamicToolProblem};
 pub use crate::dynamic_call::{Arguments, DynamicCall};
 pub use crate::overrides::Override;
+pub use crate::registration::Registration;
 pub use crate::tool::Location;
 pub use crate::tool_str::ToolStr;
 pub use changes::{Change, ChangeKind, Changes, Missed};

@@ -238,7 +238,7 @@ pub trait RequestFactory<T: ?Sized>: Send + Sync + 'static {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use serde_json::json;
-    /// use toolwright::{tool, Catalog, Container, Executor, Inject, __private::RequestFactory, scope::Scope};
+    /// use toolwright::{tool, Catalog, Container, Executor, Inject, scope::{RequestFactory, Scope}};
     ///
     /// fn counted<T: ?Sized + 'static>(
     ///     builds: Arc<AtomicUsize>,
