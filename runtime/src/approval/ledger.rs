@@ -169,7 +169,7 @@ fn named<T: Copy, const N: usize>(
 /// use std::time::{Duration, SystemTime};
 /// use toolwright::approval::{Approval, Status};
 /// # use serde_json::json;
-/// # use toolwright::{approval::ApprovalId, ApprovalRequest, Digest};
+/// # use toolwright::{approval::ApprovalId, approval::{ApprovalRequest, Digest}};
 /// # let arguments = json!({"sku": "A-1"});
 /// # let approval = Approval {
 /// #     id: ApprovalId(1),
@@ -233,7 +233,7 @@ impl Approval {
     /// # use std::time::{Duration, SystemTime};
     /// # use serde_json::json;
     /// # use toolwright::approval::{Approval, ApprovalId, Status};
-    /// # use toolwright::{ApprovalRequest, Digest};
+    /// # use toolwright::{approval::{ApprovalRequest, Digest}};
     /// # let arguments = json!({});
     /// # let mut approval = Approval {
     /// #     id: ApprovalId(1),
