@@ -49,8 +49,8 @@ pub enum ExecutorProblem {
         /// The schema compiler's message.
         message: String,
     },
-    /// An observer's thread could not be started.
-    #[error("an observer's thread could not be started: {message}")]
+    /// The observers' dispatcher thread could not be started.
+    #[error("the observers' dispatcher thread could not be started: {message}")]
     ObserverThread {
         /// The operating system's message.
         message: String,
