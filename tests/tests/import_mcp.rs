@@ -1,17 +1,17 @@
 //! Another MCP server's tools imported into the registry: the reference
 //! server `@modelcontextprotocol/server-everything` (npm, pinned in
 //! `tests/upstreams/package-lock.json`, installed under the target
-//! directory on the first run), started over stdio behind allowlists.
+//! directory on the first run), started over stdio behind allowlists, its
+//! tools pinned.
 
 use std::path::PathBuf;
 
 use serde_json::json;
+use toolwright::approval::Approvals;
 use toolwright::approval::MemoryLedger;
-use toolwright::import::mcp::{Allowlist, ImportError, RemoteTools, StdioUpstream};
-use toolwright::{
-    CallError, Catalog, Container, Effect, Executor, Principal, approval::Approvals,
-    registry::Registry,
-};
+use toolwright::import::mcp::{Allowlist, ImportError, Pins, RemoteTools, StdioUpstream};
+use toolwright::registry::{Registry, Selector};
+use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
 
 mod installs;
 
@@ -223,4 +223,94 @@ async fn a_tool_named_that_the_server_does_not_offer_fails_the_import() {
         refused.to_string(),
         "the server offers no tool named `delete-everything`"
     );
+}
+
+#[tokio::test]
+async fn a_tool_whose_definition_changed_since_it_was_pinned_is_switched_off_alone() {
+    let test = "a_tool_whose_definition_changed_since_it_was_pinned_is_switched_off_alone";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let upstream = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["echo", "get-sum"]))
+        .effect("echo", Effect::Read)
+        .effect("get-sum", Effect::Read);
+    let allowlist = allowing(&node, &args);
+
+    // The first import pins every tool as it is; the same tools again
+    // match their pins.
+    let first = upstream.clone().connect(&allowlist).await.unwrap();
+    assert!(first.changed().is_empty());
+    assert_eq!(first.pins().len(), 2);
+    let again = upstream
+        .clone()
+        .pins(first.pins().clone())
+        .connect(&allowlist)
+        .await
+        .unwrap();
+    assert!(again.changed().is_empty());
+    assert_eq!(again.pins(), first.pins());
+
+    // Pins that accepted another definition of `echo`: the server's is a
+    // change now, and only `echo` is one.
+    let mut kept = serde_json::to_value(first.pins()).unwrap();
+    kept["echo"] = kept["get-sum"].clone();
+    let kept: Pins = serde_json::from_value(kept).unwrap();
+    let imported = upstream
+        .clone()
+        .pins(kept.clone())
+        .connect(&allowlist)
+        .await
+        .unwrap();
+    let changed = imported.changed().to_vec();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(
+        (&*changed[0].name, &*changed[0].key),
+        ("echo", "everything.echo")
+    );
+    assert_eq!(Some(changed[0].pinned), kept.get("echo"));
+    assert_eq!(imported.pins(), &kept, "a changed tool keeps its old pin");
+
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let tools = registry.tools();
+    let reason = tools.disabled("everything_echo").map(|d| d.reason.as_str());
+    assert_eq!(reason, Some("definition changed"));
+    assert!(tools.disabled("everything_get-sum").is_none());
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let echo = || executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
+    let refused = echo().await;
+    assert!(
+        matches!(refused, Err(CallError::Disabled { .. })),
+        "{refused:?}"
+    );
+    let sum = executor.invoke("everything_get-sum", json!({"a": 2, "b": 3}), &ann);
+    assert_eq!(sum.await.unwrap(), json!("The sum of 2 and 3 is 5."));
+
+    // Switched on by hand, it still refuses: only accepting it serves it.
+    let by_hand = Selector::key("everything.echo");
+    executor.registry().enable(&by_hand).unwrap();
+    let still = echo().await;
+    let Err(CallError::Tool { source, .. }) = &still else {
+        panic!("{still:?}")
+    };
+    let told = source.to_string();
+    assert!(told.contains("changed since it was pinned"), "{told}");
+
+    // Accepted, the next import serves it.
+    let mut accepted = kept;
+    accepted.accept(&changed[0]);
+    let next = upstream.pins(accepted).connect(&allowlist).await.unwrap();
+    assert!(next.changed().is_empty());
+    let registry = Registry::new(Catalog::empty());
+    next.register(&registry).unwrap();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let echoed = executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
 }

@@ -315,13 +315,7 @@ impl Registry {
         selector: &Selector,
         reason: impl Into<Reason>,
     ) -> Result<Change, RegistryError> {
-        let reason = reason.into();
-        let disabled = Arc::new(Disabled {
-            reason: reason.text,
-            by: reason.by,
-            originally_by: None,
-            at: SystemTime::now(),
-        });
+        let disabled = switched_off(reason.into());
         let kind = ChangeKind::Disabled((*disabled).clone());
         self.change(selector, kind, Some(disabled))
     }
@@ -554,4 +548,14 @@ impl std::fmt::Debug for Registry {
             )
             .finish()
     }
+}
+
+/// The state of a tool switched off now for `reason`.
+fn switched_off(reason: Reason) -> Arc<Disabled> {
+    Arc::new(Disabled {
+        reason: reason.text,
+        by: reason.by,
+        originally_by: None,
+        at: SystemTime::now(),
+    })
 }

@@ -16,7 +16,10 @@
 //! - arguments are checked against the remote input schema before
 //!   anything is sent, as for any tool;
 //! - a remote tool error is the call's tool error, its text kept; a failed
-//!   exchange with the server is the call's error too, with its source.
+//!   exchange with the server is the call's error too, with its source;
+//! - each tool's definition is pinned ([`Pins`]): one that changes after it
+//!   was accepted is switched off with the reason `definition changed`,
+//!   and only that one.
 //!
 //! The child process ends when the last of its tools is dropped.
 //!
@@ -36,8 +39,9 @@
 //!     .effect("get-sum", Effect::Read)
 //!     .connect(&allowlist)
 //!     .await?;
+//! // Keep `imported.pins()` and pass them to the next import.
 //! let registry = Registry::new(Catalog::empty());
-//! registry.register_all(imported.into_tools())?;
+//! imported.register(&registry)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -47,8 +51,10 @@
 mod allowlist;
 mod error;
 mod mapping;
+mod pins;
 mod upstream;
 
 pub use allowlist::{Allowlist, RemoteTools};
 pub use error::{ImportError, Skipped};
+pub use pins::{Changed, Pins};
 pub use upstream::{Imported, StdioUpstream};

@@ -13,13 +13,14 @@ use serde_json::Value;
 
 use super::error::{ImportError, Skipped};
 use super::mapping;
-use super::{Allowlist, RemoteTools};
+use super::{Allowlist, Changed, Pins, RemoteTools};
 use crate::dynamic::{DynamicTool, DynamicToolBuilder};
 use crate::dynamic_call::Arguments;
 use crate::effect::Effect;
 use crate::error::BoxError;
 use crate::invocation::Invocation;
 use crate::principal::Principal;
+use crate::registry::{Change, Reason, Registry, RegistryError};
 use crate::util::BoxFuture;
 use crate::util::names::is_valid_key;
 
@@ -53,6 +54,7 @@ pub struct StdioUpstream {
     timeout: Option<Duration>,
     /// How a tool that changes something asks for approval.
     approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
+    pins: Pins,
 }
 
 impl StdioUpstream {
@@ -73,6 +75,7 @@ impl StdioUpstream {
             effects: BTreeMap::new(),
             timeout: None,
             approve: None,
+            pins: Pins::new(),
         }
     }
 
@@ -129,6 +132,26 @@ impl StdioUpstream {
     /// `timeout`); by default, the executor's.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// The definitions accepted at an earlier import: a tool whose
+    /// definition differs from its pin is not called
+    /// ([`Imported::changed`]). Without pins, every tool is pinned as first
+    /// seen ([`Imported::pins`], to keep for the next import).
+    ///
+    /// ```
+    /// use toolwright::import::mcp::{Pins, RemoteTools, StdioUpstream};
+    ///
+    /// # fn kept() -> String { "{}".into() }
+    /// let pins: Pins = serde_json::from_str(&kept()).unwrap();
+    /// let upstream = StdioUpstream::new("git", "mcp-server-git", ["--repository", "."])
+    ///     .tools(RemoteTools::only(["git_status"]))
+    ///     .pins(pins);
+    /// # let _ = upstream;
+    /// ```
+    pub fn pins(mut self, pins: Pins) -> Self {
+        self.pins = pins;
         self
     }
 
@@ -212,6 +235,7 @@ impl StdioUpstream {
     fn imported(&self, listed: Vec<Tool>, session: &Session) -> Result<Imported, ImportError> {
         let mut tools = Vec::new();
         let mut skipped = Vec::new();
+        let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
         let mut taken: HashMap<String, String> = HashMap::new();
         for remote in listed.iter().filter(|t| self.tools.allows(&t.name)) {
             let (key, name) = match mapping::qualified(&self.namespace, &remote.name) {
@@ -230,20 +254,29 @@ impl StdioUpstream {
                     });
                 }
             }
-            match self.tool(remote, key, name, session) {
+            let change = pins.check(remote, &key);
+            match self.tool(remote, key, name, change.is_some(), session) {
                 Ok(tool) => tools.push(tool),
                 Err(reason) => skipped.push(skip(remote, reason)),
             }
+            changed.extend(change);
         }
-        Ok(Imported { tools, skipped })
+        Ok(Imported {
+            tools,
+            skipped,
+            pins,
+            changed,
+        })
     }
 
-    /// The local tool for `remote`, or why it cannot be built.
+    /// The local tool for `remote`, or why it cannot be built. A `changed`
+    /// one refuses every call.
     fn tool(
         &self,
         remote: &Tool,
         key: String,
         name: String,
+        changed: bool,
         session: &Session,
     ) -> Result<DynamicTool, String> {
         let effect = self
@@ -274,7 +307,16 @@ impl StdioUpstream {
         builder
             .handler(move |call| {
                 let (session, remote_name) = (session.clone(), remote_name.clone());
-                Box::pin(async move { forward(&session, remote_name, call.into_arguments()).await })
+                Box::pin(async move {
+                    if changed {
+                        return Err(format!(
+                            "the definition of `{remote_name}` changed since it was pinned; \
+                             it is not called until a person accepts it"
+                        )
+                        .into());
+                    }
+                    forward(&session, remote_name, call.into_arguments()).await
+                })
             })
             .build()
             .map_err(|e| e.to_string())
@@ -336,6 +378,8 @@ fn skip(remote: &Tool, reason: String) -> Skipped {
 pub struct Imported {
     tools: Vec<DynamicTool>,
     skipped: Vec<Skipped>,
+    pins: Pins,
+    changed: Vec<Changed>,
 }
 
 impl Imported {
@@ -349,9 +393,30 @@ impl Imported {
         &self.skipped
     }
 
+    /// The pins to keep for the next import: those given, and the tools
+    /// first seen now. A changed tool keeps its old pin until
+    /// [accepted](Pins::accept).
+    pub fn pins(&self) -> &Pins {
+        &self.pins
+    }
+
+    /// The tools whose definition is not the one pinned. Each refuses
+    /// every call; [`register`](Self::register) switches them off.
+    pub fn changed(&self) -> &[Changed] {
+        &self.changed
+    }
+
     /// The tools, to register
-    /// ([`Registry::register_all`](crate::registry::Registry::register_all)).
+    /// ([`Registry::register_all`]); prefer
+    /// [`register`](Self::register), which shows a changed tool switched off.
     pub fn into_tools(self) -> Vec<DynamicTool> {
         self.tools
+    }
+
+    /// Registers the tools in `registry` as one generation, each changed
+    /// one switched off with the reason `definition changed`.
+    pub fn register(self, registry: &Registry) -> Result<Change, RegistryError> {
+        let off: Vec<&str> = self.changed.iter().map(|c| c.key.as_str()).collect();
+        registry.register_all_off(self.tools, &off, Reason::new("definition changed"))
     }
 }
