@@ -1,15 +1,17 @@
 //! Another MCP server's tools imported into the registry: the reference
 //! server `@modelcontextprotocol/server-everything` (npm, pinned in
 //! `tests/upstreams/package-lock.json`, installed under the target
-//! directory on the first run), started over stdio behind allowlists, its
-//! tools pinned.
+//! directory on the first run), started over stdio and over Streamable
+//! HTTP behind allowlists, its tools pinned.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 use toolwright::approval::Approvals;
 use toolwright::approval::MemoryLedger;
-use toolwright::import::mcp::{Allowlist, ImportError, Pins, RemoteTools, StdioUpstream};
+use toolwright::import::mcp::{
+    Allowlist, HttpUpstream, ImportError, Pins, RemoteTools, StdioUpstream,
+};
 use toolwright::registry::{Registry, Selector};
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
 
@@ -313,4 +315,80 @@ async fn a_tool_whose_definition_changed_since_it_was_pinned_is_switched_off_alo
         .unwrap();
     let echoed = executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
+}
+
+#[tokio::test]
+async fn a_url_not_on_the_allowlist_or_not_https_is_refused_naming_it() {
+    let upstream = |url: &str| HttpUpstream::new("up", url).tools(RemoteTools::all());
+    let url = "https://mcp.example.com/mcp";
+    let refused = upstream(url).connect(&Allowlist::new()).await.unwrap_err();
+    assert!(matches!(&refused, ImportError::UrlNotAllowed { url: u } if u == url));
+    assert_eq!(
+        refused.to_string(),
+        "the URL `https://mcp.example.com/mcp` is not on the import allowlist"
+    );
+    // Written otherwise, it is another URL.
+    let listed = Allowlist::new().url(url);
+    let refused = upstream("https://mcp.example.com/mcp/")
+        .connect(&listed)
+        .await;
+    assert!(matches!(refused, Err(ImportError::UrlNotAllowed { .. })));
+    // Listed, plain http is still refused off the loopback interface.
+    let plain = "http://mcp.example.com/mcp";
+    let refused = upstream(plain)
+        .connect(&Allowlist::new().url(plain))
+        .await
+        .unwrap_err();
+    assert!(matches!(&refused, ImportError::UrlNotSecure { url: u } if u == plain));
+}
+
+#[tokio::test]
+async fn the_tools_of_a_real_server_over_streamable_http_are_served_and_called() {
+    let test = "the_tools_of_a_real_server_over_streamable_http_are_served_and_called";
+    let Some((node, mut args)) = everything_or_skip(test) else {
+        return;
+    };
+    args[1] = "streamableHttp".to_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let _server = tokio::process::Command::new(&node)
+        .args(&args)
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never listened"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let imported = HttpUpstream::new("everything", &url)
+        .tools(RemoteTools::only(["echo", "get-sum"]))
+        .effect("echo", Effect::Read)
+        .effect("get-sum", Effect::Read)
+        .connect(&Allowlist::new().url(&url))
+        .await
+        .unwrap();
+    assert_eq!(imported.pins().len(), 2);
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let echoed = executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
+    let sum = executor.invoke("everything_get-sum", json!({"a": 2, "b": 3}), &ann);
+    assert_eq!(sum.await.unwrap(), json!("The sum of 2 and 3 is 5."));
 }

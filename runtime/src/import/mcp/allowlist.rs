@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-/// The commands an import may start, each with its exact arguments, and
-/// the environment variables it may pass on. Empty, it allows nothing.
+/// The commands an import may start, each with its exact arguments, the
+/// URLs it may connect to, and the environment variables it may pass on.
+/// Empty, it allows nothing.
 ///
 /// ```
 /// use toolwright::import::mcp::Allowlist;
@@ -15,11 +16,15 @@ use std::collections::BTreeSet;
 /// assert!(allowlist.allows_command("mcp-server-git", &["--repository", "/srv/repo"]));
 /// assert!(!allowlist.allows_command("mcp-server-git", &["--repository", "/"]));
 /// assert!(allowlist.allows_env("PATH"));
+/// let allowlist = allowlist.url("https://mcp.example.com/mcp");
+/// assert!(allowlist.allows_url("https://mcp.example.com/mcp"));
+/// assert!(!allowlist.allows_url("https://mcp.example.com/mcp/"));
 /// assert!(!allowlist.allows_env("AWS_SECRET_ACCESS_KEY"));
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Allowlist {
     commands: BTreeSet<(String, Vec<String>)>,
+    urls: BTreeSet<String>,
     env: BTreeSet<String>,
 }
 
@@ -37,6 +42,14 @@ impl Allowlist {
     {
         let args = args.into_iter().map(Into::into).collect();
         self.commands.insert((program.into(), args));
+        self
+    }
+
+    /// Allows connecting to `url`, exactly as written (an
+    /// [`HttpUpstream`](super::HttpUpstream) of feature `import-mcp-http`).
+    /// It must also be `https`, or on a loopback address.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.urls.insert(url.into());
         self
     }
 
@@ -58,6 +71,11 @@ impl Allowlist {
                 && allowed_args.len() == args.len()
                 && allowed_args.iter().zip(args).all(|(a, b)| a == b.as_ref())
         })
+    }
+
+    /// Whether `url` may be connected to, as far as the list goes.
+    pub fn allows_url(&self, url: &str) -> bool {
+        self.urls.contains(url)
     }
 
     /// Whether the environment variable `name` may be passed on.

@@ -1,7 +1,6 @@
 //! Why an import failed, and the remote tools it left out.
 
-/// Why [`StdioUpstream::connect`](super::StdioUpstream::connect) imported
-/// nothing.
+/// Why an upstream's `connect` imported nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ImportError {
@@ -21,6 +20,18 @@ pub enum ImportError {
         /// Its arguments.
         args: Vec<String>,
     },
+    /// The URL is not on the allowlist.
+    #[error("the URL `{url}` is not on the import allowlist")]
+    UrlNotAllowed {
+        /// The URL, as given.
+        url: String,
+    },
+    /// The URL is neither `https` nor on a loopback address.
+    #[error("the URL `{url}` is not `https` and not on a loopback address")]
+    UrlNotSecure {
+        /// The URL, as given.
+        url: String,
+    },
     /// An environment variable to pass on is not on the allowlist.
     #[error("the environment variable `{name}` is not on the import allowlist")]
     EnvNotAllowed {
@@ -36,18 +47,18 @@ pub enum ImportError {
         source: std::io::Error,
     },
     /// The server did not complete MCP's handshake.
-    #[error("the MCP handshake with `{program}` failed: {reason}")]
+    #[error("the MCP handshake with `{upstream}` failed: {reason}")]
     Handshake {
-        /// The program.
-        program: String,
+        /// The program or the URL.
+        upstream: String,
         /// Why, as the client reported it.
         reason: String,
     },
     /// The server's tools could not be listed.
-    #[error("listing the tools of `{program}` failed: {reason}")]
+    #[error("listing the tools of `{upstream}` failed: {reason}")]
     List {
-        /// The program.
-        program: String,
+        /// The program or the URL.
+        upstream: String,
         /// Why, as the client reported it.
         reason: String,
     },

@@ -1,9 +1,11 @@
 //! Another MCP server's tools, as dynamic tools of the registry.
 //!
 //! An [`StdioUpstream`] names a server to start (a command with its
-//! arguments), the environment variables it may read, the remote tools to
-//! serve ([`RemoteTools`]) and the effect of each; [`connect`] starts it
-//! only if the application's [`Allowlist`] lists the command, then lists
+//! arguments) and the environment variables it may read; an `HttpUpstream`
+//! (feature `import-mcp-http`) a URL, `https` unless on a loopback address.
+//! Either names the remote tools to serve ([`RemoteTools`]) and the effect
+//! of each; [`connect`] starts it
+//! only if the application's [`Allowlist`] lists the command or URL, then lists
 //! its tools and builds one [`DynamicTool`](crate::registry::DynamicTool) per allowed
 //! tool, which calls it over the one session:
 //!
@@ -50,11 +52,15 @@
 
 mod allowlist;
 mod error;
+#[cfg(feature = "import-mcp-http")]
+mod http;
 mod mapping;
 mod pins;
 mod upstream;
 
 pub use allowlist::{Allowlist, RemoteTools};
 pub use error::{ImportError, Skipped};
+#[cfg(feature = "import-mcp-http")]
+pub use http::{Http, HttpUpstream};
 pub use pins::{Changed, Pins};
-pub use upstream::{Imported, StdioUpstream};
+pub use upstream::{Imported, Stdio, StdioUpstream, Upstream};

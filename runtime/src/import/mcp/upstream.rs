@@ -1,5 +1,5 @@
-//! One upstream MCP server over stdio: what to start, what to serve of
-//! it, and its tools once connected.
+//! One upstream MCP server: how to reach it (a child process over stdio,
+//! or a URL), what to serve of it, and its tools once connected.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -28,7 +28,7 @@ use crate::util::names::is_valid_key;
 type Session = Arc<RunningService<RoleClient, ()>>;
 
 /// An MCP server to start as a child process and import tools from: see
-/// [the module](super).
+/// [the module](super). The settings of [`Upstream`] apply.
 ///
 /// ```
 /// use std::time::Duration;
@@ -43,18 +43,30 @@ type Session = Arc<RunningService<RoleClient, ()>>;
 ///     .timeout(Duration::from_secs(20));
 /// # let _ = upstream;
 /// ```
+pub type StdioUpstream = Upstream<Stdio>;
+
+/// An upstream MCP server reached through `T` ([`Stdio`], or
+/// [`Http`](super::Http) with feature `import-mcp-http`): its namespace
+/// here, the remote tools to serve and how, and their pins.
 #[derive(Debug, Clone)]
-pub struct StdioUpstream {
+pub struct Upstream<T> {
     namespace: String,
-    program: String,
-    args: Vec<String>,
-    env: Vec<String>,
+    reach: T,
     tools: RemoteTools,
     effects: BTreeMap<String, Effect>,
     timeout: Option<Duration>,
     /// How a tool that changes something asks for approval.
     approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
     pins: Pins,
+}
+
+/// How a [`StdioUpstream`] is reached: the program it starts, its
+/// arguments and the environment variables passed on.
+#[derive(Debug, Clone)]
+pub struct Stdio {
+    program: String,
+    args: Vec<String>,
+    env: Vec<String>,
 }
 
 impl StdioUpstream {
@@ -66,17 +78,12 @@ impl StdioUpstream {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        StdioUpstream {
-            namespace: namespace.into(),
+        let reach = Stdio {
             program: program.into(),
             args: args.into_iter().map(Into::into).collect(),
             env: Vec::new(),
-            tools: RemoteTools::only(Vec::<String>::new()),
-            effects: BTreeMap::new(),
-            timeout: None,
-            approve: None,
-            pins: Pins::new(),
-        }
+        };
+        Upstream::reached(namespace.into(), reach)
     }
 
     /// Passes on the environment variables `names`, with this process's
@@ -86,8 +93,95 @@ impl StdioUpstream {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.env.extend(names.into_iter().map(Into::into));
+        self.reach.env.extend(names.into_iter().map(Into::into));
         self
+    }
+
+    /// Starts the server, if the allowlist lists its command and
+    /// environment, completes MCP's handshake, lists its tools and builds
+    /// one dynamic tool for each one served. A tool that cannot be served
+    /// (its name too long, its schema refused) is left out with the reason
+    /// ([`Imported::skipped`]); a tool named in [`RemoteTools::only`] that
+    /// the server does not offer fails the import.
+    pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
+        self.check(allowlist)?;
+        let session = self.start().await?;
+        self.import(session, &self.reach.program).await
+    }
+
+    /// Fails unless the namespace is valid and the allowlist lists the
+    /// command and every variable to pass on.
+    fn check(&self, allowlist: &Allowlist) -> Result<(), ImportError> {
+        self.check_namespace()?;
+        let Stdio { program, args, env } = &self.reach;
+        if !allowlist.allows_command(program, args) {
+            return Err(ImportError::CommandNotAllowed {
+                program: program.clone(),
+                args: args.clone(),
+            });
+        }
+        match env.iter().find(|name| !allowlist.allows_env(name)) {
+            Some(name) => Err(ImportError::EnvNotAllowed { name: name.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// The server, started with only the allowed environment, past MCP's
+    /// handshake.
+    async fn start(&self) -> Result<RunningService<RoleClient, ()>, ImportError> {
+        let Stdio { program, args, env } = &self.reach;
+        let mut command = tokio::process::Command::new(program);
+        command.args(args).env_clear();
+        for name in env {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|source| ImportError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
+        if let Some(stderr) = stderr {
+            tokio::spawn(log_stderr(stderr, self.namespace.clone()));
+        }
+        handshake(transport, program).await
+    }
+}
+
+/// `transport` past MCP's handshake. `()` answers the server's own
+/// requests (sampling, elicitation, roots) as unsupported: nothing is
+/// asked of this side.
+pub(super) async fn handshake<T, E, A>(
+    transport: T,
+    upstream: &str,
+) -> Result<RunningService<RoleClient, ()>, ImportError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    ().serve(transport)
+        .await
+        .map_err(|e| ImportError::Handshake {
+            upstream: upstream.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+impl<T> Upstream<T> {
+    /// Reached through `reach`, serving nothing yet.
+    pub(super) fn reached(namespace: String, reach: T) -> Self {
+        Upstream {
+            namespace,
+            reach,
+            tools: RemoteTools::only(Vec::<String>::new()),
+            effects: BTreeMap::new(),
+            timeout: None,
+            approve: None,
+            pins: Pins::new(),
+        }
     }
 
     /// The remote tools to serve.
@@ -155,20 +249,33 @@ impl StdioUpstream {
         self
     }
 
-    /// Starts the server, if the allowlist lists its command and
-    /// environment, completes MCP's handshake, lists its tools and builds
-    /// one dynamic tool for each one served. A tool that cannot be served
-    /// (its name too long, its schema refused) is left out with the reason
-    /// ([`Imported::skipped`]); a tool named in [`RemoteTools::only`] that
-    /// the server does not offer fails the import.
-    pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
-        self.check(allowlist)?;
-        let session = self.start().await?;
+    /// How the connection in `reach` was reached.
+    pub(super) fn reach(&self) -> &T {
+        &self.reach
+    }
+
+    /// Fails unless the namespace is dot-separated lowercase segments.
+    pub(super) fn check_namespace(&self) -> Result<(), ImportError> {
+        match is_valid_key(&self.namespace) {
+            true => Ok(()),
+            false => Err(ImportError::InvalidNamespace {
+                namespace: self.namespace.clone(),
+            }),
+        }
+    }
+
+    /// Lists the tools of the upstream `session` is connected to (named
+    /// `upstream` in errors) and builds one dynamic tool for each one served.
+    pub(super) async fn import(
+        &self,
+        session: RunningService<RoleClient, ()>,
+        upstream: &str,
+    ) -> Result<Imported, ImportError> {
         let listed = session
             .list_all_tools()
             .await
             .map_err(|e| ImportError::List {
-                program: self.program.clone(),
+                upstream: upstream.to_owned(),
                 reason: e.to_string(),
             })?;
         if let RemoteTools::Only(names) = &self.tools
@@ -179,56 +286,6 @@ impl StdioUpstream {
             });
         }
         self.imported(listed, &Arc::new(session))
-    }
-
-    /// Fails unless the namespace is valid and the allowlist lists the
-    /// command and every variable to pass on.
-    fn check(&self, allowlist: &Allowlist) -> Result<(), ImportError> {
-        if !is_valid_key(&self.namespace) {
-            return Err(ImportError::InvalidNamespace {
-                namespace: self.namespace.clone(),
-            });
-        }
-        if !allowlist.allows_command(&self.program, &self.args) {
-            return Err(ImportError::CommandNotAllowed {
-                program: self.program.clone(),
-                args: self.args.clone(),
-            });
-        }
-        match self.env.iter().find(|name| !allowlist.allows_env(name)) {
-            Some(name) => Err(ImportError::EnvNotAllowed { name: name.clone() }),
-            None => Ok(()),
-        }
-    }
-
-    /// The server, started with only the allowed environment, past MCP's
-    /// handshake.
-    async fn start(&self) -> Result<RunningService<RoleClient, ()>, ImportError> {
-        let mut command = tokio::process::Command::new(&self.program);
-        command.args(&self.args).env_clear();
-        for name in &self.env {
-            if let Some(value) = std::env::var_os(name) {
-                command.env(name, value);
-            }
-        }
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|source| ImportError::Spawn {
-                program: self.program.clone(),
-                source,
-            })?;
-        if let Some(stderr) = stderr {
-            tokio::spawn(log_stderr(stderr, self.namespace.clone()));
-        }
-        // `()` answers the server's own requests (sampling, elicitation,
-        // roots) as unsupported: nothing is asked of this side.
-        ().serve(transport)
-            .await
-            .map_err(|e| ImportError::Handshake {
-                program: self.program.clone(),
-                reason: e.to_string(),
-            })
     }
 
     /// One dynamic tool per remote tool served, each calling `session`.

@@ -1,0 +1,93 @@
+//! An upstream MCP server reached over Streamable HTTP, through rmcp's
+//! client on reqwest (rustls).
+
+use rmcp::transport::StreamableHttpClientTransport;
+
+use super::upstream::{Upstream, handshake};
+use super::{Allowlist, ImportError, Imported};
+
+/// An MCP server to import tools from over Streamable HTTP: see
+/// [the module](super). The settings of [`Upstream`] apply.
+///
+/// Its URL must be on the [`Allowlist`], exactly as written there, and be
+/// `https` unless its host is a loopback address.
+///
+/// ```
+/// use toolwright::import::mcp::{HttpUpstream, RemoteTools};
+/// use toolwright::Effect;
+///
+/// let upstream = HttpUpstream::new("docs", "https://mcp.example.com/mcp")
+///     .tools(RemoteTools::only(["search"]))
+///     .effect("search", Effect::Read);
+/// # let _ = upstream;
+/// ```
+pub type HttpUpstream = Upstream<Http>;
+
+/// How an [`HttpUpstream`] is reached: its URL.
+#[derive(Debug, Clone)]
+pub struct Http {
+    url: String,
+}
+
+impl HttpUpstream {
+    /// The server at `url`, its tools served under `namespace`. It serves
+    /// no tool until [`tools`](Self::tools) says which.
+    pub fn new(namespace: impl Into<String>, url: impl Into<String>) -> Self {
+        Upstream::reached(namespace.into(), Http { url: url.into() })
+    }
+
+    /// Opens one session with the server, if the allowlist lists its URL
+    /// and the URL is `https` or on a loopback address, lists its tools
+    /// and builds one dynamic tool for each one served, as
+    /// [`StdioUpstream::connect`](super::StdioUpstream::connect) does. The
+    /// session is re-established by rmcp's client if the server loses it.
+    pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
+        self.check_namespace()?;
+        let url = &self.reach().url;
+        if !allowlist.allows_url(url) {
+            return Err(ImportError::UrlNotAllowed { url: url.clone() });
+        }
+        if !secure(url) {
+            return Err(ImportError::UrlNotSecure { url: url.clone() });
+        }
+        let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        let session = handshake(transport, url).await?;
+        self.import(session, url).await
+    }
+}
+
+/// Whether `url` is `https`, or plain `http` to a loopback address.
+fn secure(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let loopback = |host: &str| {
+        let ip = host.trim_start_matches('[').trim_end_matches(']');
+        host == "localhost"
+            || ip
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    match (url.scheme(), url.host_str()) {
+        ("https", Some(_)) => true,
+        ("http", Some(host)) => loopback(host),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::secure;
+
+    #[test]
+    fn only_https_or_loopback_is_secure() {
+        assert!(secure("https://mcp.example.com/mcp"));
+        assert!(secure("http://127.0.0.1:3001/mcp"));
+        assert!(secure("http://[::1]:3001/mcp"));
+        assert!(secure("http://localhost/mcp"));
+        assert!(!secure("http://mcp.example.com/mcp"));
+        assert!(!secure("http://10.0.0.1/mcp"));
+        assert!(!secure("ftp://127.0.0.1/mcp"));
+        assert!(!secure("not a url"));
+    }
+}
