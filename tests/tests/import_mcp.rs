@@ -2,7 +2,9 @@
 //! server `@modelcontextprotocol/server-everything` (npm, pinned in
 //! `tests/upstreams/package-lock.json`, installed under the target
 //! directory on the first run), started over stdio and over Streamable
-//! HTTP behind allowlists, its tools pinned.
+//! HTTP behind allowlists, its tools pinned; and `fault-upstream` (this
+//! crate's binary) for a server that hangs, dies mid-call or answers too
+//! much.
 
 use std::path::PathBuf;
 
@@ -12,6 +14,7 @@ use toolwright::approval::MemoryLedger;
 use toolwright::import::mcp::{
     Allowlist, HttpUpstream, ImportError, Pins, RemoteTools, StdioUpstream,
 };
+use toolwright::providers::ToolCall;
 use toolwright::registry::{Registry, Selector};
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
 
@@ -391,4 +394,64 @@ async fn the_tools_of_a_real_server_over_streamable_http_are_served_and_called()
     assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
     let sum = executor.invoke("everything_get-sum", json!({"a": 2, "b": 3}), &ann);
     assert_eq!(sum.await.unwrap(), json!("The sum of 2 and 3 is 5."));
+}
+
+/// The tools of `fault-upstream`, imported with a 2 s timeout and results
+/// cut at 1,000 characters.
+async fn faults() -> Executor {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo", "hang", "crash", "big"]))
+        .effect("echo", Effect::Read)
+        .effect("hang", Effect::Read)
+        .effect("crash", Effect::Read)
+        .effect("big", Effect::Read)
+        .timeout(std::time::Duration::from_secs(2))
+        .max_result(1_000)
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    Executor::builder(registry, Container::default())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_upstream_that_hangs_times_out_and_its_other_tools_still_answer() {
+    let executor = faults().await;
+    let ann = User("ann");
+    let hung = executor.invoke("faults_hang", json!({}), &ann).await;
+    assert!(matches!(hung, Err(CallError::Timeout { .. })), "{hung:?}");
+    let echoed = executor.invoke("faults_echo", json!({"message": "still here"}), &ann);
+    // toolwright's server gives a string result as `{"result": ...}` too.
+    assert_eq!(echoed.await.unwrap(), json!({"result": "Echo: still here"}));
+}
+
+#[tokio::test]
+async fn an_upstream_that_dies_mid_call_fails_that_call_and_the_next_one_reconnects() {
+    let executor = faults().await;
+    let ann = User("ann");
+    let crashed = executor.invoke("faults_crash", json!({}), &ann).await;
+    let Err(CallError::Tool { .. }) = &crashed else {
+        panic!("{crashed:?}")
+    };
+    // The server is started again for the next call, which runs.
+    let echoed = executor.invoke("faults_echo", json!({"message": "back"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!({"result": "Echo: back"}));
+}
+
+#[tokio::test]
+async fn an_oversized_result_is_cut_at_the_limit() {
+    let executor = faults().await;
+    let call = ToolCall::new("c1", "faults_big", json!({"chars": 5_000_000}));
+    let outcomes = executor.run_calls(vec![call], &User("ann")).await;
+    // What a model reads is cut; the application still has the whole value.
+    let text = outcomes[0].model_text();
+    assert!(text.starts_with(r#"{"result":"xxxx"#), "{text}");
+    assert!(text.ends_with("more characters]"), "{text}");
+    assert!(text.chars().count() < 1_100, "{} characters", text.len());
+    let whole = outcomes[0].result.as_ref().unwrap();
+    assert_eq!(whole["result"].as_str().map(str::len), Some(5_000_000));
 }

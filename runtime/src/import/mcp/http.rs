@@ -3,6 +3,7 @@
 
 use rmcp::transport::StreamableHttpClientTransport;
 
+use super::connection::{Connection, Session, Start};
 use super::upstream::{Upstream, handshake};
 use super::{Allowlist, ImportError, Imported};
 
@@ -39,8 +40,8 @@ impl HttpUpstream {
     /// Opens one session with the server, if the allowlist lists its URL
     /// and the URL is `https` or on a loopback address, lists its tools
     /// and builds one dynamic tool for each one served, as
-    /// [`StdioUpstream::connect`](super::StdioUpstream::connect) does. The
-    /// session is re-established by rmcp's client if the server loses it.
+    /// [`StdioUpstream::connect`](super::StdioUpstream::connect) does; a
+    /// lost session is replaced as there.
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check_namespace()?;
         let url = &self.reach().url;
@@ -50,10 +51,17 @@ impl HttpUpstream {
         if !secure(url) {
             return Err(ImportError::UrlNotSecure { url: url.clone() });
         }
-        let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-        let session = handshake(transport, url).await?;
-        self.import(session, url).await
+        let session = open(url.clone()).await?;
+        let again = url.clone();
+        let start: Start = Box::new(move || Box::pin(open(again.clone())));
+        self.import(Connection::new(session, start), url).await
     }
+}
+
+/// A session with the server at `url`.
+async fn open(url: String) -> Result<Session, ImportError> {
+    let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+    handshake(transport, &url).await
 }
 
 /// Whether `url` is `https`, or plain `http` to a loopback address.

@@ -23,7 +23,10 @@
 //!   was accepted is switched off with the reason `definition changed`,
 //!   and only that one.
 //!
-//! The child process ends when the last of its tools is dropped.
+//! One session serves every call. A call that finds it lost (the server
+//! died) starts a new one first; a call in flight when it was lost fails,
+//! never hangs. A start that fails is tried again, with backoff, by later
+//! calls. The child process ends when the last of its tools is dropped.
 //!
 //! ```no_run
 //! use toolwright::import::mcp::{Allowlist, RemoteTools, StdioUpstream};
@@ -51,6 +54,7 @@
 //! [`connect`]: StdioUpstream::connect
 
 mod allowlist;
+mod connection;
 mod error;
 #[cfg(feature = "import-mcp-http")]
 mod http;

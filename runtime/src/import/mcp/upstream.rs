@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::RoleClient;
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
+use super::connection::{Connection, Session, Start};
 use super::error::{ImportError, Skipped};
 use super::mapping;
 use super::{Allowlist, Changed, Pins, RemoteTools};
@@ -23,9 +24,6 @@ use crate::principal::Principal;
 use crate::registry::{Change, Reason, Registry, RegistryError};
 use crate::util::BoxFuture;
 use crate::util::names::is_valid_key;
-
-/// The MCP session every imported tool of one upstream calls through.
-type Session = Arc<RunningService<RoleClient, ()>>;
 
 /// An MCP server to start as a child process and import tools from: see
 /// [the module](super). The settings of [`Upstream`] apply.
@@ -55,6 +53,7 @@ pub struct Upstream<T> {
     tools: RemoteTools,
     effects: BTreeMap<String, Effect>,
     timeout: Option<Duration>,
+    max_result: Option<usize>,
     /// How a tool that changes something asks for approval.
     approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
     pins: Pins,
@@ -106,7 +105,13 @@ impl StdioUpstream {
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check(allowlist)?;
         let session = self.start().await?;
-        self.import(session, &self.reach.program).await
+        let again = self.clone();
+        let start: Start = Box::new(move || {
+            let again = again.clone();
+            Box::pin(async move { again.start().await })
+        });
+        self.import(Connection::new(session, start), &self.reach.program)
+            .await
     }
 
     /// Fails unless the namespace is valid and the allowlist lists the
@@ -128,7 +133,7 @@ impl StdioUpstream {
 
     /// The server, started with only the allowed environment, past MCP's
     /// handshake.
-    async fn start(&self) -> Result<RunningService<RoleClient, ()>, ImportError> {
+    async fn start(&self) -> Result<Session, ImportError> {
         let Stdio { program, args, env } = &self.reach;
         let mut command = tokio::process::Command::new(program);
         command.args(args).env_clear();
@@ -154,10 +159,7 @@ impl StdioUpstream {
 /// `transport` past MCP's handshake. `()` answers the server's own
 /// requests (sampling, elicitation, roots) as unsupported: nothing is
 /// asked of this side.
-pub(super) async fn handshake<T, E, A>(
-    transport: T,
-    upstream: &str,
-) -> Result<RunningService<RoleClient, ()>, ImportError>
+pub(super) async fn handshake<T, E, A>(transport: T, upstream: &str) -> Result<Session, ImportError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -179,6 +181,7 @@ impl<T> Upstream<T> {
             tools: RemoteTools::only(Vec::<String>::new()),
             effects: BTreeMap::new(),
             timeout: None,
+            max_result: None,
             approve: None,
             pins: Pins::new(),
         }
@@ -229,6 +232,14 @@ impl<T> Upstream<T> {
         self
     }
 
+    /// The longest result of any of its tools, in characters (each tool's
+    /// `max_result`: a longer text is cut there); by default, the
+    /// executor's.
+    pub fn max_result(mut self, chars: usize) -> Self {
+        self.max_result = Some(chars);
+        self
+    }
+
     /// The definitions accepted at an earlier import: a tool whose
     /// definition differs from its pin is not called
     /// ([`Imported::changed`]). Without pins, every tool is pinned as first
@@ -264,13 +275,17 @@ impl<T> Upstream<T> {
         }
     }
 
-    /// Lists the tools of the upstream `session` is connected to (named
+    /// Lists the tools of the upstream `connection` is connected to (named
     /// `upstream` in errors) and builds one dynamic tool for each one served.
     pub(super) async fn import(
         &self,
-        session: RunningService<RoleClient, ()>,
+        connection: Connection,
         upstream: &str,
     ) -> Result<Imported, ImportError> {
+        let session = connection.session().await.map_err(|e| ImportError::List {
+            upstream: upstream.to_owned(),
+            reason: e.to_string(),
+        })?;
         let listed = session
             .list_all_tools()
             .await
@@ -285,11 +300,16 @@ impl<T> Upstream<T> {
                 name: missing.clone(),
             });
         }
-        self.imported(listed, &Arc::new(session))
+        drop(session);
+        self.imported(listed, &Arc::new(connection))
     }
 
     /// One dynamic tool per remote tool served, each calling `session`.
-    fn imported(&self, listed: Vec<Tool>, session: &Session) -> Result<Imported, ImportError> {
+    fn imported(
+        &self,
+        listed: Vec<Tool>,
+        connection: &Arc<Connection>,
+    ) -> Result<Imported, ImportError> {
         let mut tools = Vec::new();
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
@@ -312,7 +332,7 @@ impl<T> Upstream<T> {
                 }
             }
             let change = pins.check(remote, &key);
-            match self.tool(remote, key, name, change.is_some(), session) {
+            match self.tool(remote, key, name, change.is_some(), connection) {
                 Ok(tool) => tools.push(tool),
                 Err(reason) => skipped.push(skip(remote, reason)),
             }
@@ -334,7 +354,7 @@ impl<T> Upstream<T> {
         key: String,
         name: String,
         changed: bool,
-        session: &Session,
+        connection: &Arc<Connection>,
     ) -> Result<DynamicTool, String> {
         let effect = self
             .effects
@@ -351,6 +371,9 @@ impl<T> Upstream<T> {
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
         }
+        if let Some(chars) = self.max_result {
+            builder = builder.max_result(chars);
+        }
         match self.approve {
             Some(approve) if effect != Effect::Read => builder = approve(builder),
             None if effect != Effect::Read => {
@@ -360,10 +383,10 @@ impl<T> Upstream<T> {
             }
             _ => {}
         }
-        let (session, remote_name) = (session.clone(), remote.name.to_string());
+        let (connection, remote_name) = (connection.clone(), remote.name.to_string());
         builder
             .handler(move |call| {
-                let (session, remote_name) = (session.clone(), remote_name.clone());
+                let (connection, remote_name) = (connection.clone(), remote_name.clone());
                 Box::pin(async move {
                     if changed {
                         return Err(format!(
@@ -372,7 +395,7 @@ impl<T> Upstream<T> {
                         )
                         .into());
                     }
-                    forward(&session, remote_name, call.into_arguments()).await
+                    forward(&connection, remote_name, call.into_arguments()).await
                 })
             })
             .build()
@@ -382,7 +405,7 @@ impl<T> Upstream<T> {
 
 /// Calls `remote_name` on the upstream with `arguments`.
 async fn forward(
-    session: &Session,
+    connection: &Connection,
     remote_name: String,
     arguments: Value,
 ) -> Result<Value, BoxError> {
@@ -392,7 +415,7 @@ async fn forward(
         Value::Null => None,
         other => return Err(format!("the arguments are not an object: {other}").into()),
     };
-    let result = session.call_tool(params).await?;
+    let result = connection.session().await?.call_tool(params).await?;
     mapping::result(result)
 }
 
