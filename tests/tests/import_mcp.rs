@@ -399,15 +399,21 @@ async fn the_tools_of_a_real_server_over_streamable_http_are_served_and_called()
 /// The tools of `fault-upstream`, imported with a 2 s timeout and results
 /// cut at 1,000 characters.
 async fn faults() -> Executor {
+    faults_with(|upstream| upstream).await
+}
+
+/// [`faults`], with `more` settings.
+async fn faults_with(more: impl FnOnce(StdioUpstream) -> StdioUpstream) -> Executor {
     let program = env!("CARGO_BIN_EXE_fault-upstream");
-    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+    let upstream = StdioUpstream::new("faults", program, Vec::<String>::new())
         .tools(RemoteTools::only(["echo", "hang", "crash", "big"]))
         .effect("echo", Effect::Read)
         .effect("hang", Effect::Read)
         .effect("crash", Effect::Read)
         .effect("big", Effect::Read)
         .timeout(std::time::Duration::from_secs(2))
-        .max_result(1_000)
+        .max_result(1_000);
+    let imported = more(upstream)
         .connect(&Allowlist::new().command(program, Vec::<String>::new()))
         .await
         .unwrap();
@@ -454,4 +460,25 @@ async fn an_oversized_result_is_cut_at_the_limit() {
     assert!(text.chars().count() < 1_100, "{} characters", text.len());
     let whole = outcomes[0].result.as_ref().unwrap();
     assert_eq!(whole["result"].as_str().map(str::len), Some(5_000_000));
+}
+
+#[tokio::test]
+async fn calls_beyond_an_upstreams_cap_wait_their_turn() {
+    let executor = faults_with(|upstream| upstream.max_concurrent(1)).await;
+    let ann = User("ann");
+    let ended = std::sync::Mutex::new(Vec::new());
+    let hang = async {
+        let hung = executor.invoke("faults_hang", json!({}), &ann).await;
+        ended.lock().unwrap().push(("hang", hung.is_ok()));
+    };
+    let echo = async {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let echoed = executor.invoke("faults_echo", json!({"message": "next"}), &ann);
+        let echoed = echoed.await;
+        ended.lock().unwrap().push(("echo", echoed.is_ok()));
+    };
+    tokio::join!(hang, echo);
+    // Uncapped, the echo would end first; capped at one, it waits until the
+    // hung call's timeout gives its turn back, then runs.
+    assert_eq!(*ended.lock().unwrap(), [("hang", false), ("echo", true)]);
 }

@@ -31,6 +31,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub(super) struct Connection {
     state: tokio::sync::Mutex<State>,
     start: Start,
+    /// At most this many calls in flight, if capped; the rest wait their
+    /// turn, first come first served, within their timeout.
+    permits: Option<tokio::sync::Semaphore>,
 }
 
 struct State {
@@ -40,7 +43,7 @@ struct State {
 }
 
 impl Connection {
-    pub(super) fn new(session: Session, start: Start) -> Self {
+    pub(super) fn new(session: Session, start: Start, max_concurrent: Option<usize>) -> Self {
         Connection {
             state: tokio::sync::Mutex::new(State {
                 session: Some(Arc::new(session)),
@@ -48,7 +51,15 @@ impl Connection {
                 retry_at: None,
             }),
             start,
+            permits: max_concurrent.map(|n| tokio::sync::Semaphore::new(n.max(1))),
         }
+    }
+
+    /// Waits for a turn, if calls are capped: the call keeps it until it
+    /// ends.
+    pub(super) async fn turn(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        // Never closed: `acquire` cannot fail.
+        self.permits.as_ref()?.acquire().await.ok()
     }
 
     /// The session to send a call on: the current one, or a new one.

@@ -3,7 +3,7 @@
 
 use rmcp::transport::StreamableHttpClientTransport;
 
-use super::connection::{Connection, Session, Start};
+use super::connection::{Session, Start};
 use super::upstream::{Upstream, handshake};
 use super::{Allowlist, ImportError, Imported};
 
@@ -54,7 +54,7 @@ impl HttpUpstream {
         let session = open(url.clone()).await?;
         let again = url.clone();
         let start: Start = Box::new(move || Box::pin(open(again.clone())));
-        self.import(Connection::new(session, start), url).await
+        self.import(session, start, url).await
     }
 }
 

@@ -54,6 +54,7 @@ pub struct Upstream<T> {
     effects: BTreeMap<String, Effect>,
     timeout: Option<Duration>,
     max_result: Option<usize>,
+    max_concurrent: Option<usize>,
     /// How a tool that changes something asks for approval.
     approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
     pins: Pins,
@@ -110,8 +111,7 @@ impl StdioUpstream {
             let again = again.clone();
             Box::pin(async move { again.start().await })
         });
-        self.import(Connection::new(session, start), &self.reach.program)
-            .await
+        self.import(session, start, &self.reach.program).await
     }
 
     /// Fails unless the namespace is valid and the allowlist lists the
@@ -182,6 +182,7 @@ impl<T> Upstream<T> {
             effects: BTreeMap::new(),
             timeout: None,
             max_result: None,
+            max_concurrent: None,
             approve: None,
             pins: Pins::new(),
         }
@@ -240,6 +241,14 @@ impl<T> Upstream<T> {
         self
     }
 
+    /// At most `calls` calls of its tools in flight at once (at least 1);
+    /// the others wait their turn, first come first served, and the wait
+    /// counts toward their timeout. By default, no cap.
+    pub fn max_concurrent(mut self, calls: usize) -> Self {
+        self.max_concurrent = Some(calls);
+        self
+    }
+
     /// The definitions accepted at an earlier import: a tool whose
     /// definition differs from its pin is not called
     /// ([`Imported::changed`]). Without pins, every tool is pinned as first
@@ -275,13 +284,16 @@ impl<T> Upstream<T> {
         }
     }
 
-    /// Lists the tools of the upstream `connection` is connected to (named
-    /// `upstream` in errors) and builds one dynamic tool for each one served.
+    /// Lists the tools of the upstream `session` is connected to (named
+    /// `upstream` in errors; `start` replaces it once lost) and builds one
+    /// dynamic tool for each one served.
     pub(super) async fn import(
         &self,
-        connection: Connection,
+        session: Session,
+        start: Start,
         upstream: &str,
     ) -> Result<Imported, ImportError> {
+        let connection = Connection::new(session, start, self.max_concurrent);
         let session = connection.session().await.map_err(|e| ImportError::List {
             upstream: upstream.to_owned(),
             reason: e.to_string(),
@@ -415,6 +427,7 @@ async fn forward(
         Value::Null => None,
         other => return Err(format!("the arguments are not an object: {other}").into()),
     };
+    let _turn = connection.turn().await;
     let result = connection.session().await?.call_tool(params).await?;
     mapping::result(result)
 }
