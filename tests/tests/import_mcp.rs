@@ -482,3 +482,22 @@ async fn calls_beyond_an_upstreams_cap_wait_their_turn() {
     // hung call's timeout gives its turn back, then runs.
     assert_eq!(*ended.lock().unwrap(), [("hang", false), ("echo", true)]);
 }
+
+#[tokio::test]
+async fn an_imported_tool_whose_key_is_taken_is_refused_at_registration_naming_both() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let allowlist = Allowlist::new().command(program, Vec::<String>::new());
+    let upstream = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo"]))
+        .effect("echo", Effect::Read);
+    let first = upstream.clone().connect(&allowlist).await.unwrap();
+    let second = upstream.connect(&allowlist).await.unwrap();
+    let registry = Registry::new(Catalog::empty());
+    first.register(&registry).unwrap();
+    let refused = second.register(&registry).unwrap_err();
+    let told = refused.to_string();
+    assert!(told.contains("duplicate tool key `faults.echo`"), "{told}");
+    assert!(told.contains("duplicate tool name `faults_echo`"), "{told}");
+    // Nothing of the second import was served.
+    assert_eq!(registry.tools().len(), 1);
+}
