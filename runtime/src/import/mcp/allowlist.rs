@@ -46,7 +46,7 @@ impl Allowlist {
     }
 
     /// Allows connecting to `url`, exactly as written (an
-    /// [`HttpUpstream`](super::HttpUpstream) of feature `import-mcp-http`).
+    /// `HttpUpstream` of feature `import-mcp-http`).
     /// It must also be `https`, or on a loopback address.
     pub fn url(mut self, url: impl Into<String>) -> Self {
         self.urls.insert(url.into());

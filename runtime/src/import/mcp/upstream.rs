@@ -44,7 +44,7 @@ use crate::util::names::is_valid_key;
 pub type StdioUpstream = Upstream<Stdio>;
 
 /// An upstream MCP server reached through `T` ([`Stdio`], or
-/// [`Http`](super::Http) with feature `import-mcp-http`): its namespace
+/// `Http` with feature `import-mcp-http`): its namespace
 /// here, the remote tools to serve and how, and their pins.
 #[derive(Debug, Clone)]
 pub struct Upstream<T> {
@@ -270,6 +270,7 @@ impl<T> Upstream<T> {
     }
 
     /// How the connection in `reach` was reached.
+    #[cfg(feature = "import-mcp-http")]
     pub(super) fn reach(&self) -> &T {
         &self.reach
     }
