@@ -208,7 +208,7 @@ async fn without_approvals_a_tool_that_changes_something_is_left_out_saying_why(
     assert_eq!(skipped[0].name, "toggle-simulated-logging");
     assert_eq!(
         skipped[0].reason,
-        "it is `destructive` and the import has no approvals (`StdioUpstream::approvals`)"
+        "it is `destructive` and the import has no approvals (`Upstream::approvals`)"
     );
 }
 

@@ -280,14 +280,8 @@ impl Slot {
     /// have it queued for a job on `pool` (started unless one is at work),
     /// or, with no runtime, are told here.
     fn hand(self: &Arc<Self>, event: &Arc<Event>, pool: Option<&Handle>) {
-        let pool = match (&self.observer, pool) {
-            (Told::Log(log), _) => {
-                log.append(event.clone());
-                self.counts.delivered.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            (Told::Other(_), None) => return self.tell(event),
-            (Told::Other(_), Some(pool)) => pool,
+        let (Told::Other(_), Some(pool)) = (&self.observer, pool) else {
+            return self.tell(event);
         };
         let mut queue = self.lock();
         if queue.events.len() >= self.capacity {
@@ -307,11 +301,11 @@ impl Slot {
     }
 
     /// Tells the observer of one event, catching its panic.
-    fn tell(&self, event: &Event) {
-        let Told::Other(observer) = &self.observer else {
-            return;
-        };
-        let told = std::panic::catch_unwind(AssertUnwindSafe(|| observer.on_event(event)));
+    fn tell(&self, event: &Arc<Event>) {
+        let told = std::panic::catch_unwind(AssertUnwindSafe(|| match &self.observer {
+            Told::Log(log) => log.append(event.clone()),
+            Told::Other(observer) => observer.on_event(event),
+        }));
         self.counts.delivered.fetch_add(1, Ordering::Relaxed);
         if told.is_err() {
             self.counts.panicked.fetch_add(1, Ordering::Relaxed);

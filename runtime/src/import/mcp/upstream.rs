@@ -294,11 +294,6 @@ impl<T> Upstream<T> {
         start: Start,
         upstream: &str,
     ) -> Result<Imported, ImportError> {
-        let connection = Connection::new(session, start, self.max_concurrent);
-        let session = connection.session().await.map_err(|e| ImportError::List {
-            upstream: upstream.to_owned(),
-            reason: e.to_string(),
-        })?;
         let listed = session
             .list_all_tools()
             .await
@@ -313,11 +308,12 @@ impl<T> Upstream<T> {
                 name: missing.clone(),
             });
         }
-        drop(session);
+        let connection = Connection::new(session, start, self.max_concurrent);
         self.imported(listed, &Arc::new(connection))
     }
 
-    /// One dynamic tool per remote tool served, each calling `session`.
+    /// One dynamic tool per remote tool served, each calling through
+    /// `connection`.
     fn imported(
         &self,
         listed: Vec<Tool>,
@@ -346,10 +342,12 @@ impl<T> Upstream<T> {
             }
             let change = pins.check(remote, &key);
             match self.tool(remote, key, name, change.is_some(), connection) {
-                Ok(tool) => tools.push(tool),
+                Ok(tool) => {
+                    tools.push(tool);
+                    changed.extend(change);
+                }
                 Err(reason) => skipped.push(skip(remote, reason)),
             }
-            changed.extend(change);
         }
         Ok(Imported {
             tools,
@@ -391,7 +389,7 @@ impl<T> Upstream<T> {
             Some(approve) if effect != Effect::Read => builder = approve(builder),
             None if effect != Effect::Read => {
                 return Err(format!(
-                    "it is `{effect}` and the import has no approvals (`StdioUpstream::approvals`)"
+                    "it is `{effect}` and the import has no approvals (`Upstream::approvals`)"
                 ));
             }
             _ => {}
