@@ -47,7 +47,7 @@ mod effect;
 mod error;
 pub mod executor;
 mod hook;
-#[cfg(feature = "import-mcp")]
+#[cfg(any(feature = "import-mcp", feature = "import-openapi"))]
 pub mod import;
 mod invocation;
 #[cfg(feature = "mcp")]

@@ -208,7 +208,7 @@ async fn without_approvals_a_tool_that_changes_something_is_left_out_saying_why(
     assert_eq!(skipped[0].name, "toggle-simulated-logging");
     assert_eq!(
         skipped[0].reason,
-        "it is `destructive` and the import has no approvals (`Upstream::approvals`)"
+        "it is `destructive` and the import has no approvals (`approvals::<C>()`)"
     );
 }
 
@@ -226,7 +226,7 @@ async fn a_tool_named_that_the_server_does_not_offer_fails_the_import() {
         .unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "the server offers no tool named `delete-everything`"
+        "the upstream offers no tool named `delete-everything`"
     );
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::namespace::{flattened, mounted};
-use super::{Change, ChangeKind, Reason, Registry, RegistryError, Selector, Snapshot, View};
+use super::{Change, ChangeKind, Registry, RegistryError, Selector, Snapshot, View};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::disabled::Disabled;
 use crate::dynamic::DynamicTool;
@@ -80,11 +80,12 @@ impl Registry {
     /// [`register_all`](Self::register_all), with the tools whose keys are
     /// in `off` switched off for `reason` in the same generation: no call
     /// ever finds them on.
+    #[cfg(feature = "import-mcp")]
     pub(crate) fn register_all_off(
         &self,
         tools: Vec<DynamicTool>,
         off: &[&str],
-        reason: Reason,
+        reason: super::Reason,
     ) -> Result<Change, RegistryError> {
         let disabled = super::switched_off(reason);
         let added: Vec<ToolEntry> = tools.into_iter().map(DynamicTool::into_entry).collect();

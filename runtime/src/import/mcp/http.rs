@@ -6,6 +6,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use super::connection::{Session, Start};
 use super::upstream::{Upstream, handshake};
 use super::{Allowlist, ImportError, Imported};
+use crate::import::secure;
 
 /// An MCP server to import tools from over Streamable HTTP: see
 /// [the module](super). The settings of [`Upstream`] apply.
@@ -62,40 +63,4 @@ impl HttpUpstream {
 async fn open(url: String) -> Result<Session, ImportError> {
     let transport = StreamableHttpClientTransport::from_uri(url.as_str());
     handshake(transport, &url).await
-}
-
-/// Whether `url` is `https`, or plain `http` to a loopback address.
-fn secure(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let loopback = |host: &str| {
-        let ip = host.trim_start_matches('[').trim_end_matches(']');
-        host == "localhost"
-            || ip
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    };
-    match (url.scheme(), url.host_str()) {
-        ("https", Some(_)) => true,
-        ("http", Some(host)) => loopback(host),
-        _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::secure;
-
-    #[test]
-    fn only_https_or_loopback_is_secure() {
-        assert!(secure("https://mcp.example.com/mcp"));
-        assert!(secure("http://127.0.0.1:3001/mcp"));
-        assert!(secure("http://[::1]:3001/mcp"));
-        assert!(secure("http://localhost/mcp"));
-        assert!(!secure("http://mcp.example.com/mcp"));
-        assert!(!secure("http://10.0.0.1/mcp"));
-        assert!(!secure("ftp://127.0.0.1/mcp"));
-        assert!(!secure("not a url"));
-    }
 }

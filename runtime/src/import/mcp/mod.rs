@@ -55,15 +55,14 @@
 
 mod allowlist;
 mod connection;
-mod error;
 #[cfg(feature = "import-mcp-http")]
 mod http;
 mod mapping;
 mod pins;
 mod upstream;
 
-pub use allowlist::{Allowlist, RemoteTools};
-pub use error::{ImportError, Skipped};
+pub use super::{ImportError, RemoteTools, Skipped};
+pub use allowlist::Allowlist;
 #[cfg(feature = "import-mcp-http")]
 pub use http::{Http, HttpUpstream};
 pub use pins::{Changed, Pins};

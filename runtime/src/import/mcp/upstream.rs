@@ -1,7 +1,7 @@
 //! One upstream MCP server: how to reach it (a child process over stdio,
 //! or a URL), what to serve of it, and its tools once connected.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,17 +12,16 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 use super::connection::{Connection, Session, Start};
-use super::error::{ImportError, Skipped};
 use super::mapping;
-use super::{Allowlist, Changed, Pins, RemoteTools};
-use crate::dynamic::{DynamicTool, DynamicToolBuilder};
-use crate::dynamic_call::Arguments;
+use super::{Allowlist, Changed, Pins};
+use crate::dynamic::DynamicTool;
 use crate::effect::Effect;
 use crate::error::BoxError;
-use crate::invocation::Invocation;
+use crate::import::naming::qualified;
+use crate::import::settings::Settings;
+use crate::import::{ImportError, RemoteTools, Skipped};
 use crate::principal::Principal;
 use crate::registry::{Change, Reason, Registry, RegistryError};
-use crate::util::BoxFuture;
 use crate::util::names::is_valid_key;
 
 /// An MCP server to start as a child process and import tools from: see
@@ -50,13 +49,8 @@ pub type StdioUpstream = Upstream<Stdio>;
 pub struct Upstream<T> {
     namespace: String,
     reach: T,
-    tools: RemoteTools,
-    effects: BTreeMap<String, Effect>,
-    timeout: Option<Duration>,
-    max_result: Option<usize>,
+    settings: Settings,
     max_concurrent: Option<usize>,
-    /// How a tool that changes something asks for approval.
-    approve: Option<fn(DynamicToolBuilder) -> DynamicToolBuilder>,
     pins: Pins,
 }
 
@@ -178,26 +172,22 @@ impl<T> Upstream<T> {
         Upstream {
             namespace,
             reach,
-            tools: RemoteTools::only(Vec::<String>::new()),
-            effects: BTreeMap::new(),
-            timeout: None,
-            max_result: None,
+            settings: Settings::default(),
             max_concurrent: None,
-            approve: None,
             pins: Pins::new(),
         }
     }
 
     /// The remote tools to serve.
     pub fn tools(mut self, tools: RemoteTools) -> Self {
-        self.tools = tools;
+        self.settings.tools = tools;
         self
     }
 
     /// The effect of the remote tool `name`, decided here: without one,
     /// it is `destructive`, whatever the server's annotations say.
     pub fn effect(mut self, name: impl Into<String>, effect: Effect) -> Self {
-        self.effects.insert(name.into(), effect);
+        self.settings.effect(name.into(), effect);
         self
     }
 
@@ -222,14 +212,14 @@ impl<T> Upstream<T> {
     /// # let _ = upstream;
     /// ```
     pub fn approvals<C: Principal + Send + Sync + 'static>(mut self) -> Self {
-        self.approve = Some(ledger_approval::<C>);
+        self.settings.approvals::<C>();
         self
     }
 
     /// How long a call of any of its tools may take (each tool's
     /// `timeout`); by default, the executor's.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.settings.timeout = Some(timeout);
         self
     }
 
@@ -237,7 +227,7 @@ impl<T> Upstream<T> {
     /// `max_result`: a longer text is cut there); by default, the
     /// executor's.
     pub fn max_result(mut self, chars: usize) -> Self {
-        self.max_result = Some(chars);
+        self.settings.max_result(chars);
         self
     }
 
@@ -301,7 +291,7 @@ impl<T> Upstream<T> {
                 upstream: upstream.to_owned(),
                 reason: e.to_string(),
             })?;
-        if let RemoteTools::Only(names) = &self.tools
+        if let RemoteTools::Only(names) = &self.settings.tools
             && let Some(missing) = names.iter().find(|n| !listed.iter().any(|t| t.name == **n))
         {
             return Err(ImportError::NotOffered {
@@ -323,8 +313,11 @@ impl<T> Upstream<T> {
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
         let mut taken: HashMap<String, String> = HashMap::new();
-        for remote in listed.iter().filter(|t| self.tools.allows(&t.name)) {
-            let (key, name) = match mapping::qualified(&self.namespace, &remote.name) {
+        for remote in listed
+            .iter()
+            .filter(|t| self.settings.tools.allows(&t.name))
+        {
+            let (key, name) = match qualified(&self.namespace, &remote.name) {
                 Ok(qualified) => qualified,
                 Err(reason) => {
                     skipped.push(skip(remote, reason));
@@ -367,33 +360,15 @@ impl<T> Upstream<T> {
         changed: bool,
         connection: &Arc<Connection>,
     ) -> Result<DynamicTool, String> {
-        let effect = self
-            .effects
-            .get(remote.name.as_ref())
-            .copied()
-            .unwrap_or(Effect::Destructive);
         let mut builder = DynamicTool::builder(key, name)
             .description(mapping::description(remote, &self.namespace))
-            .effect(effect)
             .input_schema(Value::Object(remote.input_schema.as_ref().clone()));
         if let Some(title) = &remote.title {
             builder = builder.title(title.clone());
         }
-        if let Some(timeout) = self.timeout {
-            builder = builder.timeout(timeout);
-        }
-        if let Some(chars) = self.max_result {
-            builder = builder.max_result(chars);
-        }
-        match self.approve {
-            Some(approve) if effect != Effect::Read => builder = approve(builder),
-            None if effect != Effect::Read => {
-                return Err(format!(
-                    "it is `{effect}` and the import has no approvals (`Upstream::approvals`)"
-                ));
-            }
-            _ => {}
-        }
+        let builder = self
+            .settings
+            .apply(builder, &remote.name, Effect::Destructive)?;
         let (connection, remote_name) = (connection.clone(), remote.name.to_string());
         builder
             .handler(move |call| {
@@ -441,19 +416,6 @@ async fn log_stderr(mut stderr: tokio::process::ChildStderr, namespace: String) 
         let text = String::from_utf8_lossy(&chunk[..read]);
         tracing::debug!(upstream = %namespace, "{}", text.trim_end());
     }
-}
-
-/// `builder` with the ledger as its `approve` hook, for callers of type `C`.
-fn ledger_approval<C: Principal + Send + Sync + 'static>(
-    builder: DynamicToolBuilder,
-) -> DynamicToolBuilder {
-    fn ask<'a, C: Principal + Sync>(
-        caller: &'a C,
-        call: &'a Invocation<'a, Arguments>,
-    ) -> BoxFuture<'a, Result<crate::hook::Verdict, crate::approval::LedgerError>> {
-        Box::pin(caller.approval_ledger(call))
-    }
-    builder.approve(ask::<C>)
 }
 
 fn skip(remote: &Tool, reason: String) -> Skipped {

@@ -38,6 +38,25 @@ pub enum ImportError {
         /// The variable's name.
         name: String,
     },
+    /// The OpenAPI document is not one this import reads (not OpenAPI 3.0
+    /// or 3.1, or without `paths`).
+    #[error("the OpenAPI document cannot be imported: {reason}")]
+    Document {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A credential header's name or value is not valid in a header.
+    #[error("the credential header `{name}` is not a valid header name and value")]
+    Credential {
+        /// The header's name, as given (its value is never shown).
+        name: String,
+    },
+    /// The HTTP client could not be built (its TLS backend failed to start).
+    #[error("the HTTP client could not be built: {reason}")]
+    Client {
+        /// Why, as reqwest reported it.
+        reason: String,
+    },
     /// The server could not be started.
     #[error("starting `{program}` failed: {source}")]
     Spawn {
@@ -62,14 +81,16 @@ pub enum ImportError {
         /// Why, as the client reported it.
         reason: String,
     },
-    /// A tool named in [`RemoteTools::only`](super::RemoteTools::only)
-    /// is not offered by the server.
-    #[error("the server offers no tool named `{name}`")]
+    /// A tool (or operation) named in
+    /// [`RemoteTools::only`](super::RemoteTools::only) is not offered by
+    /// the upstream.
+    #[error("the upstream offers no tool named `{name}`")]
     NotOffered {
         /// The remote name.
         name: String,
     },
-    /// Two remote tools would have the same key or name once qualified.
+    /// Two remote tools (or operations) would have the same key or name
+    /// once qualified.
     #[error("the remote tools `{first}` and `{second}` would both be `{qualified}`")]
     Collision {
         /// One remote name.
