@@ -581,15 +581,8 @@ impl DynamicToolBuilder {
         }
         match &self.input_schema {
             None => problems.push(DynamicToolProblem::MissingInputSchema),
-            Some(schema) if schema.get("type").and_then(Value::as_str) != Some("object") => {
-                problems.push(DynamicToolProblem::InvalidSchema {
-                    which: "input",
-                    message: "an input schema describes an object (`\"type\": \"object\"`)"
-                        .to_owned(),
-                });
-            }
             Some(schema) => {
-                if let Some(message) = schema_problem(schema) {
+                if let Some(message) = input_schema_problem(schema) {
                     problems.push(DynamicToolProblem::InvalidSchema {
                         which: "input",
                         message,
@@ -663,6 +656,15 @@ impl std::fmt::Debug for DynamicToolBuilder {
             .field("effect", &self.effect)
             .finish_non_exhaustive()
     }
+}
+
+/// What is wrong with `schema` as a tool's input schema, if anything: it
+/// describes an object, and compiles.
+pub(crate) fn input_schema_problem(schema: &Value) -> Option<String> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Some("an input schema describes an object (`\"type\": \"object\"`)".to_owned());
+    }
+    schema_problem(schema)
 }
 
 /// What is wrong with `schema` as a tool's JSON Schema, if anything.

@@ -431,8 +431,7 @@ async fn an_upstream_that_hangs_times_out_and_its_other_tools_still_answer() {
     let hung = executor.invoke("faults_hang", json!({}), &ann).await;
     assert!(matches!(hung, Err(CallError::Timeout { .. })), "{hung:?}");
     let echoed = executor.invoke("faults_echo", json!({"message": "still here"}), &ann);
-    // toolwright's server gives a string result as `{"result": ...}` too.
-    assert_eq!(echoed.await.unwrap(), json!({"result": "Echo: still here"}));
+    assert_eq!(echoed.await.unwrap(), json!("Echo: still here"));
 }
 
 #[tokio::test]
@@ -445,7 +444,7 @@ async fn an_upstream_that_dies_mid_call_fails_that_call_and_the_next_one_reconne
     };
     // The server is started again for the next call, which runs.
     let echoed = executor.invoke("faults_echo", json!({"message": "back"}), &ann);
-    assert_eq!(echoed.await.unwrap(), json!({"result": "Echo: back"}));
+    assert_eq!(echoed.await.unwrap(), json!("Echo: back"));
 }
 
 #[tokio::test]
@@ -455,11 +454,11 @@ async fn an_oversized_result_is_cut_at_the_limit() {
     let outcomes = executor.run_calls(vec![call], &User("ann")).await;
     // What a model reads is cut; the application still has the whole value.
     let text = outcomes[0].model_text();
-    assert!(text.starts_with(r#"{"result":"xxxx"#), "{text}");
+    assert!(text.starts_with("xxxx"), "{text}");
     assert!(text.ends_with("more characters]"), "{text}");
     assert!(text.chars().count() < 1_100, "{} characters", text.len());
     let whole = outcomes[0].result.as_ref().unwrap();
-    assert_eq!(whole["result"].as_str().map(str::len), Some(5_000_000));
+    assert_eq!(whole.as_str().map(str::len), Some(5_000_000));
 }
 
 #[tokio::test]
@@ -481,6 +480,59 @@ async fn calls_beyond_an_upstreams_cap_wait_their_turn() {
     // Uncapped, the echo would end first; capped at one, it waits until the
     // hung call's timeout gives its turn back, then runs.
     assert_eq!(*ended.lock().unwrap(), [("hang", false), ("echo", true)]);
+}
+
+#[tokio::test]
+async fn a_tool_with_a_malformed_schema_is_registered_off_with_the_reason_and_the_others_load() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo", "malformed"]))
+        .effect("echo", Effect::Read)
+        .effect("malformed", Effect::Read)
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    assert!(imported.skipped().is_empty(), "{:?}", imported.skipped());
+    let malformed = imported.malformed();
+    assert_eq!(malformed.len(), 1);
+    assert_eq!(malformed[0].name, "malformed");
+    let reason = malformed[0].reason.clone();
+    assert!(reason.starts_with("input schema rejected: "), "{reason}");
+
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    // The malformed one is there switched off, saying why; echo is served.
+    let tools = registry.tools();
+    let off = tools
+        .disabled("faults_malformed")
+        .map(|d| d.reason.as_str());
+    assert_eq!(off, Some(reason.as_str()));
+    assert!(tools.disabled("faults_echo").is_none());
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let refused = executor.invoke("faults_malformed", json!({}), &ann).await;
+    assert!(
+        matches!(refused, Err(CallError::Disabled { .. })),
+        "{refused:?}"
+    );
+    // Switched on by hand, it still refuses, and sends nothing.
+    executor
+        .registry()
+        .enable(&Selector::key("faults.malformed"))
+        .unwrap();
+    let refused = executor.invoke("faults_malformed", json!({}), &ann).await;
+    let Err(CallError::Tool { source, .. }) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        source
+            .to_string()
+            .starts_with("`malformed` is not called: input schema rejected")
+    );
+    let echoed = executor.invoke("faults_echo", json!({"message": "fine"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: fine"));
 }
 
 #[tokio::test]

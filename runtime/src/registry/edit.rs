@@ -78,21 +78,22 @@ impl Registry {
     }
 
     /// [`register_all`](Self::register_all), with the tools whose keys are
-    /// in `off` switched off for `reason` in the same generation: no call
-    /// ever finds them on.
+    /// in `off` switched off, each for its reason, in the same generation:
+    /// no call ever finds them on.
     #[cfg(feature = "import-mcp")]
     pub(crate) fn register_all_off(
         &self,
         tools: Vec<DynamicTool>,
-        off: &[&str],
-        reason: super::Reason,
+        off: Vec<(String, super::Reason)>,
     ) -> Result<Change, RegistryError> {
-        let disabled = super::switched_off(reason);
         let added: Vec<ToolEntry> = tools.into_iter().map(DynamicTool::into_entry).collect();
+        let mut off: HashMap<String, super::Reason> = off.into_iter().collect();
         let states = added
             .iter()
-            .filter(|tool| off.contains(&tool.key()))
-            .map(|tool| (tool.served().key.clone(), disabled.clone()))
+            .filter_map(|tool| {
+                let reason = off.remove(tool.key())?;
+                Some((tool.served().key.clone(), super::switched_off(reason)))
+            })
             .collect();
         self.add(added, states)
     }

@@ -16,7 +16,9 @@
 //!   `destructive`, so it waits for approval, unless
 //!   [`StdioUpstream::effect`] says otherwise;
 //! - arguments are checked against the remote input schema before
-//!   anything is sent, as for any tool;
+//!   anything is sent, as for any tool; a tool whose schema no validator
+//!   compiles is registered switched off with the reason
+//!   ([`Imported::malformed`]), and the others load;
 //! - a remote tool error is the call's tool error, its text kept; a failed
 //!   exchange with the server is the call's error too, with its source;
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it

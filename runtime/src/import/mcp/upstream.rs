@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::connection::{Connection, Session, Start};
 use super::mapping;
 use super::{Allowlist, Changed, Pins};
-use crate::dynamic::DynamicTool;
+use crate::dynamic::{DynamicTool, input_schema_problem};
 use crate::effect::Effect;
 use crate::error::BoxError;
 use crate::import::naming::qualified;
@@ -23,6 +23,9 @@ use crate::import::{ImportError, RemoteTools, Skipped};
 use crate::principal::Principal;
 use crate::registry::{Change, Reason, Registry, RegistryError};
 use crate::util::names::is_valid_key;
+
+/// The reason a tool whose definition changed is switched off.
+const CHANGED: &str = "definition changed";
 
 /// An MCP server to start as a child process and import tools from: see
 /// [the module](super). The settings of [`Upstream`] apply.
@@ -312,6 +315,7 @@ impl<T> Upstream<T> {
         let mut tools = Vec::new();
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
+        let (mut malformed, mut off) = (Vec::new(), Vec::new());
         let mut taken: HashMap<String, String> = HashMap::new();
         for remote in listed
             .iter()
@@ -334,10 +338,36 @@ impl<T> Upstream<T> {
                 }
             }
             let change = pins.check(remote, &key);
-            match self.tool(remote, key, name, change.is_some(), connection) {
+            let schema = Value::Object(remote.input_schema.as_ref().clone());
+            let problem = input_schema_problem(&schema);
+            // Served switched off, with the reason, and refusing calls.
+            let refused = match (&change, &problem) {
+                (Some(_), _) => Some((
+                    CHANGED.to_owned(),
+                    format!(
+                        "the definition of `{}` changed since it was pinned; \
+                         it is not called until a person accepts it",
+                        remote.name
+                    ),
+                )),
+                (None, Some(problem)) => {
+                    let reason = format!("input schema rejected: {problem}");
+                    malformed.push(skip(remote, reason.clone()));
+                    let refusal = format!("`{}` is not called: {reason}", remote.name);
+                    Some((reason, refusal))
+                }
+                (None, None) => None,
+            };
+            let schema = match problem {
+                Some(_) => serde_json::json!({"type": "object"}),
+                None => schema,
+            };
+            let refusal = refused.as_ref().map(|(_, refusal)| refusal.clone());
+            match self.tool(remote, key.clone(), name, schema, refusal, connection) {
                 Ok(tool) => {
                     tools.push(tool);
                     changed.extend(change);
+                    off.extend(refused.map(|(reason, _)| (key, Reason::new(reason))));
                 }
                 Err(reason) => skipped.push(skip(remote, reason)),
             }
@@ -345,24 +375,27 @@ impl<T> Upstream<T> {
         Ok(Imported {
             tools,
             skipped,
+            malformed,
             pins,
             changed,
+            off,
         })
     }
 
-    /// The local tool for `remote`, or why it cannot be built. A `changed`
-    /// one refuses every call.
+    /// The local tool for `remote`, taking `schema`, or why it cannot be
+    /// built. One with a `refusal` refuses every call, saying it.
     fn tool(
         &self,
         remote: &Tool,
         key: String,
         name: String,
-        changed: bool,
+        schema: Value,
+        refusal: Option<String>,
         connection: &Arc<Connection>,
     ) -> Result<DynamicTool, String> {
         let mut builder = DynamicTool::builder(key, name)
             .description(mapping::description(remote, &self.namespace))
-            .input_schema(Value::Object(remote.input_schema.as_ref().clone()));
+            .input_schema(schema);
         if let Some(title) = &remote.title {
             builder = builder.title(title.clone());
         }
@@ -373,13 +406,10 @@ impl<T> Upstream<T> {
         builder
             .handler(move |call| {
                 let (connection, remote_name) = (connection.clone(), remote_name.clone());
+                let refusal = refusal.clone();
                 Box::pin(async move {
-                    if changed {
-                        return Err(format!(
-                            "the definition of `{remote_name}` changed since it was pinned; \
-                             it is not called until a person accepts it"
-                        )
-                        .into());
+                    if let Some(refusal) = refusal {
+                        return Err(refusal.into());
                     }
                     forward(&connection, remote_name, call.into_arguments()).await
                 })
@@ -432,8 +462,11 @@ fn skip(remote: &Tool, reason: String) -> Skipped {
 pub struct Imported {
     tools: Vec<DynamicTool>,
     skipped: Vec<Skipped>,
+    malformed: Vec<Skipped>,
     pins: Pins,
     changed: Vec<Changed>,
+    /// The keys of the tools registered switched off, and why.
+    off: Vec<(String, Reason)>,
 }
 
 impl Imported {
@@ -445,6 +478,13 @@ impl Imported {
     /// The allowed remote tools that could not be served, and why.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
+    }
+
+    /// The tools whose input schema no validator compiles: registered
+    /// switched off with the reason (`input schema rejected: ...`), and
+    /// refusing every call, so that the others still load.
+    pub fn malformed(&self) -> &[Skipped] {
+        &self.malformed
     }
 
     /// The pins to keep for the next import: those given, and the tools
@@ -468,9 +508,9 @@ impl Imported {
     }
 
     /// Registers the tools in `registry` as one generation, each changed
-    /// one switched off with the reason `definition changed`.
+    /// one switched off with the reason `definition changed`, and each
+    /// [malformed](Self::malformed) one with its own.
     pub fn register(self, registry: &Registry) -> Result<Change, RegistryError> {
-        let off: Vec<&str> = self.changed.iter().map(|c| c.key.as_str()).collect();
-        registry.register_all_off(self.tools, &off, Reason::new("definition changed"))
+        registry.register_all_off(self.tools, self.off)
     }
 }
