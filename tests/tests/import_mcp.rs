@@ -15,7 +15,7 @@ use toolwright::import::mcp::{
     Allowlist, HttpUpstream, ImportError, Pins, RemoteTools, StdioUpstream,
 };
 use toolwright::providers::ToolCall;
-use toolwright::registry::{Registry, Selector};
+use toolwright::registry::{ChangeKind, Registry, Selector};
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
 
 mod installs;
@@ -533,6 +533,66 @@ async fn a_tool_with_a_malformed_schema_is_registered_off_with_the_reason_and_th
     );
     let echoed = executor.invoke("faults_echo", json!({"message": "fine"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: fine"));
+}
+
+#[tokio::test]
+async fn a_definition_changed_mid_session_switches_that_tool_off_when_the_server_says_so() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo", "big", "change"]))
+        .effect("echo", Effect::Read)
+        .effect("big", Effect::Read)
+        .effect("change", Effect::Read)
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let mut changes = registry.subscribe();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let echoed = executor.invoke("faults_echo", json!({"message": "before"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: before"));
+
+    // The server changes `echo`'s description and sends `list_changed`:
+    // the tools are listed again, and `echo` alone is switched off, the
+    // registry's change telling this side's clients.
+    let said = executor.invoke("faults_change", json!({}), &ann).await;
+    assert_eq!(said.unwrap(), json!("changed"));
+    let change = tokio::time::timeout(std::time::Duration::from_secs(10), changes.next())
+        .await
+        .expect("the registry changed")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(change.kind, ChangeKind::Disabled(_)), "{change:?}");
+    assert_eq!(change.keys, ["faults.echo"]);
+    let tools = executor.registry().tools();
+    let reason = tools.disabled("faults_echo").map(|d| d.reason.as_str());
+    assert_eq!(reason, Some("definition changed"));
+    assert!(tools.disabled("faults_big").is_none());
+    let refused = executor.invoke("faults_echo", json!({"message": "after"}), &ann);
+    assert!(matches!(refused.await, Err(CallError::Disabled { .. })));
+    // Switched on by hand, it still refuses; the others answer.
+    executor
+        .registry()
+        .enable(&Selector::key("faults.echo"))
+        .unwrap();
+    let still = executor
+        .invoke("faults_echo", json!({"message": "after"}), &ann)
+        .await;
+    let Err(CallError::Tool { source, .. }) = still else {
+        panic!("{still:?}")
+    };
+    assert!(
+        source.to_string().contains("changed since it was pinned"),
+        "{source}"
+    );
+    let big = executor
+        .invoke("faults_big", json!({"chars": 3}), &ann)
+        .await;
+    assert_eq!(big.unwrap(), json!("xxx"));
 }
 
 #[tokio::test]

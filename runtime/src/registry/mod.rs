@@ -93,6 +93,19 @@ pub struct Registry {
     shared: Arc<Shared>,
 }
 
+/// A [`Registry`] that may be gone: [`upgrade`](Self::upgrade) gives it
+/// back while something else keeps it.
+#[cfg(feature = "import-mcp")]
+#[derive(Clone, Debug)]
+pub(crate) struct WeakRegistry(std::sync::Weak<Shared>);
+
+#[cfg(feature = "import-mcp")]
+impl WeakRegistry {
+    pub(crate) fn upgrade(&self) -> Option<Registry> {
+        self.0.upgrade().map(|shared| Registry { shared })
+    }
+}
+
 struct Shared {
     current: ArcSwap<Snapshot>,
     /// Writers take turns, so that no change is computed from a stale
@@ -219,6 +232,13 @@ impl Registry {
     /// ```
     pub fn new(catalog: Catalog) -> Self {
         Registry::from_snapshot(Snapshot::of(catalog, &HashMap::new(), None, 0))
+    }
+
+    /// A handle that does not keep the registry alive: what a tool
+    /// holds to edit the registry it is registered in.
+    #[cfg(feature = "import-mcp")]
+    pub(crate) fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry(Arc::downgrade(&self.shared))
     }
 
     /// A registry serving `snapshot` first.

@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use rmcp::service::{RoleClient, RunningService};
 
 use super::ImportError;
+use super::refresh::Listener;
 use crate::error::BoxError;
 use crate::util::BoxFuture;
 
 /// A session past MCP's handshake.
-pub(super) type Session = RunningService<RoleClient, ()>;
+pub(super) type Session = RunningService<RoleClient, Listener>;
 
 /// How a lost session is replaced: the transport started again and the
 /// handshake made again.
@@ -34,6 +35,9 @@ pub(super) struct Connection {
     /// At most this many calls in flight, if capped; the rest wait their
     /// turn, first come first served, within their timeout.
     permits: Option<tokio::sync::Semaphore>,
+    /// Woken after a lost session was replaced: the new one may serve
+    /// other definitions.
+    restarted: Arc<tokio::sync::Notify>,
 }
 
 struct State {
@@ -43,7 +47,12 @@ struct State {
 }
 
 impl Connection {
-    pub(super) fn new(session: Session, start: Start, max_concurrent: Option<usize>) -> Self {
+    pub(super) fn new(
+        session: Session,
+        start: Start,
+        max_concurrent: Option<usize>,
+        restarted: Arc<tokio::sync::Notify>,
+    ) -> Self {
         Connection {
             state: tokio::sync::Mutex::new(State {
                 session: Some(Arc::new(session)),
@@ -52,6 +61,7 @@ impl Connection {
             }),
             start,
             permits: max_concurrent.map(|n| tokio::sync::Semaphore::new(n.max(1))),
+            restarted,
         }
     }
 
@@ -81,6 +91,7 @@ impl Connection {
             Ok(session) => {
                 let session = Arc::new(session);
                 (state.session, state.failures, state.retry_at) = (Some(session.clone()), 0, None);
+                self.restarted.notify_one();
                 Ok(session)
             }
             Err(error) => {

@@ -1,7 +1,10 @@
 //! An upstream MCP server reached over Streamable HTTP, through rmcp's
 //! client on reqwest (rustls).
 
+use std::sync::Arc;
+
 use rmcp::transport::StreamableHttpClientTransport;
+use tokio::sync::Notify;
 
 use super::connection::{Session, Start};
 use super::upstream::{Upstream, handshake};
@@ -52,15 +55,16 @@ impl HttpUpstream {
         if !secure(url) {
             return Err(ImportError::UrlNotSecure { url: url.clone() });
         }
-        let session = open(url.clone()).await?;
-        let again = url.clone();
-        let start: Start = Box::new(move || Box::pin(open(again.clone())));
-        self.import(session, start, url).await
+        let signal = Arc::new(Notify::new());
+        let session = open(url.clone(), signal.clone()).await?;
+        let (again, restart) = (url.clone(), signal.clone());
+        let start: Start = Box::new(move || Box::pin(open(again.clone(), restart.clone())));
+        self.import(session, start, url, signal).await
     }
 }
 
 /// A session with the server at `url`.
-async fn open(url: String) -> Result<Session, ImportError> {
+async fn open(url: String, signal: Arc<Notify>) -> Result<Session, ImportError> {
     let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-    handshake(transport, &url).await
+    handshake(transport, &url, signal).await
 }

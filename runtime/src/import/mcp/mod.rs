@@ -23,7 +23,15 @@
 //!   exchange with the server is the call's error too, with its source;
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it
 //!   was accepted is switched off with the reason `definition changed`,
-//!   and only that one.
+//!   and only that one;
+//! - when the server says its tool list changed (`list_changed`, unscoped
+//!   or on a 2026-07-28 `subscriptions/listen` stream), and after a lost
+//!   session is replaced, its tools are listed again: one whose definition
+//!   differs from its pin, or that the server no longer offers, refuses
+//!   calls from then on and is switched off in the registry
+//!   [`Imported::register`] put it in, which tells that registry's MCP
+//!   clients. A tool first offered after the import is served from the
+//!   next import.
 //!
 //! One session serves every call. A call that finds it lost (the server
 //! died) starts a new one first; a call in flight when it was lost fails,
@@ -61,6 +69,7 @@ mod connection;
 mod http;
 mod mapping;
 mod pins;
+mod refresh;
 mod upstream;
 
 pub use super::{ImportError, RemoteTools, Skipped};

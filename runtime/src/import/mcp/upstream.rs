@@ -10,9 +10,11 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::RoleClient;
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use super::connection::{Connection, Session, Start};
 use super::mapping;
+use super::refresh::{self, CHANGED, Listener, Live};
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
 use crate::effect::Effect;
@@ -23,9 +25,6 @@ use crate::import::{ImportError, RemoteTools, Skipped};
 use crate::principal::Principal;
 use crate::registry::{Change, Reason, Registry, RegistryError};
 use crate::util::names::is_valid_key;
-
-/// The reason a tool whose definition changed is switched off.
-const CHANGED: &str = "definition changed";
 
 /// An MCP server to start as a child process and import tools from: see
 /// [the module](super). The settings of [`Upstream`] apply.
@@ -102,13 +101,15 @@ impl StdioUpstream {
     /// the server does not offer fails the import.
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check(allowlist)?;
-        let session = self.start().await?;
-        let again = self.clone();
+        let signal = Arc::new(Notify::new());
+        let session = self.start(signal.clone()).await?;
+        let (again, restart) = (self.clone(), signal.clone());
         let start: Start = Box::new(move || {
-            let again = again.clone();
-            Box::pin(async move { again.start().await })
+            let (again, signal) = (again.clone(), restart.clone());
+            Box::pin(async move { again.start(signal).await })
         });
-        self.import(session, start, &self.reach.program).await
+        self.import(session, start, &self.reach.program, signal)
+            .await
     }
 
     /// Fails unless the namespace is valid and the allowlist lists the
@@ -129,8 +130,8 @@ impl StdioUpstream {
     }
 
     /// The server, started with only the allowed environment, past MCP's
-    /// handshake.
-    async fn start(&self) -> Result<Session, ImportError> {
+    /// handshake; its `list_changed` wakes `signal`.
+    async fn start(&self, signal: Arc<Notify>) -> Result<Session, ImportError> {
         let Stdio { program, args, env } = &self.reach;
         let mut command = tokio::process::Command::new(program);
         command.args(args).env_clear();
@@ -149,24 +150,34 @@ impl StdioUpstream {
         if let Some(stderr) = stderr {
             tokio::spawn(log_stderr(stderr, self.namespace.clone()));
         }
-        handshake(transport, program).await
+        handshake(transport, program, signal).await
     }
 }
 
-/// `transport` past MCP's handshake. `()` answers the server's own
-/// requests (sampling, elicitation, roots) as unsupported: nothing is
-/// asked of this side.
-pub(super) async fn handshake<T, E, A>(transport: T, upstream: &str) -> Result<Session, ImportError>
+/// `transport` past MCP's handshake, the server's `list_changed` waking
+/// `signal`. The server's own requests (sampling, elicitation, roots) are
+/// answered as unsupported: nothing is asked of this side.
+pub(super) async fn handshake<T, E, A>(
+    transport: T,
+    upstream: &str,
+    signal: Arc<Notify>,
+) -> Result<Session, ImportError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    ().serve(transport)
+    let listener = Listener {
+        signal: signal.clone(),
+    };
+    let session = listener
+        .serve(transport)
         .await
         .map_err(|e| ImportError::Handshake {
             upstream: upstream.to_owned(),
             reason: e.to_string(),
-        })
+        })?;
+    refresh::listen(session.peer().clone(), signal);
+    Ok(session)
 }
 
 impl<T> Upstream<T> {
@@ -286,6 +297,7 @@ impl<T> Upstream<T> {
         session: Session,
         start: Start,
         upstream: &str,
+        signal: Arc<Notify>,
     ) -> Result<Imported, ImportError> {
         let listed = session
             .list_all_tools()
@@ -301,22 +313,24 @@ impl<T> Upstream<T> {
                 name: missing.clone(),
             });
         }
-        let connection = Connection::new(session, start, self.max_concurrent);
-        self.imported(listed, &Arc::new(connection))
+        let connection = Connection::new(session, start, self.max_concurrent, signal.clone());
+        self.imported(listed, Arc::new(connection), signal)
     }
 
     /// One dynamic tool per remote tool served, each calling through
-    /// `connection`.
+    /// `connection`; a refresh, woken by `signal`, keeps them in step.
     fn imported(
         &self,
         listed: Vec<Tool>,
-        connection: &Arc<Connection>,
+        connection: Arc<Connection>,
+        signal: Arc<Notify>,
     ) -> Result<Imported, ImportError> {
-        let mut tools = Vec::new();
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
         let (mut malformed, mut off) = (Vec::new(), Vec::new());
         let mut taken: HashMap<String, String> = HashMap::new();
+        let (mut served, mut refusals) = (HashMap::new(), HashMap::new());
+        let mut built = Vec::new();
         for remote in listed
             .iter()
             .filter(|t| self.settings.tools.allows(&t.name))
@@ -342,14 +356,7 @@ impl<T> Upstream<T> {
             let problem = input_schema_problem(&schema);
             // Served switched off, with the reason, and refusing calls.
             let refused = match (&change, &problem) {
-                (Some(_), _) => Some((
-                    CHANGED.to_owned(),
-                    format!(
-                        "the definition of `{}` changed since it was pinned; \
-                         it is not called until a person accepts it",
-                        remote.name
-                    ),
-                )),
+                (Some(_), _) => Some((CHANGED.to_owned(), refresh::changed(&remote.name))),
                 (None, Some(problem)) => {
                     let reason = format!("input schema rejected: {problem}");
                     malformed.push(skip(remote, reason.clone()));
@@ -362,16 +369,27 @@ impl<T> Upstream<T> {
                 Some(_) => serde_json::json!({"type": "object"}),
                 None => schema,
             };
-            let refusal = refused.as_ref().map(|(_, refusal)| refusal.clone());
-            match self.tool(remote, key.clone(), name, schema, refusal, connection) {
-                Ok(tool) => {
-                    tools.push(tool);
-                    changed.extend(change);
-                    off.extend(refused.map(|(reason, _)| (key, Reason::new(reason))));
+            built.push((remote, key.clone(), name, schema));
+            if let Some((reason, refusal)) = refused {
+                refusals.insert(remote.name.to_string(), refusal);
+                off.push((key.clone(), Reason::new(reason)));
+            }
+            served.insert(remote.name.to_string(), key);
+            changed.extend(change);
+        }
+        let live = Arc::new(Live::new(served, pins.clone(), refusals, signal.clone()));
+        let mut tools = Vec::new();
+        for (remote, key, name, schema) in built {
+            match self.tool(remote, key.clone(), name, schema, &connection, &live) {
+                Ok(tool) => tools.push(tool),
+                Err(reason) => {
+                    skipped.push(skip(remote, reason));
+                    changed.retain(|c| c.key != key);
+                    off.retain(|(k, _)| *k != key);
                 }
-                Err(reason) => skipped.push(skip(remote, reason)),
             }
         }
+        refresh::spawn(Arc::downgrade(&live), Arc::downgrade(&connection), signal);
         Ok(Imported {
             tools,
             skipped,
@@ -379,19 +397,20 @@ impl<T> Upstream<T> {
             pins,
             changed,
             off,
+            live,
         })
     }
 
     /// The local tool for `remote`, taking `schema`, or why it cannot be
-    /// built. One with a `refusal` refuses every call, saying it.
+    /// built. It refuses every call while `live` says so.
     fn tool(
         &self,
         remote: &Tool,
         key: String,
         name: String,
         schema: Value,
-        refusal: Option<String>,
         connection: &Arc<Connection>,
+        live: &Arc<Live>,
     ) -> Result<DynamicTool, String> {
         let mut builder = DynamicTool::builder(key, name)
             .description(mapping::description(remote, &self.namespace))
@@ -402,13 +421,14 @@ impl<T> Upstream<T> {
         let builder = self
             .settings
             .apply(builder, &remote.name, Effect::Destructive)?;
-        let (connection, remote_name) = (connection.clone(), remote.name.to_string());
+        let (connection, live) = (connection.clone(), live.clone());
+        let remote_name = remote.name.to_string();
         builder
             .handler(move |call| {
                 let (connection, remote_name) = (connection.clone(), remote_name.clone());
-                let refusal = refusal.clone();
+                let live = live.clone();
                 Box::pin(async move {
-                    if let Some(refusal) = refusal {
+                    if let Some(refusal) = live.refusal(&remote_name) {
                         return Err(refusal.into());
                     }
                     forward(&connection, remote_name, call.into_arguments()).await
@@ -467,6 +487,7 @@ pub struct Imported {
     changed: Vec<Changed>,
     /// The keys of the tools registered switched off, and why.
     off: Vec<(String, Reason)>,
+    live: Arc<Live>,
 }
 
 impl Imported {
@@ -511,6 +532,7 @@ impl Imported {
     /// one switched off with the reason `definition changed`, and each
     /// [malformed](Self::malformed) one with its own.
     pub fn register(self, registry: &Registry) -> Result<Change, RegistryError> {
+        self.live.attach(registry);
         registry.register_all_off(self.tools, self.off)
     }
 }

@@ -1,0 +1,188 @@
+//! Keeping imported tools in step with their upstream. When the server
+//! says its tool list changed (`notifications/tools/list_changed`,
+//! unscoped or, in the 2026-07-28 era, on a `subscriptions/listen`
+//! stream), and after a lost session was replaced, its tools are listed
+//! again under the pin rules: a served tool whose definition differs from
+//! its pin, or that the server no longer offers, refuses calls from then
+//! on and is switched off in the registry it was registered in, with the
+//! reason; the registry's change is what an MCP server turns into its own
+//! `list_changed`. A tool first offered after the import is not served
+//! until the next import.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::ClientHandler;
+use rmcp::model::{SubscriptionFilter, Tool};
+use rmcp::service::{NotificationContext, Peer, RoleClient};
+use tokio::sync::Notify;
+
+use super::Pins;
+use super::connection::Connection;
+use crate::error::BoxError;
+use crate::registry::{Reason, Registry, Selector, WeakRegistry};
+
+/// The reason a tool whose definition changed is switched off.
+pub(super) const CHANGED: &str = "definition changed";
+
+/// The reason a tool the server stopped offering is switched off.
+const GONE: &str = "no longer offered by the upstream";
+
+/// The client side of a session: it hears the server's `list_changed`
+/// and wakes the refresh. The server's requests (sampling, elicitation,
+/// roots) are answered as unsupported, as `()` would.
+pub(super) struct Listener {
+    pub(super) signal: Arc<Notify>,
+}
+
+impl ClientHandler for Listener {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.signal.notify_one();
+        std::future::ready(())
+    }
+}
+
+/// Opens a `subscriptions/listen` stream for the tool list, when the
+/// server says its list can change, and wakes the refresh for each
+/// notification on it. A server of an earlier protocol answers that it
+/// does not know the method: its notifications reach [`Listener`].
+pub(super) fn listen(peer: Peer<RoleClient>, signal: Arc<Notify>) {
+    let changes = peer.peer_info().and_then(|info| {
+        info.capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed)
+    });
+    if changes != Some(true) {
+        return;
+    }
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let Ok(mut subscription) = peer.listen(filter).await else {
+            return;
+        };
+        while let Ok(Some(_)) = subscription.next().await {
+            signal.notify_one();
+        }
+    });
+}
+
+/// What the tools of one upstream share with its refresh: the pins, which
+/// tools refuse calls and why, and the registry they were registered in.
+#[derive(Debug)]
+pub(super) struct Live {
+    /// The served tools: remote name to key.
+    served: HashMap<String, String>,
+    pins: Mutex<Pins>,
+    /// Why a tool refuses calls, by remote name.
+    refusals: Mutex<HashMap<String, String>>,
+    registry: Mutex<Option<WeakRegistry>>,
+    /// Woken when this is dropped too, so that the refresh ends.
+    signal: Arc<Notify>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.signal.notify_one();
+    }
+}
+
+impl Live {
+    pub(super) fn new(
+        served: HashMap<String, String>,
+        pins: Pins,
+        refusals: HashMap<String, String>,
+        signal: Arc<Notify>,
+    ) -> Self {
+        Live {
+            served,
+            pins: Mutex::new(pins),
+            refusals: Mutex::new(refusals),
+            registry: Mutex::new(None),
+            signal,
+        }
+    }
+
+    /// Why the remote tool `name` refuses calls, if it does.
+    pub(super) fn refusal(&self, name: &str) -> Option<String> {
+        lock(&self.refusals).get(name).cloned()
+    }
+
+    /// The registry the tools were registered in: a refresh switches tools
+    /// off there.
+    pub(super) fn attach(&self, registry: &Registry) {
+        *lock(&self.registry) = Some(registry.downgrade());
+    }
+
+    /// Applies the pin rules to the server's tools as now `listed`.
+    fn apply(&self, listed: &[Tool]) {
+        let mut off = Vec::new();
+        {
+            let (mut pins, mut refusals) = (lock(&self.pins), lock(&self.refusals));
+            for (name, key) in &self.served {
+                if refusals.contains_key(name) {
+                    continue;
+                }
+                let (reason, refusal) = match listed.iter().find(|t| t.name == *name) {
+                    None => (GONE, format!("`{name}` is {GONE}")),
+                    Some(tool) => match pins.check(tool, key) {
+                        None => continue,
+                        Some(_) => (CHANGED, changed(name)),
+                    },
+                };
+                refusals.insert(name.clone(), refusal);
+                off.push((key.clone(), reason));
+            }
+        }
+        let registry = lock(&self.registry)
+            .as_ref()
+            .and_then(WeakRegistry::upgrade);
+        for (key, reason) in off {
+            tracing::warn!(tool = %key, reason, "an imported tool is switched off");
+            if let Some(registry) = &registry {
+                // Fails only when someone removed or switched it off already.
+                let _ = registry.disable(&Selector::key(key), Reason::new(reason));
+            }
+        }
+    }
+}
+
+/// What a changed tool answers a call.
+pub(super) fn changed(name: &str) -> String {
+    format!(
+        "the definition of `{name}` changed since it was pinned; \
+         it is not called until a person accepts it"
+    )
+}
+
+/// Lists the upstream's tools again each time `signal` wakes, and applies
+/// the pin rules, until the tools are gone.
+pub(super) fn spawn(live: Weak<Live>, connection: Weak<Connection>, signal: Arc<Notify>) {
+    tokio::spawn(async move {
+        loop {
+            signal.notified().await;
+            let (Some(live), Some(connection)) = (live.upgrade(), connection.upgrade()) else {
+                return;
+            };
+            match list(&connection).await {
+                Ok(listed) => live.apply(&listed),
+                Err(error) => tracing::debug!(%error, "listing an upstream's tools again failed"),
+            }
+        }
+    });
+}
+
+/// The upstream's tools, listed on its session (a new one if it was lost).
+async fn list(connection: &Connection) -> Result<Vec<Tool>, BoxError> {
+    let session = connection.session().await?;
+    Ok(session.list_all_tools().await?)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
