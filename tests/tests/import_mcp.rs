@@ -2,9 +2,12 @@
 //! server `@modelcontextprotocol/server-everything` (npm, pinned in
 //! `tests/upstreams/package-lock.json`, installed under the target
 //! directory on the first run), started over stdio and over Streamable
-//! HTTP behind allowlists, its tools pinned; and `fault-upstream` (this
-//! crate's binary) for a server that hangs, dies mid-call or answers too
-//! much.
+//! HTTP behind allowlists, its tools pinned; `server-filesystem` (npm, the
+//! same lock) and `mcp-server-git` (PyPI, pinned in
+//! `tests/python/git-requirements.txt`), whose writes wait for approval;
+//! and `fault-upstream` (this crate's binary) for a server that hangs,
+//! dies mid-call, answers too much, serves a malformed schema or changes a
+//! definition mid-session.
 
 use std::path::PathBuf;
 
@@ -186,6 +189,186 @@ async fn the_allowed_tools_of_a_real_server_are_served_qualified_and_called() {
         matches!(again, Err(CallError::ApprovalRequired(_))),
         "{again:?}"
     );
+}
+
+#[tokio::test]
+async fn the_filesystem_servers_writes_wait_for_approval_and_run_once_approved() {
+    let test = "the_filesystem_servers_writes_wait_for_approval_and_run_once_approved";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let script = args[0].replace("server-everything", "server-filesystem");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = vec![script, dir.display().to_string()];
+    let imported = StdioUpstream::new("fs", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only([
+            "read_text_file",
+            "write_file",
+            "move_file",
+        ]))
+        .effect("read_text_file", Effect::Read)
+        .approvals::<User>()
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let tools = registry.tools();
+    let effects: Vec<_> = tools.iter().map(|t| (t.name(), t.effect())).collect();
+    assert_eq!(
+        effects,
+        [
+            ("fs_move_file", Effect::Destructive),
+            ("fs_read_text_file", Effect::Read),
+            ("fs_write_file", Effect::Destructive),
+        ]
+    );
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    let (ann, bob) = (User("ann"), User("bob"));
+    let note = dir.join("note.txt").display().to_string();
+    let write = json!({"path": note, "content": "hello"});
+
+    // Nothing is written until another person approves; then once.
+    let asked = executor.invoke("fs_write_file", write.clone(), &ann).await;
+    let Err(CallError::ApprovalRequired(request)) = asked else {
+        panic!("{asked:?}")
+    };
+    assert!(!dir.join("note.txt").exists(), "written before approval");
+    let id = request.id.unwrap();
+    let own = approvals.approve(id.clone(), &ann, "mine").await;
+    assert!(own.is_err(), "a requester approved their own write");
+    approvals.approve(id, &bob, "fine").await.unwrap();
+    executor
+        .invoke("fs_write_file", write.clone(), &ann)
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("note.txt")).unwrap(),
+        "hello"
+    );
+    let again = executor.invoke("fs_write_file", write, &ann).await;
+    assert!(
+        matches!(again, Err(CallError::ApprovalRequired(_))),
+        "{again:?}"
+    );
+
+    let read = executor
+        .invoke("fs_read_text_file", json!({"path": note}), &ann)
+        .await;
+    assert!(read.unwrap().to_string().contains("hello"));
+    // Outside the directory the server was given: the server refuses.
+    let outside = json!({"path": "/etc/hostname"});
+    let refused = executor.invoke("fs_read_text_file", outside, &ann).await;
+    assert!(
+        matches!(refused, Err(CallError::Tool { .. })),
+        "{refused:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A virtualenv with the pinned mcp-server-git, or `None` after a one-line
+/// message when PyPI cannot install it here. On CI (`CI=true`) that fails
+/// instead.
+fn git_server_or_skip(test: &str) -> Option<PathBuf> {
+    let requirements =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/git-requirements.txt");
+    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("python-git");
+    let installed = installs::installed_once(&venv, &requirements, || {
+        let python = std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status();
+        if !python.is_ok_and(|s| s.success()) {
+            return Err("python3 -m venv failed".to_owned());
+        }
+        installs::run(
+            std::process::Command::new(venv.join("bin/python"))
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
+                .arg(&requirements),
+        )
+    });
+    match installed {
+        Ok(()) => Some(venv.join("bin/python")),
+        Err(why) if !installs::must_run() => {
+            eprintln!("skipped {test}: mcp-server-git is unavailable ({why})");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+#[tokio::test]
+async fn a_python_servers_tools_are_served_and_its_writes_wait_for_approval() {
+    let test = "a_python_servers_tools_are_served_and_its_writes_wait_for_approval";
+    let Some(python) = git_server_or_skip(test) else {
+        return;
+    };
+    let repo =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("git-{}", std::process::id()));
+    std::fs::create_dir_all(&repo).unwrap();
+    installs::run(
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&repo),
+    )
+    .unwrap();
+    std::fs::write(repo.join("a.txt"), "a").unwrap();
+    let python = python.display().to_string();
+    let args = ["-m", "mcp_server_git", "--repository"].map(str::to_owned);
+    let args = [&args[..], &[repo.display().to_string()]].concat();
+    let imported = StdioUpstream::new("git", &python, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["git_status", "git_add"]))
+        .effect("git_status", Effect::Read)
+        .effect("git_add", Effect::Write)
+        .approvals::<User>()
+        .connect(&allowing(&python, &args))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let at = json!({"repo_path": repo.display().to_string()});
+    let status = || executor.invoke("git_git_status", at.clone(), &ann);
+    let before = status().await.unwrap().to_string();
+    assert!(before.contains("Untracked files"), "{before}");
+
+    let add = json!({"repo_path": repo.display().to_string(), "files": ["a.txt"]});
+    let asked = executor.invoke("git_git_add", add.clone(), &ann).await;
+    let Err(CallError::ApprovalRequired(request)) = asked else {
+        panic!("{asked:?}")
+    };
+    assert_eq!(
+        status().await.unwrap().to_string(),
+        before,
+        "added before approval"
+    );
+    approvals
+        .approve(request.id.unwrap(), &User("bob"), "fine")
+        .await
+        .unwrap();
+    executor.invoke("git_git_add", add, &ann).await.unwrap();
+    let after = status().await.unwrap().to_string();
+    assert!(after.contains("Changes to be committed"), "{after}");
+    std::fs::remove_dir_all(&repo).unwrap();
 }
 
 #[tokio::test]
