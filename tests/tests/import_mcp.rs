@@ -241,7 +241,7 @@ async fn the_filesystem_servers_writes_wait_for_approval_and_run_once_approved()
     };
     assert!(!dir.join("note.txt").exists(), "written before approval");
     let id = request.id.unwrap();
-    let own = approvals.approve(id.clone(), &ann, "mine").await;
+    let own = approvals.approve(id, &ann, "mine").await;
     assert!(own.is_err(), "a requester approved their own write");
     approvals.approve(id, &bob, "fine").await.unwrap();
     executor
