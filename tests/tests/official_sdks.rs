@@ -18,7 +18,7 @@
 
 use std::io::BufRead;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,6 @@ use toolwright::mcp::{HttpOptions, McpServer, allow_anonymous};
 use toolwright::{Catalog, Container, Executor, registry::Selector, tool};
 
 mod installs;
-use installs::{installed_once, run};
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,34 +35,14 @@ fn manifest_dir() -> PathBuf {
 
 /// A virtualenv with the pinned SDK.
 fn python_with_sdk() -> PathBuf {
-    try_python_with_sdk().unwrap_or_else(|why| panic!("{why}"))
-}
-
-/// A virtualenv with the pinned SDK, or why it could not be set up.
-fn try_python_with_sdk() -> Result<PathBuf, String> {
-    let requirements = manifest_dir().join("python/requirements.txt");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp");
-    installed_once(&venv, &requirements, || {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        run(Command::new(venv.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&requirements))
-    })?;
-    Ok(venv.join("bin/python"))
+    installs::python_with_mcp_sdk().unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// The pinned Python SDK, or `None` after a one-line message when it
 /// cannot be set up here (no `python3`, no PyPI). On CI (`CI=true`) that
 /// fails the test instead.
 fn python_or_skip(test: &str) -> Option<PathBuf> {
-    match try_python_with_sdk() {
+    match installs::python_with_mcp_sdk() {
         Ok(python) => Some(python),
         Err(why) if std::env::var("CI").as_deref() != Ok("true") => {
             eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");

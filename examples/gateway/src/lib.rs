@@ -1,13 +1,14 @@
 //! A gateway: one MCP endpoint that serves this application's own tools
-//! and the tools of another MCP server (the reference server
-//! `server-everything`), behind one registry, one policy, one approval
-//! ledger and one audit trail.
+//! and the tools of two other MCP servers (the reference servers
+//! `server-everything` and `server-filesystem`), behind one registry, one
+//! policy, one approval ledger and one audit trail.
 //!
-//! The upstream may be started only as the allowlist in `main.rs` says,
-//! its tools are pinned (a changed one is switched off), and every one not
-//! decided `read` here waits for a manager's approval, like the local
+//! The upstreams may be started only as the allowlist in `main.rs` says,
+//! their tools are pinned (a changed one is switched off), and every one
+//! not decided `read` here waits for a manager's approval, like the local
 //! `notes.add`.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -69,24 +70,34 @@ pub struct Gateway {
     pub server: McpServerBuilder<Caller>,
     /// The ledger managers decide in.
     pub approvals: Approvals,
-    /// The pins to keep for the next start.
-    pub pins: Pins,
-    /// The upstream's tools whose definition changed since they were
+    /// The pins to keep for the next start, by upstream namespace.
+    pub pins: BTreeMap<String, Pins>,
+    /// The upstreams' tools whose definition changed since they were
     /// pinned: switched off until a person accepts them.
     pub changed: Vec<Changed>,
 }
 
-/// The gateway, with `server-everything` started as `program` `args` (if
-/// `allowlist` allows it), its tools checked against `pins`, and every
-/// write and destructive call recorded in `audit`.
+/// How the gateway starts its upstreams: each a program and its
+/// arguments, which the allowlist must list.
+#[derive(Debug, Clone)]
+pub struct Upstreams {
+    /// `server-everything`, speaking stdio.
+    pub everything: (String, Vec<String>),
+    /// `server-filesystem`, its last argument the directory it serves.
+    pub files: (String, Vec<String>),
+}
+
+/// The gateway, with its upstreams started as `upstreams` says (if
+/// `allowlist` allows it), their tools checked against `pins` (by
+/// namespace), and every write and destructive call recorded in `audit`.
 pub async fn gateway(
-    program: &str,
-    args: &[String],
+    upstreams: &Upstreams,
     allowlist: &Allowlist,
-    pins: Pins,
+    mut pins: BTreeMap<String, Pins>,
     audit: impl AuditTrail,
 ) -> Result<Gateway, BoxError> {
-    let imported = StdioUpstream::new("everything", program, args)
+    let (program, args) = &upstreams.everything;
+    let everything = StdioUpstream::new("everything", program, args)
         .env(["PATH", "HOME"])
         .tools(RemoteTools::only([
             "echo",
@@ -94,24 +105,41 @@ pub async fn gateway(
             "toggle-simulated-logging",
         ]))
         .effect("echo", Effect::Read)
-        .effect("get-sum", Effect::Read)
-        .approvals::<Caller>()
-        .pins(pins)
-        .timeout(Duration::from_secs(30))
-        .max_concurrent(8)
-        .connect(allowlist)
-        .await?;
-    let (pins, changed) = (imported.pins().clone(), imported.changed().to_vec());
+        .effect("get-sum", Effect::Read);
+    let (program, args) = &upstreams.files;
+    let files = StdioUpstream::new("files", program, args)
+        .env(["PATH", "HOME"])
+        .tools(RemoteTools::only([
+            "list_directory",
+            "read_text_file",
+            "write_file",
+        ]))
+        .effect("list_directory", Effect::Read)
+        .effect("read_text_file", Effect::Read)
+        .effect("write_file", Effect::Write);
     let catalog = Catalog::builder()
         .register::<AddNoteArgs>()
         .register::<ListNotesArgs>()
         .build()?;
     let registry = Registry::new(catalog);
-    imported.register(&registry)?;
-    // Nobody calls the upstream's destructive tools without a manager's
+    let mut changed = Vec::new();
+    for (namespace, upstream) in [("everything", everything), ("files", files)] {
+        let imported = upstream
+            .approvals::<Caller>()
+            .pins(pins.remove(namespace).unwrap_or_default())
+            .timeout(Duration::from_secs(30))
+            .max_concurrent(8)
+            .connect(allowlist)
+            .await?;
+        pins.insert(namespace.to_owned(), imported.pins().clone());
+        changed.extend_from_slice(imported.changed());
+        imported.register(&registry)?;
+    }
+    // Nobody calls an upstream's destructive tools without a manager's
     // say-so, whatever its hooks would allow.
-    let upstream_destructive =
-        Selector::namespace("everything").and(Selector::effect(Effect::Destructive));
+    let upstream_destructive = Selector::namespace("everything")
+        .or(Selector::namespace("files"))
+        .and(Selector::effect(Effect::Destructive));
     registry.set_policy(Policy::new().rule(Rule::ask(
         "destructive upstream tools",
         upstream_destructive,

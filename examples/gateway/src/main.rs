@@ -1,13 +1,15 @@
 //! `cargo run -p gateway`: the gateway over stdio, for an MCP client to
 //! start (`--http 127.0.0.1:8000` serves Streamable HTTP instead). It
-//! starts `npx -y @modelcontextprotocol/server-everything stdio`, keeps its
-//! pins in `gateway-pins.json` and its audit trail in `gateway.db`.
+//! starts `server-everything` and `server-filesystem` (serving
+//! `gateway-files/`) with `npx`, keeps their pins in `gateway-pins.json`
+//! and its audit trail in `gateway.db`.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
-use gateway::{Caller, gateway};
+use gateway::{Caller, Upstreams, gateway};
 use toolwright::BoxError;
 use toolwright::audit::SqliteAudit;
 use toolwright::import::mcp::{Allowlist, Pins};
@@ -15,24 +17,29 @@ use toolwright::mcp::{self, HttpOptions};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-/// What this gateway may start, whatever a configuration says: the one
-/// upstream, at the version its tools were pinned for.
+/// What this gateway may start, whatever a configuration says: the
+/// upstreams, at the versions their tools were pinned for.
 const EVERYTHING: [&str; 3] = [
     "-y",
     "@modelcontextprotocol/server-everything@2026.8.31",
     "stdio",
 ];
+const FILESYSTEM: [&str; 2] = ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31"];
 
-/// One MCP endpoint for the notes tools and server-everything's.
+/// One MCP endpoint for the notes tools, server-everything's and
+/// server-filesystem's.
 #[derive(Parser)]
 struct Cli {
     /// Serve Streamable HTTP on this address instead of stdio (every
     /// caller a manager: keep it on loopback).
     #[arg(long)]
     http: Option<SocketAddr>,
-    /// Where the upstream's pins are kept.
+    /// Where the upstreams' pins are kept.
     #[arg(long, default_value = "gateway-pins.json")]
     pins: PathBuf,
+    /// The directory server-filesystem serves (created if missing).
+    #[arg(long, default_value = "gateway-files")]
+    files: PathBuf,
     /// The SQLite file of the audit trail.
     #[arg(long, default_value = "gateway.db")]
     db: String,
@@ -49,22 +56,25 @@ async fn main() -> Result<(), BoxError> {
             tracing_subscriber::filter::LevelFilter::INFO,
         ))
         .init();
-    let args: Vec<String> = EVERYTHING.iter().map(|a| a.to_string()).collect();
-    let allowlist = Allowlist::new().command("npx", &args).env(["PATH", "HOME"]);
-    let pins: Pins = match std::fs::read_to_string(&cli.pins) {
+    std::fs::create_dir_all(&cli.files)?;
+    let files = std::fs::canonicalize(&cli.files)?.display().to_string();
+    let owned = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let upstreams = Upstreams {
+        everything: ("npx".to_owned(), owned(&EVERYTHING)),
+        files: ("npx".to_owned(), [owned(&FILESYSTEM), vec![files]].concat()),
+    };
+    let allowlist = Allowlist::new()
+        .command("npx", &upstreams.everything.1)
+        .command("npx", &upstreams.files.1)
+        .env(["PATH", "HOME"]);
+    let pins: BTreeMap<String, Pins> = match std::fs::read_to_string(&cli.pins) {
         Ok(kept) => serde_json::from_str(&kept)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Pins::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => return Err(e.into()),
     };
     let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}?mode=rwc", cli.db)).await?;
-    let gateway = gateway(
-        "npx",
-        &args,
-        &allowlist,
-        pins,
-        SqliteAudit::connect(pool).await?,
-    )
-    .await?;
+    let audit = SqliteAudit::connect(pool).await?;
+    let gateway = gateway(&upstreams, &allowlist, pins, audit).await?;
     for changed in &gateway.changed {
         eprintln!(
             "`{}` changed since it was pinned: switched off until accepted (Pins::accept)",

@@ -56,6 +56,27 @@ pub(crate) fn installed_once(
     Ok(())
 }
 
+/// A virtualenv with the official Python MCP SDK pinned in
+/// `tests/python/requirements.txt`, or why it could not be set up.
+pub(crate) fn python_with_mcp_sdk() -> Result<PathBuf, String> {
+    let requirements = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/requirements.txt");
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp");
+    installed_once(&venv, &requirements, || {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run(Command::new(venv.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(&requirements))
+    })?;
+    Ok(venv.join("bin/python"))
+}
+
 /// Runs `command`; an error saying how it failed.
 pub(crate) fn run(command: &mut Command) -> Result<(), String> {
     let status = command
