@@ -589,8 +589,15 @@ async fn faults() -> Executor {
 async fn faults_with(more: impl FnOnce(StdioUpstream) -> StdioUpstream) -> Executor {
     let program = env!("CARGO_BIN_EXE_fault-upstream");
     let upstream = StdioUpstream::new("faults", program, Vec::<String>::new())
-        .tools(RemoteTools::only(["echo", "hang", "crash", "big"]))
+        .tools(RemoteTools::only([
+            "echo",
+            "hang",
+            "crash",
+            "big",
+            "cancelled",
+        ]))
         .effect("echo", Effect::Read)
+        .effect("cancelled", Effect::Read)
         .effect("hang", Effect::Read)
         .effect("crash", Effect::Read)
         .effect("big", Effect::Read)
@@ -613,6 +620,20 @@ async fn an_upstream_that_hangs_times_out_and_its_other_tools_still_answer() {
     let ann = User("ann");
     let hung = executor.invoke("faults_hang", json!({}), &ann).await;
     assert!(matches!(hung, Err(CallError::Timeout { .. })), "{hung:?}");
+    // The call given up here is cancelled there (the notification and the
+    // next call travel apart: asked until it has arrived).
+    let mut cancelled = json!("0");
+    for _ in 0..50 {
+        cancelled = executor
+            .invoke("faults_cancelled", json!({}), &ann)
+            .await
+            .unwrap();
+        if cancelled != json!("0") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(cancelled, json!("1"));
     let echoed = executor.invoke("faults_echo", json!({"message": "still here"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: still here"));
 }

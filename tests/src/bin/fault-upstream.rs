@@ -2,17 +2,19 @@
 //! server with a hand-written handler, so that it can say what no
 //! well-behaved server would: a tool that answers, one that never does,
 //! one that kills the process mid-call, one whose result is as large as
-//! asked, one whose input schema is malformed, and one that changes
-//! `echo`'s definition on command and tells the client its list changed.
+//! asked, one whose input schema is malformed, one that changes `echo`'s
+//! definition on command and tells the client its list changed, and one
+//! that says how many calls the client cancelled.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
 use serde_json::{Value, json};
 
@@ -20,6 +22,8 @@ use serde_json::{Value, json};
 struct Faults {
     /// Whether `change` was called: `echo` is described otherwise since.
     changed: AtomicBool,
+    /// How many `notifications/cancelled` the client sent.
+    cancelled: AtomicU64,
 }
 
 fn schema(schema: Value) -> Arc<JsonObject> {
@@ -65,6 +69,7 @@ impl Faults {
                 ),
             ),
             Tool::new("change", "Change `echo`'s description.", none()),
+            Tool::new("cancelled", "How many calls the client cancelled.", none()),
         ]
     }
 }
@@ -81,6 +86,14 @@ impl ServerHandler for Faults {
                 .enable_tool_list_changed()
                 .build(),
         )
+    }
+
+    async fn on_cancelled(
+        &self,
+        _notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.cancelled.fetch_add(1, Ordering::SeqCst);
     }
 
     async fn list_tools(
@@ -116,6 +129,7 @@ impl ServerHandler for Faults {
                 let _ = context.peer.notify_tool_list_changed().await;
                 text("changed".to_owned())
             }
+            "cancelled" => text(self.cancelled.load(Ordering::SeqCst).to_string()),
             other => Err(ErrorData::invalid_params(
                 format!("no tool `{other}` to call"),
                 None,

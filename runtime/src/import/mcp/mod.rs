@@ -20,7 +20,9 @@
 //!   compiles is registered switched off with the reason
 //!   ([`Imported::malformed`]), and the others load;
 //! - a remote tool error is the call's tool error, its text kept; a failed
-//!   exchange with the server is the call's error too, with its source;
+//!   exchange with the server is the call's error too, with its source; a
+//!   call given up here (its timeout, its client's cancel) is cancelled
+//!   there with `notifications/cancelled`;
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it
 //!   was accepted is switched off with the reason `definition changed`,
 //!   and only that one;
