@@ -25,7 +25,8 @@
 //   audit
 //   executor
 //   web
-//   admin import mcp providers
+//   admin mcp providers
+//   import
 //   __private
 #[doc(hidden)]
 #[path = "private/mod.rs"]

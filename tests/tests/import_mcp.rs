@@ -191,6 +191,73 @@ async fn the_allowed_tools_of_a_real_server_are_served_qualified_and_called() {
     );
 }
 
+/// An MCP client that counts the progress notifications it hears.
+struct CountsProgress(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for CountsProgress {
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn the_upstreams_progress_on_a_call_reaches_the_mcp_client_that_made_it() {
+    use rmcp::ServiceExt as _;
+
+    let test = "the_upstreams_progress_on_a_call_reaches_the_mcp_client_that_made_it";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let imported = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["trigger-long-running-operation"]))
+        .effect("trigger-long-running-operation", Effect::Read)
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    // `mcp_calls`: a call's body, the import's here, reaches its MCP request.
+    let server = toolwright::mcp::McpServer::<()>::builder(executor, "gateway", "0")
+        .mcp_calls()
+        .build();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(());
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let client = CountsProgress(heard.clone())
+        .serve(client_io)
+        .await
+        .unwrap();
+    // rmcp's client sends a progress token with every request.
+    let arguments = json!({"duration": 0.3, "steps": 3});
+    let params =
+        rmcp::model::CallToolRequestParams::new("everything_trigger-long-running-operation")
+            .with_arguments(arguments.as_object().unwrap().clone());
+    let result = client.call_tool(params).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    // Relayed as they come; the last may trail the result.
+    let count = || heard.load(std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..100 {
+        if count() >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(count(), 3, "one notification per step reached the client");
+}
+
 #[tokio::test]
 async fn the_filesystem_servers_writes_wait_for_approval_and_run_once_approved() {
     let test = "the_filesystem_servers_writes_wait_for_approval_and_run_once_approved";

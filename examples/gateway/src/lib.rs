@@ -155,12 +155,13 @@ pub async fn gateway(
         .audit(audit)
         .build()?;
     // Someone who is not a manager sees and calls only what reads.
-    let server = McpServer::builder(executor, "gateway", env!("CARGO_PKG_VERSION")).views(
-        |caller: &Caller| match caller.manager {
+    // `mcp_calls`: an upstream's progress on a call reaches its client.
+    let server = McpServer::builder(executor, "gateway", env!("CARGO_PKG_VERSION"))
+        .mcp_calls()
+        .views(|caller: &Caller| match caller.manager {
             true => View::new(Selector::All),
             false => View::new(Selector::effect(Effect::Read)),
-        },
-    );
+        });
     Ok(Gateway {
         server,
         approvals,

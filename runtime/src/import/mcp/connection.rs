@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use rmcp::service::{RoleClient, RunningService};
 
 use super::ImportError;
-use super::refresh::Listener;
+use super::refresh::{Hub, Listener};
 use crate::error::BoxError;
 use crate::util::BoxFuture;
 
@@ -35,9 +35,9 @@ pub(super) struct Connection {
     /// At most this many calls in flight, if capped; the rest wait their
     /// turn, first come first served, within their timeout.
     permits: Option<tokio::sync::Semaphore>,
-    /// Woken after a lost session was replaced: the new one may serve
-    /// other definitions.
-    restarted: Arc<tokio::sync::Notify>,
+    /// What the client side of its sessions shares: woken after a lost
+    /// session was replaced (the new one may serve other definitions).
+    hub: Arc<Hub>,
 }
 
 struct State {
@@ -51,7 +51,7 @@ impl Connection {
         session: Session,
         start: Start,
         max_concurrent: Option<usize>,
-        restarted: Arc<tokio::sync::Notify>,
+        hub: Arc<Hub>,
     ) -> Self {
         Connection {
             state: tokio::sync::Mutex::new(State {
@@ -61,8 +61,14 @@ impl Connection {
             }),
             start,
             permits: max_concurrent.map(|n| tokio::sync::Semaphore::new(n.max(1))),
-            restarted,
+            hub,
         }
+    }
+
+    /// What the client side of its sessions shares.
+    #[cfg(feature = "mcp")]
+    pub(super) fn hub(&self) -> &Arc<Hub> {
+        &self.hub
     }
 
     /// Waits for a turn, if calls are capped: the call keeps it until it
@@ -91,7 +97,7 @@ impl Connection {
             Ok(session) => {
                 let session = Arc::new(session);
                 (state.session, state.failures, state.retry_at) = (Some(session.clone()), 0, None);
-                self.restarted.notify_one();
+                self.hub.changed.notify_one();
                 Ok(session)
             }
             Err(error) => {

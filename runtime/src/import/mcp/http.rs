@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use rmcp::transport::StreamableHttpClientTransport;
-use tokio::sync::Notify;
 
 use super::connection::{Session, Start};
+use super::refresh::Hub;
 use super::upstream::{Upstream, handshake};
 use super::{Allowlist, ImportError, Imported};
 use crate::import::secure;
@@ -55,7 +55,7 @@ impl HttpUpstream {
         if !secure(url) {
             return Err(ImportError::UrlNotSecure { url: url.clone() });
         }
-        let signal = Arc::new(Notify::new());
+        let signal = Arc::<Hub>::default();
         let session = open(url.clone(), signal.clone()).await?;
         let (again, restart) = (url.clone(), signal.clone());
         let start: Start = Box::new(move || Box::pin(open(again.clone(), restart.clone())));
@@ -64,7 +64,7 @@ impl HttpUpstream {
 }
 
 /// A session with the server at `url`.
-async fn open(url: String, signal: Arc<Notify>) -> Result<Session, ImportError> {
+async fn open(url: String, signal: Arc<Hub>) -> Result<Session, ImportError> {
     let transport = StreamableHttpClientTransport::from_uri(url.as_str());
     handshake(transport, &url, signal).await
 }

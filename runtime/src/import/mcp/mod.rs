@@ -22,7 +22,11 @@
 //! - a remote tool error is the call's tool error, its text kept; a failed
 //!   exchange with the server is the call's error too, with its source; a
 //!   call given up here (its timeout, its client's cancel) is cancelled
-//!   there with `notifications/cancelled`;
+//!   there with `notifications/cancelled`; the server's progress on a
+//!   call goes to the MCP client that made it, when this application's
+//!   `McpServer` reaches its calls (`mcp_calls()`, feature `mcp`);
+//! - the server's own requests (sampling, elicitation, roots) are refused:
+//!   nothing is asked of this side;
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it
 //!   was accepted is switched off with the reason `definition changed`,
 //!   and only that one;

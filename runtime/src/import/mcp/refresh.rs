@@ -13,6 +13,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::ClientHandler;
+#[cfg(feature = "mcp")]
+use rmcp::model::ProgressToken;
 use rmcp::model::{SubscriptionFilter, Tool};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tokio::sync::Notify;
@@ -28,19 +30,81 @@ pub(super) const CHANGED: &str = "definition changed";
 /// The reason a tool the server stopped offering is switched off.
 const GONE: &str = "no longer offered by the upstream";
 
+/// What the client side of an upstream's sessions shares with its tools.
+#[derive(Debug, Default)]
+pub(super) struct Hub {
+    /// Woken when the server's tool list changed, when a lost session was
+    /// replaced, and when the tools are gone: the refresh's signal.
+    pub(super) changed: Notify,
+    /// The calls here that asked for progress, by the token each call
+    /// upstream was sent with: the server's progress goes to them.
+    #[cfg(feature = "mcp")]
+    progress: Mutex<HashMap<ProgressToken, crate::mcp::McpCall>>,
+}
+
+#[cfg(feature = "mcp")]
+impl Hub {
+    /// Relays the server's progress on the call sent with `token` to
+    /// `call`'s client, until the returned guard is dropped.
+    pub(super) fn relay(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        call: crate::mcp::McpCall,
+    ) -> Relayed {
+        lock(&self.progress).insert(token.clone(), call);
+        Relayed {
+            hub: self.clone(),
+            token,
+        }
+    }
+}
+
+/// A call whose progress is relayed, until dropped.
+#[cfg(feature = "mcp")]
+pub(super) struct Relayed {
+    hub: Arc<Hub>,
+    token: ProgressToken,
+}
+
+#[cfg(feature = "mcp")]
+impl Drop for Relayed {
+    fn drop(&mut self) {
+        lock(&self.hub.progress).remove(&self.token);
+    }
+}
+
 /// The client side of a session: it hears the server's `list_changed`
-/// and wakes the refresh. The server's requests (sampling, elicitation,
+/// and wakes the refresh, and (with feature `mcp`) relays the server's
+/// progress on a call to the client of the call here. The server's requests (sampling, elicitation,
 /// roots) are answered as unsupported, as `()` would.
 pub(super) struct Listener {
-    pub(super) signal: Arc<Notify>,
+    pub(super) signal: Arc<Hub>,
 }
 
 impl ClientHandler for Listener {
+    #[cfg(feature = "mcp")]
+    fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let call = lock(&self.signal.progress)
+            .get(&params.progress_token)
+            .cloned();
+        async move {
+            if let Some(call) = call {
+                let _ = call
+                    .progress(params.progress, params.total, params.message)
+                    .await;
+            }
+        }
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        self.signal.notify_one();
+        self.signal.changed.notify_one();
         std::future::ready(())
     }
 }
@@ -49,7 +113,7 @@ impl ClientHandler for Listener {
 /// server says its list can change, and wakes the refresh for each
 /// notification on it. A server of an earlier protocol answers that it
 /// does not know the method: its notifications reach [`Listener`].
-pub(super) fn listen(peer: Peer<RoleClient>, signal: Arc<Notify>) {
+pub(super) fn listen(peer: Peer<RoleClient>, signal: Arc<Hub>) {
     let changes = peer.peer_info().and_then(|info| {
         info.capabilities
             .tools
@@ -65,7 +129,7 @@ pub(super) fn listen(peer: Peer<RoleClient>, signal: Arc<Notify>) {
             return;
         };
         while let Ok(Some(_)) = subscription.next().await {
-            signal.notify_one();
+            signal.changed.notify_one();
         }
     });
 }
@@ -81,12 +145,12 @@ pub(super) struct Live {
     refusals: Mutex<HashMap<String, String>>,
     registry: Mutex<Option<WeakRegistry>>,
     /// Woken when this is dropped too, so that the refresh ends.
-    signal: Arc<Notify>,
+    signal: Arc<Hub>,
 }
 
 impl Drop for Live {
     fn drop(&mut self) {
-        self.signal.notify_one();
+        self.signal.changed.notify_one();
     }
 }
 
@@ -95,7 +159,7 @@ impl Live {
         served: HashMap<String, String>,
         pins: Pins,
         refusals: HashMap<String, String>,
-        signal: Arc<Notify>,
+        signal: Arc<Hub>,
     ) -> Self {
         Live {
             served,
@@ -160,10 +224,10 @@ pub(super) fn changed(name: &str) -> String {
 
 /// Lists the upstream's tools again each time `signal` wakes, and applies
 /// the pin rules, until the tools are gone.
-pub(super) fn spawn(live: Weak<Live>, connection: Weak<Connection>, signal: Arc<Notify>) {
+pub(super) fn spawn(live: Weak<Live>, connection: Weak<Connection>, signal: Arc<Hub>) {
     tokio::spawn(async move {
         loop {
-            signal.notified().await;
+            signal.changed.notified().await;
             let (Some(live), Some(connection)) = (live.upgrade(), connection.upgrade()) else {
                 return;
             };

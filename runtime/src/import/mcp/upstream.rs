@@ -10,11 +10,10 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::RoleClient;
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
-use tokio::sync::Notify;
 
 use super::connection::{Connection, Session, Start};
 use super::mapping;
-use super::refresh::{self, CHANGED, Listener, Live};
+use super::refresh::{self, CHANGED, Hub, Listener, Live};
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
 use crate::effect::Effect;
@@ -101,7 +100,7 @@ impl StdioUpstream {
     /// the server does not offer fails the import.
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check(allowlist)?;
-        let signal = Arc::new(Notify::new());
+        let signal = Arc::<Hub>::default();
         let session = self.start(signal.clone()).await?;
         let (again, restart) = (self.clone(), signal.clone());
         let start: Start = Box::new(move || {
@@ -131,7 +130,7 @@ impl StdioUpstream {
 
     /// The server, started with only the allowed environment, past MCP's
     /// handshake; its `list_changed` wakes `signal`.
-    async fn start(&self, signal: Arc<Notify>) -> Result<Session, ImportError> {
+    async fn start(&self, signal: Arc<Hub>) -> Result<Session, ImportError> {
         let Stdio { program, args, env } = &self.reach;
         let mut command = tokio::process::Command::new(program);
         command.args(args).env_clear();
@@ -160,7 +159,7 @@ impl StdioUpstream {
 pub(super) async fn handshake<T, E, A>(
     transport: T,
     upstream: &str,
-    signal: Arc<Notify>,
+    signal: Arc<Hub>,
 ) -> Result<Session, ImportError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -297,7 +296,7 @@ impl<T> Upstream<T> {
         session: Session,
         start: Start,
         upstream: &str,
-        signal: Arc<Notify>,
+        signal: Arc<Hub>,
     ) -> Result<Imported, ImportError> {
         let listed = session
             .list_all_tools()
@@ -323,7 +322,7 @@ impl<T> Upstream<T> {
         &self,
         listed: Vec<Tool>,
         connection: Arc<Connection>,
-        signal: Arc<Notify>,
+        signal: Arc<Hub>,
     ) -> Result<Imported, ImportError> {
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
@@ -452,8 +451,57 @@ async fn forward(
         other => return Err(format!("the arguments are not an object: {other}").into()),
     };
     let _turn = connection.turn().await;
-    let result = connection.session().await?.call_tool(params).await?;
+    let session = connection.session().await?;
+    #[cfg(feature = "mcp")]
+    if let Some(call) = crate::mcp::McpCall::current().filter(|c| c.progress_token().is_some()) {
+        return relayed(&session, connection.hub(), params, call).await;
+    }
+    let result = session.call_tool(params).await?;
     mapping::result(result)
+}
+
+/// Calls the upstream for an MCP client here that asked for progress: the
+/// server's progress on the call goes to that client. Given up before it
+/// ends (dropped), the call is cancelled upstream, as `call_tool` does.
+#[cfg(feature = "mcp")]
+async fn relayed(
+    session: &Session,
+    hub: &Arc<Hub>,
+    params: CallToolRequestParams,
+    call: crate::mcp::McpCall,
+) -> Result<Value, BoxError> {
+    use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
+    use rmcp::service::PeerRequestOptions;
+
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = session
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await?;
+    let _relayed = hub.relay(handle.progress_token.clone(), call);
+    let mut pending = Pending(Some((handle.peer.clone(), handle.id.clone())));
+    let response = handle.await_response().await;
+    pending.0 = None;
+    match response? {
+        ServerResult::CallToolResult(result) => mapping::result(result),
+        _ => Err("the server answered `tools/call` with something else".into()),
+    }
+}
+
+/// A call sent upstream and not answered yet: dropped, it is cancelled
+/// there.
+#[cfg(feature = "mcp")]
+struct Pending(Option<(rmcp::service::Peer<RoleClient>, rmcp::model::RequestId)>);
+
+#[cfg(feature = "mcp")]
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.0.take() {
+            let reason = Some("the call was given up".to_owned());
+            let cancelled = rmcp::model::CancelledNotificationParam::new(Some(id), reason);
+            tokio::spawn(async move { peer.notify_cancelled(cancelled).await });
+        }
+    }
 }
 
 /// What the server writes to stderr, as DEBUG events of its namespace, a
