@@ -126,6 +126,12 @@ async fn the_allowed_tools_of_a_real_server_are_served_qualified_and_called() {
     assert_eq!(
         listed,
         [
+            // The import's own: accepting a changed definition, approved.
+            (
+                "everything.accept_definition",
+                "everything_accept_definition",
+                Effect::Write
+            ),
             ("everything.echo", "everything_echo", Effect::Read),
             ("everything.get_env", "everything_get-env", Effect::Read),
             ("everything.get_sum", "everything_get-sum", Effect::Read),
@@ -287,6 +293,7 @@ async fn the_filesystem_servers_writes_wait_for_approval_and_run_once_approved()
     assert_eq!(
         effects,
         [
+            ("fs_accept_definition", Effect::Write),
             ("fs_move_file", Effect::Destructive),
             ("fs_read_text_file", Effect::Read),
             ("fs_write_file", Effect::Destructive),
@@ -478,6 +485,91 @@ async fn a_tool_named_that_the_server_does_not_offer_fails_the_import() {
         refused.to_string(),
         "the upstream offers no tool named `delete-everything`"
     );
+}
+
+#[tokio::test]
+async fn a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_served_again() {
+    let test = "a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_served_again";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let upstream = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["echo", "get-sum"]))
+        .effect("echo", Effect::Read)
+        .effect("get-sum", Effect::Read)
+        .approvals::<User>();
+    let allowlist = allowing(&node, &args);
+    let first = upstream.clone().connect(&allowlist).await.unwrap();
+    // Pins that accepted another definition of `echo`.
+    let mut kept = serde_json::to_value(first.pins()).unwrap();
+    kept["echo"] = kept["get-sum"].clone();
+    let kept: Pins = serde_json::from_value(kept).unwrap();
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(None::<Pins>));
+    let saving = saved.clone();
+    let imported = upstream
+        .pins(kept)
+        .on_accepted(move |pins| *saving.lock().unwrap() = Some(pins.clone()))
+        .connect(&allowlist)
+        .await
+        .unwrap();
+    let found = imported.changed()[0].found;
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    let (ann, bob) = (User("ann"), User("bob"));
+    let accept = |digest: String| {
+        let arguments = json!({"tool": "echo", "digest": digest});
+        executor.invoke("everything_accept_definition", arguments, &ann)
+    };
+
+    // A decision like an approval: asked, decided by another person, then
+    // it takes effect once.
+    let asked = accept(found.to_string()).await;
+    let Err(CallError::ApprovalRequired(request)) = asked else {
+        panic!("{asked:?}")
+    };
+    let own = approvals.approve(request.id.unwrap(), &ann, "mine").await;
+    assert!(own.is_err(), "the requester approved their own acceptance");
+    approvals
+        .approve(request.id.unwrap(), &bob, "read the diff")
+        .await
+        .unwrap();
+    let accepted = accept(found.to_string()).await.unwrap();
+    assert_eq!(accepted, json!("accepted: `echo` is served again"));
+    assert_eq!(
+        saved.lock().unwrap().as_ref().unwrap().get("echo"),
+        Some(found)
+    );
+    assert!(
+        executor
+            .registry()
+            .tools()
+            .disabled("everything_echo")
+            .is_none()
+    );
+    let echoed = executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
+
+    // Nothing is left to accept; an approved acceptance of a digest that is
+    // not the one found changes nothing.
+    let other = "0".repeat(64);
+    let asked = accept(other.clone()).await;
+    let Err(CallError::ApprovalRequired(request)) = asked else {
+        panic!("{asked:?}")
+    };
+    approvals
+        .approve(request.id.unwrap(), &bob, "fine")
+        .await
+        .unwrap();
+    let Err(CallError::Tool { source, .. }) = accept(other).await else {
+        panic!("accepted twice")
+    };
+    assert!(source.to_string().contains("has not changed"), "{source}");
 }
 
 #[tokio::test]

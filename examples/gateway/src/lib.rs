@@ -158,8 +158,11 @@ pub async fn gateway(
     // `mcp_calls`: an upstream's progress on a call reaches its client.
     let server = McpServer::builder(executor, "gateway", env!("CARGO_PKG_VERSION"))
         .mcp_calls()
+        // No MCP client sees the imports' `accept_definition` tools (tag
+        // `pins`): operators accept a changed definition through the ledger
+        // from the library or the admin API, not through a model.
         .views(|caller: &Caller| match caller.manager {
-            true => View::new(Selector::All),
+            true => View::new(!Selector::tag("pins")),
             false => View::new(Selector::effect(Effect::Read)),
         });
     Ok(Gateway {

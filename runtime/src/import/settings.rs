@@ -88,20 +88,28 @@ impl Settings {
         self.max_result = Some(chars);
     }
 
+    /// Whether tools that change something can be served: an approval
+    /// hook was given.
+    pub(super) fn approves(&self) -> bool {
+        self.approve.is_some()
+    }
+
     pub(super) fn approvals<C: Principal + Send + Sync + 'static>(&mut self) {
         self.approve = Some(ledger_approval::<C>);
     }
 
     /// `builder` for the remote tool `remote` with its effect (the one
-    /// decided here, else `default`), limits and approval; `Err` when it
-    /// changes something and nothing approves it.
+    /// decided here, else `default`; always `default` for a tool of the
+    /// import's own, `None`), limits and approval; `Err` when it changes
+    /// something and nothing approves it.
     pub(super) fn apply(
         &self,
         mut builder: DynamicToolBuilder,
-        remote: &str,
+        remote: Option<&str>,
         default: Effect,
     ) -> Result<DynamicToolBuilder, String> {
-        let effect = self.effects.get(remote).copied().unwrap_or(default);
+        let decided = remote.and_then(|remote| self.effects.get(remote));
+        let effect = decided.copied().unwrap_or(default);
         builder = builder.effect(effect);
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);

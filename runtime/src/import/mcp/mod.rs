@@ -29,7 +29,13 @@
 //!   nothing is asked of this side;
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it
 //!   was accepted is switched off with the reason `definition changed`,
-//!   and only that one;
+//!   and only that one. With approvals, the import serves one more tool,
+//!   `<namespace>.accept_definition` (tag `pins`, a `write`): a person
+//!   asks it to accept the changed definition of a tool, by the digest the
+//!   change reports; another person approves it in the ledger (four eyes,
+//!   the call audited as any write); then the pin is updated
+//!   ([`Upstream::on_accepted`] keeps it) and the tool served again. Hide
+//!   the tag from models with a view;
 //! - when the server says its tool list changed (`list_changed`, unscoped
 //!   or on a 2026-07-28 `subscriptions/listen` stream), and after a lost
 //!   session is replaced, its tools are listed again: one whose definition

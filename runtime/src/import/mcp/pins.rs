@@ -71,6 +71,11 @@ impl Pins {
         self.tools.insert(changed.name.clone(), changed.found);
     }
 
+    /// Pins `digest` as the accepted definition of the remote tool `name`.
+    pub(super) fn set(&mut self, name: &str, digest: Digest) {
+        self.tools.insert(name.to_owned(), digest);
+    }
+
     /// Compares `tool` with its pin: `None` if it matches, or if it had
     /// none (it is pinned now); else the change.
     pub(super) fn check(&mut self, tool: &Tool, key: &str) -> Option<Changed> {

@@ -19,10 +19,11 @@ use rmcp::model::{SubscriptionFilter, Tool};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tokio::sync::Notify;
 
-use super::Pins;
 use super::connection::Connection;
+use super::{Changed, Pins};
 use crate::error::BoxError;
 use crate::registry::{Reason, Registry, Selector, WeakRegistry};
+use crate::request::Digest;
 
 /// The reason a tool whose definition changed is switched off.
 pub(super) const CHANGED: &str = "definition changed";
@@ -144,8 +145,24 @@ pub(super) struct Live {
     /// Why a tool refuses calls, by remote name.
     refusals: Mutex<HashMap<String, String>>,
     registry: Mutex<Option<WeakRegistry>>,
+    /// The definitions found changed and not accepted yet, by remote name:
+    /// the digest found, and whether the tool here already has it (found
+    /// at import) or still the pinned one (found by a refresh).
+    pending: Mutex<HashMap<String, (Digest, bool)>>,
+    /// Told the pins after each acceptance, to keep them.
+    keep: Option<KeepPins>,
     /// Woken when this is dropped too, so that the refresh ends.
     signal: Arc<Hub>,
+}
+
+/// What the application does with the pins after an acceptance.
+#[derive(Clone)]
+pub(super) struct KeepPins(pub(super) Arc<dyn Fn(&Pins) + Send + Sync>);
+
+impl std::fmt::Debug for KeepPins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeepPins")
+    }
 }
 
 impl Drop for Live {
@@ -159,15 +176,72 @@ impl Live {
         served: HashMap<String, String>,
         pins: Pins,
         refusals: HashMap<String, String>,
+        changed: &[Changed],
+        keep: Option<KeepPins>,
         signal: Arc<Hub>,
     ) -> Self {
+        let pending = changed
+            .iter()
+            .map(|c| (c.name.clone(), (c.found, true)))
+            .collect();
         Live {
             served,
             pins: Mutex::new(pins),
             refusals: Mutex::new(refusals),
             registry: Mutex::new(None),
+            pending: Mutex::new(pending),
+            keep,
             signal,
         }
+    }
+
+    /// Accepts `digest` as the definition of the remote tool `name`, which
+    /// was found changed: it is pinned, the application told, and the tool
+    /// switched on again if it already has that definition (else it is
+    /// served from the next import).
+    pub(super) fn accept(&self, name: &str, digest: &str) -> Result<String, BoxError> {
+        let key = self
+            .served
+            .get(name)
+            .ok_or_else(|| format!("`{name}` is not a tool this import serves"))?;
+        let mut pending = lock(&self.pending);
+        let &(found, fresh) = pending.get(name).ok_or_else(|| {
+            format!("the definition of `{name}` has not changed since it was pinned")
+        })?;
+        if found.to_string() != digest {
+            return Err(format!(
+                "the changed definition of `{name}` is `{found}`, not `{digest}`: read it again"
+            )
+            .into());
+        }
+        pending.remove(name);
+        drop(pending);
+        let pins = {
+            let mut pins = lock(&self.pins);
+            pins.set(name, found);
+            pins.clone()
+        };
+        if let Some(keep) = &self.keep {
+            (keep.0)(&pins);
+        }
+        if !fresh {
+            lock(&self.refusals).insert(
+                name.to_owned(),
+                format!(
+                    "the new definition of `{name}` was accepted; it is served from the next import"
+                ),
+            );
+            return Ok(format!("accepted: `{name}` is served from the next import"));
+        }
+        lock(&self.refusals).remove(name);
+        let registry = lock(&self.registry)
+            .as_ref()
+            .and_then(WeakRegistry::upgrade);
+        if let Some(registry) = registry {
+            // Fails only when someone switched it on already, or removed it.
+            let _ = registry.enable(&Selector::key(key.clone()));
+        }
+        Ok(format!("accepted: `{name}` is served again"))
     }
 
     /// Why the remote tool `name` refuses calls, if it does.
@@ -194,7 +268,10 @@ impl Live {
                     None => (GONE, format!("`{name}` is {GONE}")),
                     Some(tool) => match pins.check(tool, key) {
                         None => continue,
-                        Some(_) => (CHANGED, changed(name)),
+                        Some(change) => {
+                            lock(&self.pending).insert(name.clone(), (change.found, false));
+                            (CHANGED, changed(name))
+                        }
                     },
                 };
                 refusals.insert(name.clone(), refusal);

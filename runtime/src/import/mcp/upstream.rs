@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::connection::{Connection, Session, Start};
 use super::mapping;
-use super::refresh::{self, CHANGED, Hub, Listener, Live};
+use super::refresh::{self, CHANGED, Hub, KeepPins, Listener, Live};
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
 use crate::effect::Effect;
@@ -53,6 +53,7 @@ pub struct Upstream<T> {
     settings: Settings,
     max_concurrent: Option<usize>,
     pins: Pins,
+    keep: Option<KeepPins>,
 }
 
 /// How a [`StdioUpstream`] is reached: the program it starts, its
@@ -188,6 +189,7 @@ impl<T> Upstream<T> {
             settings: Settings::default(),
             max_concurrent: None,
             pins: Pins::new(),
+            keep: None,
         }
     }
 
@@ -269,6 +271,25 @@ impl<T> Upstream<T> {
     /// ```
     pub fn pins(mut self, pins: Pins) -> Self {
         self.pins = pins;
+        self
+    }
+
+    /// Called with the pins after a person accepted a changed definition
+    /// (through the import's `accept_definition` tool), to keep them where
+    /// the next import reads them.
+    ///
+    /// ```
+    /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+    ///
+    /// let upstream = StdioUpstream::new("git", "mcp-server-git", ["--repository", "."])
+    ///     .tools(RemoteTools::only(["git_status"]))
+    ///     .on_accepted(|pins| {
+    ///         let _ = std::fs::write("git-pins.json", serde_json::to_string(pins).unwrap());
+    ///     });
+    /// # let _ = upstream;
+    /// ```
+    pub fn on_accepted(mut self, keep: impl Fn(&Pins) + Send + Sync + 'static) -> Self {
+        self.keep = Some(KeepPins(Arc::new(keep)));
         self
     }
 
@@ -376,8 +397,37 @@ impl<T> Upstream<T> {
             served.insert(remote.name.to_string(), key);
             changed.extend(change);
         }
-        let live = Arc::new(Live::new(served, pins.clone(), refusals, signal.clone()));
+        let keep = self.keep.clone();
+        let live = Live::new(
+            served,
+            pins.clone(),
+            refusals,
+            &changed,
+            keep,
+            signal.clone(),
+        );
+        let live = Arc::new(live);
         let mut tools = Vec::new();
+        if self.settings.approves() {
+            match self.acceptance(&live, &listed_names(&built)) {
+                Ok(accept) => {
+                    for qualified in [accept.key(), accept.name()] {
+                        if let Some(first) = taken.insert(qualified.to_owned(), ACCEPT.to_owned()) {
+                            return Err(ImportError::Collision {
+                                first,
+                                second: ACCEPT.to_owned(),
+                                qualified: qualified.to_owned(),
+                            });
+                        }
+                    }
+                    tools.push(accept);
+                }
+                Err(reason) => skipped.push(Skipped {
+                    name: ACCEPT.to_owned(),
+                    reason,
+                }),
+            }
+        }
         for (remote, key, name, schema) in built {
             match self.tool(remote, key.clone(), name, schema, &connection, &live) {
                 Ok(tool) => tools.push(tool),
@@ -400,6 +450,47 @@ impl<T> Upstream<T> {
         })
     }
 
+    /// The tool that accepts the changed definition of one of the served
+    /// tools (`names`): a write, so approved as the import's writes are.
+    fn acceptance(&self, live: &Arc<Live>, names: &[String]) -> Result<DynamicTool, String> {
+        let (key, name) = qualified(&self.namespace, ACCEPT)?;
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": names,
+                         "description": "The remote name of the changed tool."},
+                "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$",
+                           "description": "The digest of its new definition, as the change reports it."},
+            },
+            "required": ["tool", "digest"],
+            "additionalProperties": false,
+        });
+        let description = format!(
+            "Accept the new definition of a tool of `{}` that changed since it was pinned, \
+             so that it is served again. For operators: a person approves it.",
+            self.namespace
+        );
+        let builder = DynamicTool::builder(key, name)
+            .description(description)
+            .tags(["pins"])
+            .input_schema(schema);
+        // Always a write, whatever is decided for a remote tool of its name.
+        let builder = self.settings.apply(builder, None, Effect::Write)?;
+        let live = live.clone();
+        builder
+            .handler(move |call| {
+                let live = live.clone();
+                Box::pin(async move {
+                    let arguments = call.arguments();
+                    let text =
+                        |field: &str| arguments[field].as_str().unwrap_or_default().to_owned();
+                    Ok(Value::String(live.accept(&text("tool"), &text("digest"))?))
+                })
+            })
+            .build()
+            .map_err(|e| e.to_string())
+    }
+
     /// The local tool for `remote`, taking `schema`, or why it cannot be
     /// built. It refuses every call while `live` says so.
     fn tool(
@@ -419,7 +510,7 @@ impl<T> Upstream<T> {
         }
         let builder = self
             .settings
-            .apply(builder, &remote.name, Effect::Destructive)?;
+            .apply(builder, Some(&remote.name), Effect::Destructive)?;
         let (connection, live) = (connection.clone(), live.clone());
         let remote_name = remote.name.to_string();
         builder
@@ -436,6 +527,17 @@ impl<T> Upstream<T> {
             .build()
             .map_err(|e| e.to_string())
     }
+}
+
+/// The remote name of the tool that accepts changed definitions.
+const ACCEPT: &str = "accept_definition";
+
+/// The remote names of the tools built.
+fn listed_names(built: &[(&Tool, String, String, Value)]) -> Vec<String> {
+    built
+        .iter()
+        .map(|(remote, ..)| remote.name.to_string())
+        .collect()
 }
 
 /// Calls `remote_name` on the upstream with `arguments`.

@@ -359,7 +359,7 @@ impl Service {
         }
         let builder = self
             .settings
-            .apply(builder, &operation.remote, operation.effect)?;
+            .apply(builder, Some(&operation.remote), operation.effect)?;
         let (caller, route) = (caller.clone(), Arc::new(operation.route));
         builder
             .handler(move |call| {
