@@ -90,6 +90,7 @@ impl Settings {
 
     /// Whether tools that change something can be served: an approval
     /// hook was given.
+    #[cfg(feature = "import-mcp")]
     pub(super) fn approves(&self) -> bool {
         self.approve.is_some()
     }
