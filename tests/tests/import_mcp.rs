@@ -825,6 +825,21 @@ async fn an_oversized_result_is_cut_at_the_limit() {
 }
 
 #[tokio::test]
+async fn a_result_over_the_transports_bound_is_never_held_and_the_call_times_out() {
+    let executor = faults().await;
+    let ann = User("ann");
+    // 50 MB on one line: rmcp's stdio transport drops a message over 16 MiB
+    // as it reads it, so the answer never arrives and the call ends at its
+    // timeout, the process holding none of it.
+    let big = executor
+        .invoke("faults_big", json!({"chars": 50_000_000}), &ann)
+        .await;
+    assert!(matches!(big, Err(CallError::Timeout { .. })), "{big:?}");
+    let echoed = executor.invoke("faults_echo", json!({"message": "after"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: after"));
+}
+
+#[tokio::test]
 async fn calls_beyond_an_upstreams_cap_wait_their_turn() {
     let executor = faults_with(|upstream| upstream.max_concurrent(1)).await;
     let ann = User("ann");

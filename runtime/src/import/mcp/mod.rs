@@ -45,6 +45,11 @@
 //!   clients. A tool first offered after the import is served from the
 //!   next import.
 //!
+//! A message from a stdio server longer than 16 MiB is dropped by rmcp's
+//! transport as it is read, so a call whose answer is that large ends at
+//! its timeout, and no process holds it; a shorter one is cut to
+//! [`Upstream::max_result`] for the model.
+//!
 //! One session serves every call. A call that finds it lost (the server
 //! died) starts a new one first; a call in flight when it was lost fails,
 //! never hangs. A start that fails is tried again, with backoff, by later
