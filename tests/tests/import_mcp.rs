@@ -350,32 +350,9 @@ async fn the_filesystem_servers_writes_wait_for_approval_and_run_once_approved()
 /// message when PyPI cannot install it here. On CI (`CI=true`) that fails
 /// instead.
 fn git_server_or_skip(test: &str) -> Option<PathBuf> {
-    let requirements =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/git-requirements.txt");
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("python-git");
-    let installed = installs::installed_once(&venv, &requirements, || {
-        let python = std::process::Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status();
-        if !python.is_ok_and(|s| s.success()) {
-            return Err("python3 -m venv failed".to_owned());
-        }
-        installs::run(
-            std::process::Command::new(venv.join("bin/python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(&requirements),
-        )
-    });
+    let installed = installs::python_venv("python-git", "git-requirements.txt");
     match installed {
-        Ok(()) => Some(venv.join("bin/python")),
+        Ok(python) => Some(python),
         Err(why) if !installs::must_run() => {
             eprintln!("skipped {test}: mcp-server-git is unavailable ({why})");
             None

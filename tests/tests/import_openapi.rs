@@ -6,7 +6,7 @@
 //! generates, and called through the executor.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,34 +56,11 @@ impl Pets {
     }
 }
 
-/// A virtualenv with FastAPI and uvicorn, or why it could not be set up.
-fn python_with_fastapi() -> Result<PathBuf, String> {
-    let requirements =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("python/openapi-requirements.txt");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-openapi");
-    installs::installed_once(&venv, &requirements, || {
-        installs::run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        installs::run(
-            Command::new(venv.join("bin/python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(&requirements),
-        )
-    })?;
-    Ok(venv.join("bin/python"))
-}
-
 /// The service on a free loopback port, with its document; or `None`
 /// after a one-line message when FastAPI cannot be installed here. On CI
 /// (`CI=true`) that fails instead.
 async fn pets_or_skip(test: &str) -> Option<Pets> {
-    let python = match python_with_fastapi() {
+    let python = match installs::python_venv("python-openapi", "openapi-requirements.txt") {
         Ok(python) => python,
         Err(why) if !installs::must_run() => {
             eprintln!("skipped {test}: FastAPI is unavailable ({why})");

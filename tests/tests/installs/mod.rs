@@ -59,8 +59,17 @@ pub(crate) fn installed_once(
 /// A virtualenv with the official Python MCP SDK pinned in
 /// `tests/python/requirements.txt`, or why it could not be set up.
 pub(crate) fn python_with_mcp_sdk() -> Result<PathBuf, String> {
-    let requirements = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/requirements.txt");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp");
+    python_venv("python-mcp", "requirements.txt")
+}
+
+/// The Python of a virtualenv `name` under the target directory with the
+/// packages pinned in `tests/python/<requirements>`, installed on the
+/// first run; or why it could not be set up.
+pub(crate) fn python_venv(name: &str, requirements: &str) -> Result<PathBuf, String> {
+    let requirements = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("python")
+        .join(requirements);
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     installed_once(&venv, &requirements, || {
         run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
         run(Command::new(venv.join("bin/python"))
