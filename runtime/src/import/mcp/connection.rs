@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use rmcp::service::{RoleClient, RunningService};
 
 use super::ImportError;
-use super::refresh::{Hub, Listener};
+use super::client::{Hub, Listener};
 use crate::error::BoxError;
 use crate::util::BoxFuture;
 

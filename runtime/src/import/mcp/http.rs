@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rmcp::transport::StreamableHttpClientTransport;
 
+use super::client::Hub;
 use super::connection::{Session, Start};
-use super::refresh::Hub;
 use super::upstream::{Upstream, handshake};
 use super::{Allowlist, ImportError, Imported};
 use crate::import::secure;

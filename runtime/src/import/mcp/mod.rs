@@ -81,12 +81,13 @@
 //! [`connect`]: StdioUpstream::connect
 
 mod allowlist;
+mod client;
 mod connection;
 #[cfg(feature = "import-mcp-http")]
 mod http;
+mod live;
 mod mapping;
 mod pins;
-mod refresh;
 mod upstream;
 
 pub use super::{ImportError, RemoteTools, Skipped};

@@ -11,9 +11,10 @@ use rmcp::service::RoleClient;
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
+use super::client::{self, Hub, Listener};
 use super::connection::{Connection, Session, Start};
+use super::live::{self, CHANGED, KeepPins, Live};
 use super::mapping;
-use super::refresh::{self, CHANGED, Hub, KeepPins, Listener, Live};
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
 use crate::effect::Effect;
@@ -176,7 +177,7 @@ where
             upstream: upstream.to_owned(),
             reason: e.to_string(),
         })?;
-    refresh::listen(session.peer().clone(), signal);
+    client::listen(session.peer().clone(), signal);
     Ok(session)
 }
 
@@ -376,7 +377,7 @@ impl<T> Upstream<T> {
             let problem = input_schema_problem(&schema);
             // Served switched off, with the reason, and refusing calls.
             let refused = match (&change, &problem) {
-                (Some(_), _) => Some((CHANGED.to_owned(), refresh::changed(&remote.name))),
+                (Some(_), _) => Some((CHANGED.to_owned(), live::changed(&remote.name))),
                 (None, Some(problem)) => {
                     let reason = format!("input schema rejected: {problem}");
                     malformed.push(skip(remote, reason.clone()));
@@ -438,7 +439,7 @@ impl<T> Upstream<T> {
                 }
             }
         }
-        refresh::spawn(Arc::downgrade(&live), Arc::downgrade(&connection), signal);
+        live::spawn(Arc::downgrade(&live), Arc::downgrade(&connection), signal);
         Ok(Imported {
             tools,
             skipped,

@@ -7,18 +7,15 @@
 //! on and is switched off in the registry it was registered in, with the
 //! reason; the registry's change is what an MCP server turns into its own
 //! `list_changed`. A tool first offered after the import is not served
-//! until the next import.
+//! until the next import. A changed definition a person accepted (the
+//! import's `accept_definition` tool) is pinned, and its tool served again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use rmcp::ClientHandler;
-#[cfg(feature = "mcp")]
-use rmcp::model::ProgressToken;
-use rmcp::model::{SubscriptionFilter, Tool};
-use rmcp::service::{NotificationContext, Peer, RoleClient};
-use tokio::sync::Notify;
+use rmcp::model::Tool;
 
+use super::client::Hub;
 use super::connection::Connection;
 use super::{Changed, Pins};
 use crate::error::BoxError;
@@ -30,110 +27,6 @@ pub(super) const CHANGED: &str = "definition changed";
 
 /// The reason a tool the server stopped offering is switched off.
 const GONE: &str = "no longer offered by the upstream";
-
-/// What the client side of an upstream's sessions shares with its tools.
-#[derive(Debug, Default)]
-pub(super) struct Hub {
-    /// Woken when the server's tool list changed, when a lost session was
-    /// replaced, and when the tools are gone: the refresh's signal.
-    pub(super) changed: Notify,
-    /// The calls here that asked for progress, by the token each call
-    /// upstream was sent with: the server's progress goes to them.
-    #[cfg(feature = "mcp")]
-    progress: Mutex<HashMap<ProgressToken, crate::mcp::McpCall>>,
-}
-
-#[cfg(feature = "mcp")]
-impl Hub {
-    /// Relays the server's progress on the call sent with `token` to
-    /// `call`'s client, until the returned guard is dropped.
-    pub(super) fn relay(
-        self: &Arc<Self>,
-        token: ProgressToken,
-        call: crate::mcp::McpCall,
-    ) -> Relayed {
-        lock(&self.progress).insert(token.clone(), call);
-        Relayed {
-            hub: self.clone(),
-            token,
-        }
-    }
-}
-
-/// A call whose progress is relayed, until dropped.
-#[cfg(feature = "mcp")]
-pub(super) struct Relayed {
-    hub: Arc<Hub>,
-    token: ProgressToken,
-}
-
-#[cfg(feature = "mcp")]
-impl Drop for Relayed {
-    fn drop(&mut self) {
-        lock(&self.hub.progress).remove(&self.token);
-    }
-}
-
-/// The client side of a session: it hears the server's `list_changed`
-/// and wakes the refresh, and (with feature `mcp`) relays the server's
-/// progress on a call to the client of the call here. The server's requests (sampling, elicitation,
-/// roots) are answered as unsupported, as `()` would.
-pub(super) struct Listener {
-    pub(super) signal: Arc<Hub>,
-}
-
-impl ClientHandler for Listener {
-    #[cfg(feature = "mcp")]
-    fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let call = lock(&self.signal.progress)
-            .get(&params.progress_token)
-            .cloned();
-        async move {
-            if let Some(call) = call {
-                let _ = call
-                    .progress(params.progress, params.total, params.message)
-                    .await;
-            }
-        }
-    }
-
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        self.signal.changed.notify_one();
-        std::future::ready(())
-    }
-}
-
-/// Opens a `subscriptions/listen` stream for the tool list, when the
-/// server says its list can change, and wakes the refresh for each
-/// notification on it. A server of an earlier protocol answers that it
-/// does not know the method: its notifications reach [`Listener`].
-pub(super) fn listen(peer: Peer<RoleClient>, signal: Arc<Hub>) {
-    let changes = peer.peer_info().and_then(|info| {
-        info.capabilities
-            .tools
-            .as_ref()
-            .and_then(|t| t.list_changed)
-    });
-    if changes != Some(true) {
-        return;
-    }
-    tokio::spawn(async move {
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
-        let Ok(mut subscription) = peer.listen(filter).await else {
-            return;
-        };
-        while let Ok(Some(_)) = subscription.next().await {
-            signal.changed.notify_one();
-        }
-    });
-}
 
 /// What the tools of one upstream share with its refresh: the pins, which
 /// tools refuse calls and why, and the registry they were registered in.
@@ -322,7 +215,7 @@ async fn list(connection: &Connection) -> Result<Vec<Tool>, BoxError> {
     Ok(session.list_all_tools().await?)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
