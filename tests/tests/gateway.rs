@@ -54,8 +54,9 @@ async fn gateway_or_skip(test: &str, files: &Path) -> Option<Gateway> {
         .env(["PATH", "HOME"]);
     let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
     let audit = SqliteAudit::connect(pool).await.unwrap();
+    let keep = std::sync::Arc::new(|_: &str, _: &toolwright::import::mcp::Pins| {});
     Some(
-        gateway(&upstreams, &allowlist, BTreeMap::new(), audit)
+        gateway(&upstreams, &allowlist, BTreeMap::new(), keep, audit)
             .await
             .unwrap(),
     )
@@ -85,9 +86,11 @@ async fn one_endpoint_serves_local_and_imported_tools_behind_the_gateways_rules(
     assert_eq!(
         mcp_client::tool_names(&manager).await,
         [
+            "everything_accept_definition",
             "everything_echo",
             "everything_get-sum",
             "everything_toggle-simulated-logging",
+            "files_accept_definition",
             "files_list_directory",
             "files_read_text_file",
             "files_write_file",

@@ -87,13 +87,19 @@ pub struct Upstreams {
     pub files: (String, Vec<String>),
 }
 
+/// What keeps an upstream's pins (its namespace, its pins) after a
+/// changed definition was accepted.
+pub type KeepPins = Arc<dyn Fn(&str, &Pins) + Send + Sync>;
+
 /// The gateway, with its upstreams started as `upstreams` says (if
 /// `allowlist` allows it), their tools checked against `pins` (by
-/// namespace), and every write and destructive call recorded in `audit`.
+/// namespace, kept by `keep` after an acceptance), and every write and
+/// destructive call recorded in `audit`.
 pub async fn gateway(
     upstreams: &Upstreams,
     allowlist: &Allowlist,
     mut pins: BTreeMap<String, Pins>,
+    keep: KeepPins,
     audit: impl AuditTrail,
 ) -> Result<Gateway, BoxError> {
     let (program, args) = &upstreams.everything;
@@ -124,9 +130,11 @@ pub async fn gateway(
     let registry = Registry::new(catalog);
     let mut changed = Vec::new();
     for (namespace, upstream) in [("everything", everything), ("files", files)] {
+        let keep = keep.clone();
         let imported = upstream
             .approvals::<Caller>()
             .pins(pins.remove(namespace).unwrap_or_default())
+            .on_accepted(move |pins| keep(namespace, pins))
             .timeout(Duration::from_secs(30))
             .max_concurrent(8)
             .connect(allowlist)
@@ -158,11 +166,11 @@ pub async fn gateway(
     // `mcp_calls`: an upstream's progress on a call reaches its client.
     let server = McpServer::builder(executor, "gateway", env!("CARGO_PKG_VERSION"))
         .mcp_calls()
-        // No MCP client sees the imports' `accept_definition` tools (tag
-        // `pins`): operators accept a changed definition through the ledger
-        // from the library or the admin API, not through a model.
+        // Managers also see the imports' `accept_definition` tools (tag
+        // `pins`): one asks to accept a changed definition, another
+        // approves it in the ledger.
         .views(|caller: &Caller| match caller.manager {
-            true => View::new(!Selector::tag("pins")),
+            true => View::new(Selector::All),
             false => View::new(Selector::effect(Effect::Read)),
         });
     Ok(Gateway {

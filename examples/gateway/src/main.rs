@@ -7,9 +7,10 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Parser;
-use gateway::{Caller, Upstreams, gateway};
+use gateway::{Caller, KeepPins, Upstreams, gateway};
 use toolwright::BoxError;
 use toolwright::audit::SqliteAudit;
 use toolwright::import::mcp::{Allowlist, Pins};
@@ -74,11 +75,26 @@ async fn main() -> Result<(), BoxError> {
     };
     let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}?mode=rwc", cli.db)).await?;
     let audit = SqliteAudit::connect(pool).await?;
-    let gateway = gateway(&upstreams, &allowlist, pins, audit).await?;
+    // An accepted definition is written to the pin file at once.
+    let file = cli.pins.clone();
+    let keep: KeepPins = Arc::new(move |namespace, pins| {
+        let mut kept: BTreeMap<String, Pins> = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        kept.insert(namespace.to_owned(), pins.clone());
+        if let Ok(text) = serde_json::to_string_pretty(&kept) {
+            let _ = std::fs::write(&file, text);
+        }
+    });
+    let gateway = gateway(&upstreams, &allowlist, pins, keep, audit).await?;
     for changed in &gateway.changed {
         eprintln!(
-            "`{}` changed since it was pinned: switched off until accepted (Pins::accept)",
-            changed.key
+            "`{}` changed since it was pinned: switched off until a manager asks \
+             `{}_accept_definition` to accept digest {} and another approves",
+            changed.key,
+            changed.key.split('.').next().unwrap_or_default(),
+            changed.found
         );
     }
     std::fs::write(&cli.pins, serde_json::to_string_pretty(&gateway.pins)?)?;
