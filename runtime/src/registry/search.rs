@@ -1,0 +1,239 @@
+//! A ranked search over tools, for a model that is not shown them all: it
+//! describes what it wants, the search answers with the tools that fit.
+//!
+//! The ranking is Okapi BM25 over each tool's words (its name, title,
+//! description, tags and parameters). It is written here rather than taken
+//! from a crate: the `bm25` crate's tokenizer brings stemmers, stop-word
+//! lists and language detection for prose, while a tool's words are
+//! identifiers and short sentences (`cancel_order`, `orderId`), which want
+//! splitting at `_`, `-` and case changes instead; the scoring itself is
+//! a dozen lines. Deterministic: no model, no network, ties in key order.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::catalog::ToolEntry;
+
+/// BM25's term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25's length normalization.
+const B: f64 = 0.75;
+
+/// How many times each field counts: a word of the name says more about
+/// a tool than a word of its description.
+const NAME_WEIGHT: usize = 3;
+const TITLE_WEIGHT: usize = 2;
+const TAG_WEIGHT: usize = 2;
+
+/// Words too common in descriptions to tell tools apart.
+const STOP_WORDS: [&str; 24] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "my", "of",
+    "on", "or", "that", "the", "this", "to", "with", "me", "i",
+];
+
+/// An index of tools to search, built once and searched many times.
+///
+/// Build it from the tools a caller may list (a view's
+/// [`Tools`](super::Tools)), so that a search never reveals a tool the
+/// caller could not list.
+///
+/// ```
+/// use toolwright::{tool, Catalog, registry::SearchIndex};
+///
+/// /// Cancel an order that has not shipped yet.
+/// #[tool(key = "shop.cancel_order", effect = read, authorize = public)]
+/// async fn cancel_order(order_id: u64) -> bool { true }
+///
+/// /// Look up the weather forecast for a city.
+/// #[tool(key = "weather.forecast", effect = read, authorize = public)]
+/// async fn forecast(city: String) -> String { city }
+///
+/// let catalog = Catalog::builder()
+///     .register::<CancelOrderArgs>()
+///     .register::<ForecastArgs>()
+///     .build()
+///     .unwrap();
+/// let index = SearchIndex::new(catalog.iter());
+/// let hits = index.search("I want to cancel my orders", 5);
+/// assert_eq!(hits[0].key, "shop.cancel_order");
+/// assert!(index.search("rain tomorrow in Paris", 5).is_empty(), "no word in common");
+/// ```
+#[derive(Debug, Clone)]
+pub struct SearchIndex {
+    tools: Vec<Indexed>,
+    /// In how many tools each word occurs.
+    frequency: HashMap<String, usize>,
+    average_length: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Indexed {
+    key: String,
+    name: String,
+    /// Each word and how many times it counts.
+    words: HashMap<String, usize>,
+    length: usize,
+}
+
+/// A tool a search found, with its score (higher fits better).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Hit {
+    /// The tool's key.
+    pub key: String,
+    /// The tool's name, as a model calls it.
+    pub name: String,
+    /// Its BM25 score for the query.
+    pub score: f64,
+}
+
+impl SearchIndex {
+    /// An index of `tools`.
+    pub fn new<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>) -> Self {
+        let tools: Vec<Indexed> = tools.into_iter().map(indexed).collect();
+        let mut frequency: HashMap<String, usize> = HashMap::new();
+        for tool in &tools {
+            for word in tool.words.keys() {
+                *frequency.entry(word.clone()).or_default() += 1;
+            }
+        }
+        let total: usize = tools.iter().map(|t| t.length).sum();
+        let average_length = total as f64 / tools.len().max(1) as f64;
+        SearchIndex {
+            tools,
+            frequency,
+            average_length,
+        }
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether it holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tools that best fit `query`, at most `limit`, best first; ties
+    /// in key order. A tool with no word of the query is not a hit.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let mut query = words(query);
+        query.sort();
+        query.dedup();
+        let count = self.tools.len() as f64;
+        let mut hits: Vec<Hit> = self
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let score: f64 = query
+                    .iter()
+                    .filter_map(|word| {
+                        let tf = *tool.words.get(word)? as f64;
+                        let df = self.frequency.get(word).copied().unwrap_or(0) as f64;
+                        let idf = ((count - df + 0.5) / (df + 0.5) + 1.0).ln();
+                        let norm = 1.0 - B + B * tool.length as f64 / self.average_length;
+                        Some(idf * tf * (K1 + 1.0) / (tf + K1 * norm))
+                    })
+                    .sum();
+                (score > 0.0).then(|| Hit {
+                    key: tool.key.clone(),
+                    name: tool.name.clone(),
+                    score,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+/// A tool's words, each field counted by its weight.
+fn indexed(tool: &ToolEntry) -> Indexed {
+    let mut words: HashMap<String, usize> = HashMap::new();
+    let mut add = |text: &str, weight: usize| {
+        for word in self::words(text) {
+            *words.entry(word).or_default() += weight;
+        }
+    };
+    add(tool.name(), NAME_WEIGHT);
+    add(tool.key(), 1);
+    if let Some(title) = tool.title() {
+        add(title, TITLE_WEIGHT);
+    }
+    add(tool.description(), 1);
+    for tag in tool.tags() {
+        add(tag, TAG_WEIGHT);
+    }
+    if let Some(Value::Object(properties)) = tool.input_schema().get("properties") {
+        for (name, schema) in properties {
+            add(name, 1);
+            if let Some(description) = schema.get("description").and_then(Value::as_str) {
+                add(description, 1);
+            }
+        }
+    }
+    let length = words.values().sum();
+    Indexed {
+        key: tool.key().to_owned(),
+        name: tool.name().to_owned(),
+        words,
+        length,
+    }
+}
+
+/// The words of `text`: split at anything but letters and digits and at
+/// a lower-case letter followed by an upper-case one (`orderId` is
+/// `order` `id`), lower-cased, without stop words, and a trailing plural
+/// `s` dropped (`orders` is `order`).
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in text.chars() {
+        let split = !c.is_alphanumeric() || (previous_lower && c.is_uppercase());
+        if split && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        previous_lower = c.is_lowercase();
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+        .into_iter()
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|mut w| {
+            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+                w.pop();
+            }
+            w
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn identifiers_and_sentences_become_the_same_words() {
+        assert_eq!(words("cancel_order"), ["cancel", "order"]);
+        assert_eq!(words("cancelOrder"), ["cancel", "order"]);
+        assert_eq!(words("shop.cancel-orders"), ["shop", "cancel", "order"]);
+        assert_eq!(
+            words("Cancel my Orders, please"),
+            ["cancel", "order", "please"]
+        );
+        assert_eq!(
+            words("the address of the business"),
+            ["address", "business"]
+        );
+    }
+}
