@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use toolwright::providers::Format;
 use toolwright::{
     Catalog, Container, Effect, Executor,
-    registry::{DynamicTool, Policy, Registry, Rule, Selector, View},
+    registry::{DynamicTool, Policy, Registry, Rule, SearchIndex, Selector, View},
     tool,
 };
 
@@ -156,6 +156,35 @@ fn scale(tools: usize, repeats: usize) {
     println!(
         "  export the unchanged view:              **{cached:.4} ms** ({k_lo:.4}-{k_hi:.4}) (target < 1 ms)"
     );
+    search(&reads, repeats);
+}
+
+/// Building a search index of the view's tools, and searching it.
+fn search(reads: &Executor, repeats: usize) {
+    let tools = reads.tools();
+    let (mut built, mut searched) = (Vec::new(), Vec::new());
+    let queries = [
+        "records of kind 4242",
+        "find by name",
+        "tag3",
+        "kind 77 limit",
+    ];
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let index = black_box(SearchIndex::new(&tools));
+        built.push(start.elapsed().as_secs_f64() * 1e3);
+        for query in queries {
+            let start = Instant::now();
+            black_box(index.search(query, 5));
+            searched.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let (built, b_lo, b_hi) = quantiles(built);
+    let (p50, _, _) = quantiles(searched.clone());
+    searched.sort_by(f64::total_cmp);
+    let p99 = searched[((searched.len() - 1) as f64 * 0.99).round() as usize];
+    println!("  search index of the view built:         **{built:.1} ms** ({b_lo:.1}-{b_hi:.1})");
+    println!("  a search, 5 hits: p50 **{p50:.3} ms**, p99 **{p99:.3} ms**");
 }
 
 fn main() {

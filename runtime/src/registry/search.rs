@@ -62,8 +62,9 @@ const STOP_WORDS: [&str; 24] = [
 #[derive(Debug, Clone)]
 pub struct SearchIndex {
     tools: Vec<Indexed>,
-    /// In how many tools each word occurs.
-    frequency: HashMap<String, usize>,
+    /// Each word, and the tools it occurs in with how many times it
+    /// counts there: a search reads the lists of its words only.
+    postings: HashMap<String, Vec<(usize, usize)>>,
     average_length: f64,
 }
 
@@ -71,8 +72,7 @@ pub struct SearchIndex {
 struct Indexed {
     key: String,
     name: String,
-    /// Each word and how many times it counts.
-    words: HashMap<String, usize>,
+    /// How many words it has, each counted by its field's weight.
     length: usize,
 }
 
@@ -91,18 +91,28 @@ pub struct Hit {
 impl SearchIndex {
     /// An index of `tools`.
     pub fn new<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>) -> Self {
-        let tools: Vec<Indexed> = tools.into_iter().map(indexed).collect();
-        let mut frequency: HashMap<String, usize> = HashMap::new();
-        for tool in &tools {
-            for word in tool.words.keys() {
-                *frequency.entry(word.clone()).or_default() += 1;
-            }
-        }
+        let mut postings: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        let tools: Vec<Indexed> = tools
+            .into_iter()
+            .enumerate()
+            .map(|(at, tool)| {
+                let words = counted(tool);
+                let length = words.values().sum();
+                for (word, count) in words {
+                    postings.entry(word).or_default().push((at, count));
+                }
+                Indexed {
+                    key: tool.key().to_owned(),
+                    name: tool.name().to_owned(),
+                    length,
+                }
+            })
+            .collect();
         let total: usize = tools.iter().map(|t| t.length).sum();
         let average_length = total as f64 / tools.len().max(1) as f64;
         SearchIndex {
             tools,
-            frequency,
+            postings,
             average_length,
         }
     }
@@ -124,35 +134,38 @@ impl SearchIndex {
         query.sort();
         query.dedup();
         let count = self.tools.len() as f64;
-        let mut hits: Vec<Hit> = self
-            .tools
-            .iter()
-            .filter_map(|tool| {
-                let score: f64 = query
-                    .iter()
-                    .filter_map(|word| {
-                        let tf = *tool.words.get(word)? as f64;
-                        let df = self.frequency.get(word).copied().unwrap_or(0) as f64;
-                        let idf = ((count - df + 0.5) / (df + 0.5) + 1.0).ln();
-                        let norm = 1.0 - B + B * tool.length as f64 / self.average_length;
-                        Some(idf * tf * (K1 + 1.0) / (tf + K1 * norm))
-                    })
-                    .sum();
-                (score > 0.0).then(|| Hit {
-                    key: tool.key.clone(),
-                    name: tool.name.clone(),
-                    score,
-                })
-            })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+        // A score per tool, and the tools that have one.
+        let (mut scores, mut found) = (vec![0.0_f64; self.tools.len()], Vec::new());
+        for postings in query.iter().filter_map(|word| self.postings.get(word)) {
+            let df = postings.len() as f64;
+            let idf = ((count - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for &(at, tf) in postings {
+                let tf = tf as f64;
+                let norm = 1.0 - B + B * self.tools[at].length as f64 / self.average_length;
+                if scores[at] == 0.0 {
+                    found.push(at);
+                }
+                scores[at] += idf * tf * (K1 + 1.0) / (tf + K1 * norm);
+            }
+        }
+        let mut hits: Vec<(usize, f64)> = found.into_iter().map(|at| (at, scores[at])).collect();
+        hits.sort_by(|a, b| {
+            let key = |at: usize| self.tools[at].key.as_str();
+            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(key(b.0)))
+        });
         hits.truncate(limit);
-        hits
+        hits.into_iter()
+            .map(|(at, score)| Hit {
+                key: self.tools[at].key.clone(),
+                name: self.tools[at].name.clone(),
+                score,
+            })
+            .collect()
     }
 }
 
-/// A tool's words, each field counted by its weight.
-fn indexed(tool: &ToolEntry) -> Indexed {
+/// A tool's words, each counted by its field's weight.
+fn counted(tool: &ToolEntry) -> HashMap<String, usize> {
     let mut words: HashMap<String, usize> = HashMap::new();
     let mut add = |text: &str, weight: usize| {
         for word in self::words(text) {
@@ -176,13 +189,7 @@ fn indexed(tool: &ToolEntry) -> Indexed {
             }
         }
     }
-    let length = words.values().sum();
-    Indexed {
-        key: tool.key().to_owned(),
-        name: tool.name().to_owned(),
-        words,
-        length,
-    }
+    words
 }
 
 /// The words of `text`: split at anything but letters and digits and at
