@@ -99,18 +99,35 @@ impl Settings {
         self.approve = Some(ledger_approval::<C>);
     }
 
-    /// `builder` for the remote tool `remote` with its effect (the one
-    /// decided here, else `default`; always `default` for a tool of the
-    /// import's own, `None`), limits and approval; `Err` when it changes
-    /// something and nothing approves it.
+    /// The effect of the remote tool `remote`: the one decided here, else
+    /// `default`; always `default` for a tool of the import's own (`None`).
+    fn effect_of(&self, remote: Option<&str>, default: Effect) -> Effect {
+        let decided = remote.and_then(|remote| self.effects.get(remote));
+        decided.copied().unwrap_or(default)
+    }
+
+    /// Why the remote tool `remote` cannot be served, if it cannot: it
+    /// changes something and nothing approves it.
+    pub(super) fn unservable(&self, remote: Option<&str>, default: Effect) -> Option<String> {
+        let effect = self.effect_of(remote, default);
+        (effect != Effect::Read && self.approve.is_none()).then(|| {
+            format!("it is `{effect}` and the import has no approvals (`approvals::<C>()`)")
+        })
+    }
+
+    /// `builder` for the remote tool `remote` with its effect
+    /// ([`effect_of`](Self::effect_of)), limits and approval; `Err` when
+    /// it is [unservable](Self::unservable).
     pub(super) fn apply(
         &self,
         mut builder: DynamicToolBuilder,
         remote: Option<&str>,
         default: Effect,
     ) -> Result<DynamicToolBuilder, String> {
-        let decided = remote.and_then(|remote| self.effects.get(remote));
-        let effect = decided.copied().unwrap_or(default);
+        if let Some(reason) = self.unservable(remote, default) {
+            return Err(reason);
+        }
+        let effect = self.effect_of(remote, default);
         builder = builder.effect(effect);
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
@@ -119,11 +136,8 @@ impl Settings {
             builder = builder.max_result(chars);
         }
         match self.approve {
-            _ if effect == Effect::Read => Ok(builder),
-            Some(approve) => Ok(approve(builder)),
-            None => Err(format!(
-                "it is `{effect}` and the import has no approvals (`approvals::<C>()`)"
-            )),
+            Some(approve) if effect != Effect::Read => Ok(approve(builder)),
+            _ => Ok(builder),
         }
     }
 }

@@ -372,6 +372,13 @@ impl<T> Upstream<T> {
                     });
                 }
             }
+            let unservable = self
+                .settings
+                .unservable(Some(&remote.name), Effect::Destructive);
+            if let Some(reason) = unservable {
+                skipped.push(skip(remote, reason));
+                continue;
+            }
             let change = pins.check(remote, &key);
             let schema = Value::Object(remote.input_schema.as_ref().clone());
             let problem = input_schema_problem(&schema);
