@@ -14,8 +14,8 @@
 //! `cargo bench -p toolwright-bench --bench gateway`
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -76,30 +76,19 @@ impl Way {
     }
 }
 
+#[path = "common/load.rs"]
+mod load;
+
 /// Calls completed per second with `in_flight` callers during `duration`.
 async fn throughput(way: &Way, in_flight: usize, duration: Duration) -> f64 {
-    let (done, stop) = (
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicBool::new(false)),
-    );
-    let started = Instant::now();
-    let workers: Vec<_> = (0..in_flight)
-        .map(|_| {
-            let (way, done, stop) = (way.clone(), done.clone(), stop.clone());
-            tokio::spawn(async move {
-                while !stop.load(Ordering::Relaxed) {
-                    assert!(way.call().await, "a call failed");
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
-    tokio::time::sleep(duration).await;
-    stop.store(true, Ordering::Relaxed);
-    for worker in workers {
-        worker.await.unwrap();
-    }
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let worker = || {
+        let way = way.clone();
+        move || {
+            let way = way.clone();
+            async move { way.call().await }
+        }
+    };
+    load::throughput(worker, in_flight, duration).await
 }
 
 /// An executor serving the `add` of `imported`.

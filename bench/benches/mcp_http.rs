@@ -12,8 +12,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -95,29 +94,20 @@ async fn one_call(client: &reqwest::Client, url: &str) -> bool {
     }
 }
 
-/// Calls completed per second by `connections` clients in `duration`.
+#[path = "common/load.rs"]
+mod load;
+
+/// Calls completed per second by `connections` keep-alive clients of `url`
+/// in `duration`.
 async fn throughput(url: &str, connections: usize, duration: Duration) -> f64 {
-    let done = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
-    let workers: Vec<_> = (0..connections)
-        .map(|_| {
-            let (url, done, stop) = (url.to_owned(), done.clone(), stop.clone());
-            tokio::spawn(async move {
-                let client = reqwest::Client::new();
-                while !stop.load(Ordering::Relaxed) {
-                    assert!(one_call(&client, &url).await, "a call failed");
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
-    tokio::time::sleep(duration).await;
-    stop.store(true, Ordering::Relaxed);
-    for worker in workers {
-        worker.await.unwrap();
-    }
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let worker = || {
+        let (client, url) = (reqwest::Client::new(), url.to_owned());
+        move || {
+            let (client, url) = (client.clone(), url.clone());
+            async move { one_call(&client, &url).await }
+        }
+    };
+    load::throughput(worker, connections, duration).await
 }
 
 /// `MCP_HTTP_COUNT=N MCP_HTTP_SERVER=toolwright|router|rmcp`: N calls one

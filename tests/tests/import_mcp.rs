@@ -15,7 +15,7 @@ use serde_json::json;
 use toolwright::approval::Approvals;
 use toolwright::approval::MemoryLedger;
 use toolwright::import::mcp::{
-    Allowlist, HttpUpstream, ImportError, Pins, RemoteTools, StdioUpstream,
+    Allowlist, HttpUpstream, ImportError, Imported, Pins, RemoteTools, StdioUpstream,
 };
 use toolwright::providers::ToolCall;
 use toolwright::registry::{ChangeKind, Registry, Selector};
@@ -50,6 +50,19 @@ impl Principal for User {
     fn id(&self) -> &str {
         self.0
     }
+}
+
+/// An executor over `imported`'s tools, registered as `register` does,
+/// with an in-memory approval ledger.
+fn served(imported: Imported) -> (Executor, Approvals) {
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .build()
+        .unwrap();
+    (executor, approvals)
 }
 
 fn allowing(program: &str, args: &[String]) -> Allowlist {
@@ -225,11 +238,7 @@ async fn the_upstreams_progress_on_a_call_reaches_the_mcp_client_that_made_it() 
         .connect(&allowing(&node, &args))
         .await
         .unwrap();
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let executor = Executor::builder(registry, Container::default())
-        .build()
-        .unwrap();
+    let (executor, _) = served(imported);
     // `mcp_calls`: a call's body, the import's here, reaches its MCP request.
     let server = toolwright::mcp::McpServer::<()>::builder(executor, "gateway", "0")
         .mcp_calls()
@@ -389,13 +398,7 @@ async fn a_python_servers_tools_are_served_and_its_writes_wait_for_approval() {
         .connect(&allowing(&python, &args))
         .await
         .unwrap();
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let approvals = Approvals::new(MemoryLedger::new());
-    let executor = Executor::builder(registry, Container::default())
-        .approvals(approvals.clone())
-        .build()
-        .unwrap();
+    let (executor, approvals) = served(imported);
     let ann = User("ann");
     let at = json!({"repo_path": repo.display().to_string()});
     let status = || executor.invoke("git_git_status", at.clone(), &ann);
@@ -491,13 +494,7 @@ async fn a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_se
         .await
         .unwrap();
     let found = imported.changed()[0].found;
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let approvals = Approvals::new(MemoryLedger::new());
-    let executor = Executor::builder(registry, Container::default())
-        .approvals(approvals.clone())
-        .build()
-        .unwrap();
+    let (executor, approvals) = served(imported);
     let (ann, bob) = (User("ann"), User("bob"));
     let accept = |digest: String| {
         let arguments = json!({"tool": "echo", "digest": digest});
@@ -703,11 +700,7 @@ async fn the_tools_of_a_real_server_over_streamable_http_are_served_and_called()
         .await
         .unwrap();
     assert_eq!(imported.pins().len(), 2);
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let executor = Executor::builder(registry, Container::default())
-        .build()
-        .unwrap();
+    let (executor, _) = served(imported);
     let ann = User("ann");
     let echoed = executor.invoke("everything_echo", json!({"message": "hi"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: hi"));
@@ -743,11 +736,7 @@ async fn faults_with(more: impl FnOnce(StdioUpstream) -> StdioUpstream) -> Execu
         .connect(&Allowlist::new().command(program, Vec::<String>::new()))
         .await
         .unwrap();
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    Executor::builder(registry, Container::default())
-        .build()
-        .unwrap()
+    served(imported).0
 }
 
 #[tokio::test]

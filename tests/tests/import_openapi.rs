@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolwright::approval::{Approvals, MemoryLedger};
-use toolwright::import::openapi::Service;
+use toolwright::import::openapi::{Imported, Service};
 use toolwright::import::{ImportError, RemoteTools};
 use toolwright::registry::Registry;
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
@@ -98,9 +98,8 @@ async fn pets_or_skip(test: &str) -> Option<Pets> {
     }
 }
 
-/// An executor over the service's imported operations, and its approvals.
-fn executor_of(service: Service) -> (Executor, Approvals) {
-    let imported = service.import().unwrap();
+/// An executor over a service's imported operations, and its approvals.
+fn executor_of(imported: Imported) -> (Executor, Approvals) {
     let registry = Registry::new(Catalog::empty());
     imported.register(&registry).unwrap();
     let approvals = Approvals::new(MemoryLedger::new());
@@ -185,13 +184,7 @@ async fn a_fastapi_service_is_served_qualified_read_calls_run_and_writes_wait_fo
         "The pet's name."
     );
 
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let approvals = Approvals::new(MemoryLedger::new());
-    let executor = Executor::builder(registry, Container::default())
-        .approvals(approvals.clone())
-        .build()
-        .unwrap();
+    let (executor, approvals) = executor_of(imported);
     let ann = User("ann");
     let call = |name: &'static str, arguments: Value| executor.invoke(name, arguments, &ann);
 
@@ -278,8 +271,12 @@ async fn the_credential_is_the_applications_and_a_long_answer_is_refused_at_the_
 
     // Without the application's credential the service refuses, and the
     // model cannot supply one: `authorization` is no argument.
-    let (executor, _) =
-        executor_of(Service::new("pets", &pets.base, pets.document.clone()).tools(only()));
+    let (executor, _) = executor_of(
+        Service::new("pets", &pets.base, pets.document.clone())
+            .tools(only())
+            .import()
+            .unwrap(),
+    );
     let ann = User("ann");
     let refused = executor.invoke("pets_listPets", json!({}), &ann).await;
     assert_eq!(
@@ -298,7 +295,7 @@ async fn the_credential_is_the_applications_and_a_long_answer_is_refused_at_the_
         .tools(only())
         .bearer("s3cret-token")
         .max_response(1_000_000);
-    let (executor, _) = executor_of(service);
+    let (executor, _) = executor_of(service.import().unwrap());
     let big = executor.invoke("pets_big", json!({}), &ann).await;
     assert_eq!(
         tool_error(big),
@@ -345,7 +342,12 @@ async fn what_the_application_did_not_allow_is_refused_at_import_naming_it() {
     assert!(imported.tools().is_empty() && imported.skipped().is_empty());
 
     // Nothing listens there: the call's error, with its source.
-    let (executor, _) = executor_of(service("http://127.0.0.1:1").tools(RemoteTools::all()));
+    let (executor, _) = executor_of(
+        service("http://127.0.0.1:1")
+            .tools(RemoteTools::all())
+            .import()
+            .unwrap(),
+    );
     let failed = executor
         .invoke("pets_listPets", json!({}), &User("ann"))
         .await;

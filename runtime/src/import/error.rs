@@ -52,10 +52,10 @@ pub enum ImportError {
         name: String,
     },
     /// The HTTP client could not be built (its TLS backend failed to start).
-    #[error("the HTTP client could not be built: {reason}")]
+    #[error("the HTTP client could not be built: {source}")]
     Client {
         /// Why, as reqwest reported it.
-        reason: String,
+        source: crate::error::BoxError,
     },
     /// The server could not be started.
     #[error("starting `{program}` failed: {source}")]

@@ -68,7 +68,7 @@ impl Pins {
     /// next import serves it. A person decides this, having read what
     /// changed.
     pub fn accept(&mut self, changed: &Changed) {
-        self.tools.insert(changed.name.clone(), changed.found);
+        self.set(&changed.name, changed.found);
     }
 
     /// Pins `digest` as the accepted definition of the remote tool `name`.

@@ -269,9 +269,7 @@ impl Service {
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
-            .map_err(|e| ImportError::Client {
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| ImportError::Client { source: e.into() })?;
         let caller = Arc::new(Caller {
             client,
             base,
