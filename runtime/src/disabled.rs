@@ -40,4 +40,10 @@ pub struct Disabled {
     /// When the tool was disabled.
     #[serde(with = "crate::util::time::unix_ms")]
     pub at: SystemTime,
+    /// What an operator needs to decide, when the one who disabled it said
+    /// ([`Reason::detail`](crate::registry::Reason::detail)): for an
+    /// imported tool whose definition changed, the two definitions' fields
+    /// that differ, and the call that accepts the new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
 }

@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
+use toolwright::admin::{Admin, Operator};
 use toolwright::approval::Approvals;
 use toolwright::approval::MemoryLedger;
 use toolwright::import::mcp::{
@@ -371,6 +372,91 @@ fn git_server_or_skip(test: &str) -> Option<PathBuf> {
 }
 
 #[tokio::test]
+// Sampling is deprecated by the 2026-07-28 protocol, yet servers of the
+// earlier eras, this one included, still ask for it.
+#[allow(deprecated)]
+async fn the_servers_sampling_and_elicitation_are_refused_unless_the_application_answers_them() {
+    use rmcp::model::{CreateMessageResult, ElicitResult, ElicitationAction, SamplingMessage};
+    let test =
+        "the_servers_sampling_and_elicitation_are_refused_unless_the_application_answers_them";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let (sample, elicit) = ("trigger-sampling-request", "trigger-elicitation-request");
+    let upstream = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .effect(sample, Effect::Read)
+        .effect(elicit, Effect::Read);
+    let allowlist = allowing(&node, &args);
+
+    // Unasked, the import announces neither capability, and this server
+    // offers no tool that would need one.
+    for name in [sample, elicit] {
+        let refused = upstream
+            .clone()
+            .tools(RemoteTools::only([name]))
+            .connect(&allowlist)
+            .await;
+        assert!(
+            matches!(&refused, Err(ImportError::NotOffered { name: n }) if n == name),
+            "{refused:?}"
+        );
+    }
+
+    // Answered by the application: the server's questions reach it, and
+    // its answers reach the server.
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let (prompts, questions) = (asked.clone(), asked.clone());
+    let imported = upstream
+        .tools(RemoteTools::only([sample, elicit]))
+        .sampling(move |request| {
+            let text = serde_json::to_string(&request.messages).unwrap();
+            prompts.lock().unwrap().push(text);
+            async {
+                let reply = SamplingMessage::assistant_text("a haiku from the application");
+                Ok(CreateMessageResult::new(reply, "app-model".into()))
+            }
+        })
+        .elicitation(move |request| {
+            let text = serde_json::to_string(&request).unwrap();
+            questions.lock().unwrap().push(text);
+            async {
+                let answer = json!({"name": "Ann Example", "check": true});
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(answer))
+            }
+        })
+        .connect(&allowlist)
+        .await
+        .unwrap();
+    let (executor, _) = served(imported);
+    let ann = User("ann");
+    let sampled = executor
+        .invoke(
+            "everything_trigger-sampling-request",
+            json!({"prompt": "write a haiku"}),
+            &ann,
+        )
+        .await
+        .unwrap()
+        .to_string();
+    assert!(
+        sampled.contains("a haiku from the application"),
+        "{sampled}"
+    );
+    assert!(sampled.contains("app-model"), "{sampled}");
+    let elicited = executor
+        .invoke("everything_trigger-elicitation-request", json!({}), &ann)
+        .await
+        .unwrap()
+        .to_string();
+    assert!(elicited.contains("Name: Ann Example"), "{elicited}");
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].contains("write a haiku"), "{asked:?}");
+    assert!(asked[1].contains("Your full, legal name"), "{asked:?}");
+}
+
+#[tokio::test]
 async fn a_python_servers_tools_are_served_and_its_writes_wait_for_approval() {
     let test = "a_python_servers_tools_are_served_and_its_writes_wait_for_approval";
     let Some(python) = git_server_or_skip(test) else {
@@ -495,24 +581,53 @@ async fn a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_se
         .unwrap();
     let found = imported.changed()[0].found;
     let (executor, approvals) = served(imported);
+    let admin = Operators::serve(&executor).await;
     let (ann, bob) = (User("ann"), User("bob"));
     let accept = |digest: String| {
         let arguments = json!({"tool": "echo", "digest": digest});
         executor.invoke("everything_accept_definition", arguments, &ann)
     };
 
-    // A decision like an approval: asked, decided by another person, then
-    // it takes effect once.
+    // The admin API shows what changed beside what was accepted, and the
+    // call that accepts it.
+    let (status, tool) = admin.get("api/tools/everything_echo", "ann").await;
+    assert_eq!(status, 200, "{tool}");
+    let disabled = &tool["disabled"];
+    assert_eq!(disabled["reason"], "definition changed");
+    let detail = &disabled["detail"];
+    assert_eq!(detail["found"], json!(found.to_string()));
+    let description = &detail["difference"]["description"];
+    assert!(
+        description["pinned"].as_str().unwrap().contains("sum"),
+        "{detail}"
+    );
+    assert!(
+        description["found"].as_str().unwrap().contains("Echo"),
+        "{detail}"
+    );
+    assert_eq!(
+        detail["accept"],
+        json!({"tool": "everything_accept_definition",
+               "arguments": {"tool": "echo", "digest": found.to_string()}})
+    );
+
+    // A decision like an approval: asked, decided by another person (here
+    // an operator, on the admin API), then it takes effect once.
     let asked = accept(found.to_string()).await;
     let Err(CallError::ApprovalRequired(request)) = asked else {
         panic!("{asked:?}")
     };
-    let own = approvals.approve(request.id.unwrap(), &ann, "mine").await;
+    let id = request.id.unwrap();
+    let own = approvals.approve(id, &ann, "mine").await;
     assert!(own.is_err(), "the requester approved their own acceptance");
-    approvals
-        .approve(request.id.unwrap(), &bob, "read the diff")
-        .await
-        .unwrap();
+    let (status, refused) = admin.approve(id, "ann").await;
+    assert_eq!(
+        status, 403,
+        "an operator approved their own request: {refused}"
+    );
+    let (status, decided) = admin.approve(id, "bob").await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["status"], "approved");
     let accepted = accept(found.to_string()).await.unwrap();
     assert_eq!(accepted, json!("accepted: `echo` is served again"));
     assert_eq!(
@@ -544,6 +659,71 @@ async fn a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_se
         panic!("accepted twice")
     };
     assert!(source.to_string().contains("has not changed"), "{source}");
+    let (_, tool) = admin.get("api/tools/everything_echo", "ann").await;
+    assert_eq!(tool["disabled"], json!(null));
+}
+
+/// The admin API of an executor, served on loopback, with one operator
+/// per name asked for (`ann`, `bob`), each holding a token of their name.
+struct Operators {
+    root: String,
+}
+
+impl Operators {
+    async fn serve(executor: &Executor) -> Operators {
+        let token = |name: &str| format!("{name}-admin-token-0123456789");
+        let admin = Admin::new(executor.clone())
+            .operator(token("ann"), Operator::new("ann"))
+            .operator(token("bob"), Operator::new("bob"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let root = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, admin.router()).await });
+        Operators { root }
+    }
+
+    /// `method path` as `operator`, with `If-Match` when given: the status
+    /// and the JSON answer.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        operator: &str,
+        if_match: Option<&str>,
+    ) -> (u16, serde_json::Value) {
+        let token = format!("{operator}-admin-token-0123456789");
+        let mut request = reqwest::Client::new()
+            .request(method.clone(), format!("{}/{path}", self.root))
+            .header("authorization", format!("Bearer {token}"));
+        if method == reqwest::Method::POST {
+            request = request
+                .header("content-type", "application/json")
+                .body("{}");
+        }
+        if let Some(tag) = if_match {
+            request = request.header("if-match", tag);
+        }
+        let answer = request.send().await.unwrap();
+        let status = answer.status().as_u16();
+        let body = answer.bytes().await.unwrap();
+        (status, serde_json::from_slice(&body).unwrap_or(json!(null)))
+    }
+
+    async fn get(&self, path: &str, operator: &str) -> (u16, serde_json::Value) {
+        self.send(reqwest::Method::GET, path, operator, None).await
+    }
+
+    /// Approves the request `id` as `operator`, naming its ETag.
+    async fn approve(
+        &self,
+        id: toolwright::approval::ApprovalId,
+        operator: &str,
+    ) -> (u16, serde_json::Value) {
+        let (_, request) = self.get(&format!("api/approvals/{}", id.0), operator).await;
+        let tag = request["etag"].as_str().unwrap().to_owned();
+        let path = format!("api/approvals/{}/approve", id.0);
+        self.send(reqwest::Method::POST, &path, operator, Some(&tag))
+            .await
+    }
 }
 
 #[tokio::test]

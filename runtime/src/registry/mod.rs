@@ -137,6 +137,7 @@ const CHANGES_BUFFERED: usize = 256;
 pub struct Reason {
     text: String,
     by: Option<String>,
+    detail: Option<serde_json::Value>,
 }
 
 impl Reason {
@@ -151,6 +152,7 @@ impl Reason {
         Reason {
             text: text.into(),
             by: None,
+            detail: None,
         }
     }
 
@@ -163,6 +165,29 @@ impl Reason {
     /// ```
     pub fn by(mut self, who: impl Into<String>) -> Self {
         self.by = Some(who.into());
+        self
+    }
+
+    /// What an operator needs to decide on the tool, as JSON: kept as
+    /// [`Disabled::detail`] and shown by the admin
+    /// API under the tool's `disabled`. Never shown to a model.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::{tool, Catalog, registry::{Reason, Registry, Selector}};
+    ///
+    /// /// Fetch a page.
+    /// #[tool(key = "web.fetch", effect = read, authorize = public)]
+    /// async fn fetch(url: String) -> String { url }
+    ///
+    /// let registry = Registry::new(Catalog::builder().register::<FetchArgs>().build().unwrap());
+    /// let reason = Reason::new("upstream failing").detail(json!({"errors_last_hour": 412}));
+    /// registry.disable(&Selector::name("fetch"), reason).unwrap();
+    /// let disabled = registry.tools().disabled("fetch").cloned().unwrap();
+    /// assert_eq!(disabled.detail, Some(json!({"errors_last_hour": 412})));
+    /// ```
+    pub fn detail(mut self, detail: serde_json::Value) -> Self {
+        self.detail = Some(detail);
         self
     }
 }
@@ -579,5 +604,6 @@ fn switched_off(reason: Reason) -> Arc<Disabled> {
         by: reason.by,
         originally_by: None,
         at: SystemTime::now(),
+        detail: reason.detail,
     })
 }

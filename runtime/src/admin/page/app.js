@@ -382,6 +382,9 @@ function renderDetail(tool) {
       disabled ? row("Disabled", [disabled.reason || "", disabled.by ? " — by " + disabled.by : "", disabled.originally_by ? " (restored; originally by " + disabled.originally_by + ")" : "", disabled.at ? ", " + time(disabled.at) : ""].join("")) : null,
       row("Policy", policy ? decisionText(policy.decision) + (policy.rule ? " (rule " + policy.rule + ")" : " (the policy's fallback)") : "no policy"),
       more),
+    ...(disabled && disabled.detail !== undefined
+      ? [h("h3", { text: "Why it is disabled, in detail" }), jsonBlock(disabled.detail, "Why it is disabled, in detail")]
+      : []),
     h("h3", { text: "Input schema" }),
     jsonBlock(tool.input_schema, "Input schema"),
     h("h3", { text: "Output schema" }),

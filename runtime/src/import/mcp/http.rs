@@ -55,7 +55,7 @@ impl HttpUpstream {
         if !secure(url) {
             return Err(ImportError::UrlNotSecure { url: url.clone() });
         }
-        let signal = Arc::<Hub>::default();
+        let signal = self.hub();
         let session = open(url.clone(), signal.clone()).await?;
         let (again, restart) = (url.clone(), signal.clone());
         let start: Start = Box::new(move || Box::pin(open(again.clone(), restart.clone())));

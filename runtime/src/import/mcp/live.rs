@@ -14,16 +14,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::Tool;
+use serde_json::json;
 
 use super::client::Hub;
 use super::connection::Connection;
 use super::{Changed, Pins};
 use crate::error::BoxError;
 use crate::registry::{Reason, Registry, Selector, WeakRegistry};
-use crate::request::Digest;
 
 /// The reason a tool whose definition changed is switched off.
-pub(super) const CHANGED: &str = "definition changed";
+const CHANGED: &str = "definition changed";
 
 /// The reason a tool the server stopped offering is switched off.
 const GONE: &str = "no longer offered by the upstream";
@@ -39,9 +39,12 @@ pub(super) struct Live {
     refusals: Mutex<HashMap<String, String>>,
     registry: Mutex<Option<WeakRegistry>>,
     /// The definitions found changed and not accepted yet, by remote name:
-    /// the digest found, and whether the tool here already has it (found
-    /// at import) or still the pinned one (found by a refresh).
-    pending: Mutex<HashMap<String, (Digest, bool)>>,
+    /// the change, and whether the tool here already has the new
+    /// definition (found at import) or still the pinned one (found by a
+    /// refresh).
+    pending: Mutex<HashMap<String, (Changed, bool)>>,
+    /// The name of the import's `accept_definition` tool, when it has one.
+    accept: Option<String>,
     /// Told the pins after each acceptance, to keep them.
     keep: Option<KeepPins>,
     /// Woken when this is dropped too, so that the refresh ends.
@@ -70,12 +73,13 @@ impl Live {
         pins: Pins,
         refusals: HashMap<String, String>,
         changed: &[Changed],
+        accept: Option<String>,
         keep: Option<KeepPins>,
         signal: Arc<Hub>,
     ) -> Self {
         let pending = changed
             .iter()
-            .map(|c| (c.name.clone(), (c.found, true)))
+            .map(|c| (c.name.clone(), (c.clone(), true)))
             .collect();
         Live {
             served,
@@ -83,6 +87,7 @@ impl Live {
             refusals: Mutex::new(refusals),
             registry: Mutex::new(None),
             pending: Mutex::new(pending),
+            accept,
             keep,
             signal,
         }
@@ -98,20 +103,23 @@ impl Live {
             .get(name)
             .ok_or_else(|| format!("`{name}` is not a tool this import serves"))?;
         let mut pending = lock(&self.pending);
-        let &(found, fresh) = pending.get(name).ok_or_else(|| {
+        let (change, _) = pending.get(name).ok_or_else(|| {
             format!("the definition of `{name}` has not changed since it was pinned")
         })?;
-        if found.to_string() != digest {
+        if change.found.to_string() != digest {
+            let found = change.found;
             return Err(format!(
                 "the changed definition of `{name}` is `{found}`, not `{digest}`: read it again"
             )
             .into());
         }
-        pending.remove(name);
+        let Some((change, fresh)) = pending.remove(name) else {
+            unreachable!("found above, under the same lock")
+        };
         drop(pending);
         let pins = {
             let mut pins = lock(&self.pins);
-            pins.set(name, found);
+            pins.accept(&change);
             pins.clone()
         };
         if let Some(keep) = &self.keep {
@@ -158,12 +166,13 @@ impl Live {
                     continue;
                 }
                 let (reason, refusal) = match listed.iter().find(|t| t.name == *name) {
-                    None => (GONE, format!("`{name}` is {GONE}")),
+                    None => (Reason::new(GONE), format!("`{name}` is {GONE}")),
                     Some(tool) => match pins.check(tool, key) {
                         None => continue,
                         Some(change) => {
-                            lock(&self.pending).insert(name.clone(), (change.found, false));
-                            (CHANGED, changed(name))
+                            let reason = changed_reason(&change, self.accept.as_deref());
+                            lock(&self.pending).insert(name.clone(), (change, false));
+                            (reason, changed(name))
                         }
                     },
                 };
@@ -175,13 +184,30 @@ impl Live {
             .as_ref()
             .and_then(WeakRegistry::upgrade);
         for (key, reason) in off {
-            tracing::warn!(tool = %key, reason, "an imported tool is switched off");
+            tracing::warn!(tool = %key, ?reason, "an imported tool is switched off");
             if let Some(registry) = &registry {
                 // Fails only when someone removed or switched it off already.
-                let _ = registry.disable(&Selector::key(key), Reason::new(reason));
+                let _ = registry.disable(&Selector::key(key), reason);
             }
         }
     }
+}
+
+/// The reason a tool whose definition changed is switched off, with what
+/// a person reads to decide on it: the digests, the fields that differ
+/// and, when the import serves its `accept_definition` tool (`accept`),
+/// the call that accepts the new definition.
+pub(super) fn changed_reason(change: &Changed, accept: Option<&str>) -> Reason {
+    let mut detail = json!({
+        "pinned": change.pinned,
+        "found": change.found,
+        "difference": change.difference(),
+    });
+    if let Some(tool) = accept {
+        let arguments = json!({"tool": change.name, "digest": change.found});
+        detail["accept"] = json!({"tool": tool, "arguments": arguments});
+    }
+    Reason::new(CHANGED).detail(detail)
 }
 
 /// What a changed tool answers a call.

@@ -25,11 +25,14 @@
 //!   there with `notifications/cancelled`; the server's progress on a
 //!   call goes to the MCP client that made it, when this application's
 //!   `McpServer` reaches its calls (`mcp_calls()`, feature `mcp`);
-//! - the server's own requests (sampling, elicitation, roots) are refused:
-//!   nothing is asked of this side;
+//! - the server's own requests are refused, and the capabilities not even
+//!   announced, unless the application opts in: sampling with
+//!   [`Upstream::sampling`], elicitation with [`Upstream::elicitation`],
+//!   each given the function that answers (roots are an empty list);
 //! - each tool's definition is pinned ([`Pins`]): one that changes after it
 //!   was accepted is switched off with the reason `definition changed`,
-//!   and only that one. With approvals, the import serves one more tool,
+//!   and only that one, with what changed as its reason's detail (the
+//!   admin API shows it beside the accepted definition). With approvals, the import serves one more tool,
 //!   `<namespace>.accept_definition` (tag `pins`, a `write`): a person
 //!   asks it to accept the changed definition of a tool, by the digest the
 //!   change reports; another person approves it in the ledger (four eyes,

@@ -5,15 +5,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ErrorData;
 use rmcp::ServiceExt as _;
-use rmcp::model::{CallToolRequestParams, Tool};
+// Sampling is deprecated by the 2026-07-28 protocol (SEP-2577), yet it is
+// what servers of the earlier eras ask.
+use rmcp::model::{CallToolRequestParams, ElicitRequestParams, ElicitResult, Tool};
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::RoleClient;
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
-use super::client::{self, Hub, Listener};
+use super::client::{self, Answers, Hub, Listener};
 use super::connection::{Connection, Session, Start};
-use super::live::{self, CHANGED, KeepPins, Live};
+use super::live::{self, KeepPins, Live};
 use super::mapping;
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
@@ -55,6 +60,7 @@ pub struct Upstream<T> {
     max_concurrent: Option<usize>,
     pins: Pins,
     keep: Option<KeepPins>,
+    answers: Answers,
 }
 
 /// How a [`StdioUpstream`] is reached: the program it starts, its
@@ -102,7 +108,7 @@ impl StdioUpstream {
     /// the server does not offer fails the import.
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check(allowlist)?;
-        let signal = Arc::<Hub>::default();
+        let signal = self.hub();
         let session = self.start(signal.clone()).await?;
         let (again, restart) = (self.clone(), signal.clone());
         let start: Start = Box::new(move || {
@@ -156,8 +162,8 @@ impl StdioUpstream {
 }
 
 /// `transport` past MCP's handshake, the server's `list_changed` waking
-/// `signal`. The server's own requests (sampling, elicitation, roots) are
-/// answered as unsupported: nothing is asked of this side.
+/// `signal`. The server's own requests (sampling, elicitation) get the
+/// application's answers in `signal`, or a refusal.
 pub(super) async fn handshake<T, E, A>(
     transport: T,
     upstream: &str,
@@ -191,6 +197,7 @@ impl<T> Upstream<T> {
             max_concurrent: None,
             pins: Pins::new(),
             keep: None,
+            answers: Answers::default(),
         }
     }
 
@@ -294,6 +301,74 @@ impl<T> Upstream<T> {
         self
     }
 
+    /// Answers the server's sampling requests (`sampling/createMessage`:
+    /// the server asks for a completion of this side's model) with
+    /// `answer`, and says so at the handshake. Without it the capability
+    /// is not announced, and a request is refused as an unknown method:
+    /// nobody's model runs for an upstream unless the application says so.
+    ///
+    /// The server asks while one of its tools runs, for whichever call;
+    /// `answer` decides alone, for every caller (it may refuse with an
+    /// error), and what it answers goes to the server only.
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use rmcp::model::{CreateMessageResult, SamplingMessage};
+    /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+    ///
+    /// let upstream = StdioUpstream::new("research", "research-mcp", ["--stdio"])
+    ///     .tools(RemoteTools::only(["summarize"]))
+    ///     .sampling(|request| async move {
+    ///         // Ask the application's own model here; this one only counts.
+    ///         let asked = request.messages.len();
+    ///         let text = format!("{asked} messages read");
+    ///         Ok(CreateMessageResult::new(SamplingMessage::assistant_text(text), "local".into()))
+    ///     });
+    /// # let _ = upstream;
+    /// ```
+    #[allow(deprecated)]
+    pub fn sampling<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorData>> + Send + 'static,
+    {
+        self.answers.sampling = Some(Arc::new(move |request| Box::pin(answer(request))));
+        self
+    }
+
+    /// Answers the server's elicitation requests (`elicitation/create`:
+    /// the server asks a person for input) with `answer`, and says so at
+    /// the handshake (form mode). Without it the capability is not
+    /// announced, and a request is declined.
+    ///
+    /// As for [`sampling`](Self::sampling), the server asks while one of
+    /// its tools runs, and `answer` decides for every caller.
+    ///
+    /// ```
+    /// use rmcp::model::{ElicitResult, ElicitationAction};
+    /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+    ///
+    /// let upstream = StdioUpstream::new("tickets", "tickets-mcp", ["--stdio"])
+    ///     .tools(RemoteTools::only(["open_ticket"]))
+    ///     // Nobody is at hand to answer: say so, rather than guess.
+    ///     .elicitation(|_request| async { Ok(ElicitResult::new(ElicitationAction::Cancel)) });
+    /// # let _ = upstream;
+    /// ```
+    pub fn elicitation<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorData>> + Send + 'static,
+    {
+        self.answers.elicitation = Some(Arc::new(move |request| Box::pin(answer(request))));
+        self
+    }
+
+    /// What a session of this upstream shares with its tools, its answers
+    /// to the server's requests in it.
+    pub(super) fn hub(&self) -> Arc<Hub> {
+        Arc::new(Hub::new(self.answers.clone()))
+    }
+
     /// How the connection in `reach` was reached.
     #[cfg(feature = "import-mcp-http")]
     pub(super) fn reach(&self) -> &T {
@@ -352,6 +427,12 @@ impl<T> Upstream<T> {
         let mut taken: HashMap<String, String> = HashMap::new();
         let (mut served, mut refusals) = (HashMap::new(), HashMap::new());
         let mut built = Vec::new();
+        // The tool a person accepts a changed definition with, if served.
+        let accept = self
+            .settings
+            .approves()
+            .then(|| qualified(&self.namespace, ACCEPT));
+        let accept = accept.and_then(Result::ok).map(|(_, name)| name);
         for remote in listed
             .iter()
             .filter(|t| self.settings.tools.allows(&t.name))
@@ -384,12 +465,15 @@ impl<T> Upstream<T> {
             let problem = input_schema_problem(&schema);
             // Served switched off, with the reason, and refusing calls.
             let refused = match (&change, &problem) {
-                (Some(_), _) => Some((CHANGED.to_owned(), live::changed(&remote.name))),
+                (Some(change), _) => Some((
+                    live::changed_reason(change, accept.as_deref()),
+                    live::changed(&remote.name),
+                )),
                 (None, Some(problem)) => {
                     let reason = format!("input schema rejected: {problem}");
                     malformed.push(skip(remote, reason.clone()));
                     let refusal = format!("`{}` is not called: {reason}", remote.name);
-                    Some((reason, refusal))
+                    Some((Reason::new(reason), refusal))
                 }
                 (None, None) => None,
             };
@@ -400,7 +484,7 @@ impl<T> Upstream<T> {
             built.push((remote, key.clone(), name, schema));
             if let Some((reason, refusal)) = refused {
                 refusals.insert(remote.name.to_string(), refusal);
-                off.push((key.clone(), Reason::new(reason)));
+                off.push((key.clone(), reason));
             }
             served.insert(remote.name.to_string(), key);
             changed.extend(change);
@@ -411,6 +495,7 @@ impl<T> Upstream<T> {
             pins.clone(),
             refusals,
             &changed,
+            accept,
             keep,
             signal.clone(),
         );
