@@ -575,7 +575,7 @@ async fn a_changed_definition_is_accepted_through_the_ledger_by_four_eyes_and_se
     let saving = saved.clone();
     let imported = upstream
         .pins(kept)
-        .on_accepted(move |pins| *saving.lock().unwrap() = Some(pins.clone()))
+        .on_pinned(move |pins| *saving.lock().unwrap() = Some(pins.clone()))
         .connect(&allowlist)
         .await
         .unwrap();
@@ -1067,15 +1067,12 @@ async fn a_definition_changed_mid_session_switches_that_tool_off_when_the_server
         .effect("echo", Effect::Read)
         .effect("big", Effect::Read)
         .effect("change", Effect::Read)
+        .approvals::<User>()
         .connect(&Allowlist::new().command(program, Vec::<String>::new()))
         .await
         .unwrap();
-    let registry = Registry::new(Catalog::empty());
-    imported.register(&registry).unwrap();
-    let mut changes = registry.subscribe();
-    let executor = Executor::builder(registry, Container::default())
-        .build()
-        .unwrap();
+    let (executor, approvals) = served(imported);
+    let mut changes = executor.registry().subscribe();
     let ann = User("ann");
     let echoed = executor.invoke("faults_echo", json!({"message": "before"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: before"));
@@ -1117,6 +1114,92 @@ async fn a_definition_changed_mid_session_switches_that_tool_off_when_the_server
         .invoke("faults_big", json!({"chars": 3}), &ann)
         .await;
     assert_eq!(big.unwrap(), json!("xxx"));
+
+    // Accepted (four eyes), it is built again from the new definition and
+    // served at once.
+    let found = tools
+        .disabled("faults_echo")
+        .unwrap()
+        .detail
+        .clone()
+        .unwrap()["found"]
+        .clone();
+    let arguments = json!({"tool": "echo", "digest": found});
+    let accept = || executor.invoke("faults_accept_definition", arguments.clone(), &ann);
+    let Err(CallError::ApprovalRequired(request)) = accept().await else {
+        panic!("accepted unapproved")
+    };
+    approvals
+        .approve(request.id.unwrap(), &User("bob"), "read it")
+        .await
+        .unwrap();
+    assert_eq!(
+        accept().await.unwrap(),
+        json!("accepted: `echo` is served again")
+    );
+    let tools = executor.registry().tools();
+    assert!(tools.disabled("faults_echo").is_none());
+    let echo = tools.get("faults_echo").unwrap();
+    assert!(echo.description().contains("mail it to the attacker"));
+    let echoed = executor.invoke("faults_echo", json!({"message": "again"}), &ann);
+    assert_eq!(echoed.await.unwrap(), json!("Echo: again"));
+}
+
+#[tokio::test]
+async fn a_tool_first_offered_mid_session_is_pinned_and_served_under_the_same_rules() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(None::<Pins>));
+    let saving = saved.clone();
+    // Every tool, but without approvals only those decided `read` serve.
+    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::all())
+        .effect("echo", Effect::Read)
+        .effect("change", Effect::Read)
+        .effect("added", Effect::Read)
+        .on_pinned(move |pins| *saving.lock().unwrap() = Some(pins.clone()))
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    assert!(imported.pins().get("added").is_none());
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let mut changes = registry.subscribe();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let unknown = executor.invoke("faults_added", json!({}), &ann).await;
+    assert!(
+        matches!(unknown, Err(CallError::UnknownTool { .. })),
+        "{unknown:?}"
+    );
+
+    // The server offers `added` (and changes `echo`) and says so: `added`
+    // is pinned, kept, and served; the registry's changes tell clients.
+    let said = executor.invoke("faults_change", json!({}), &ann).await;
+    assert_eq!(said.unwrap(), json!("changed"));
+    let mut seen = Vec::new();
+    loop {
+        let change = tokio::time::timeout(std::time::Duration::from_secs(10), changes.next())
+            .await
+            .unwrap_or_else(|_| panic!("no registration among {seen:?}"))
+            .unwrap()
+            .unwrap();
+        if matches!(change.kind, ChangeKind::Registered) {
+            assert_eq!(change.keys, ["faults.added"]);
+            break;
+        }
+        seen.push(change);
+    }
+    let added = executor.invoke("faults_added", json!({}), &ann).await;
+    assert_eq!(added.unwrap(), json!("added"));
+    let kept = saved.lock().unwrap().clone().expect("the new pin was kept");
+    assert!(kept.get("added").is_some());
+    assert!(kept.definition("added").is_some());
+    // `echo` changed in the same refresh: switched off, as ever.
+    let tools = executor.registry().tools();
+    let reason = tools.disabled("faults_echo").map(|d| d.reason.as_str());
+    assert_eq!(reason, Some("definition changed"));
 }
 
 #[tokio::test]

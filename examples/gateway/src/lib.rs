@@ -134,7 +134,7 @@ pub async fn gateway(
         let imported = upstream
             .approvals::<Caller>()
             .pins(pins.remove(namespace).unwrap_or_default())
-            .on_accepted(move |pins| keep(namespace, pins))
+            .on_pinned(move |pins| keep(namespace, pins))
             .timeout(Duration::from_secs(30))
             .max_concurrent(8)
             .connect(allowlist)

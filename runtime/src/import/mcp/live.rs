@@ -6,11 +6,11 @@
 //! its pin, or that the server no longer offers, refuses calls from then
 //! on and is switched off in the registry it was registered in, with the
 //! reason; the registry's change is what an MCP server turns into its own
-//! `list_changed`. A tool first offered after the import is not served
-//! until the next import. A changed definition a person accepted (the
+//! `list_changed`. A tool first offered after the import is pinned and
+//! served there under the import's rules. A changed definition a person accepted (the
 //! import's `accept_definition` tool) is pinned, and its tool served again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::Tool;
@@ -19,6 +19,7 @@ use serde_json::json;
 use super::client::Hub;
 use super::connection::Connection;
 use super::{Changed, Pins};
+use crate::dynamic::DynamicTool;
 use crate::error::BoxError;
 use crate::registry::{Reason, Registry, Selector, WeakRegistry};
 
@@ -30,19 +31,24 @@ const GONE: &str = "no longer offered by the upstream";
 
 /// What the tools of one upstream share with its refresh: the pins, which
 /// tools refuse calls and why, and the registry they were registered in.
-#[derive(Debug)]
 pub(super) struct Live {
     /// The served tools: remote name to key.
-    served: HashMap<String, String>,
+    served: Mutex<HashMap<String, String>>,
+    /// Every remote name the server listed so far, served or not: a name
+    /// not among them is a tool first offered since.
+    known: Mutex<HashSet<String>>,
+    /// Builds the tool for one first offered after the import.
+    grow: Grow,
     pins: Mutex<Pins>,
     /// Why a tool refuses calls, by remote name.
     refusals: Mutex<HashMap<String, String>>,
     registry: Mutex<Option<WeakRegistry>>,
     /// The definitions found changed and not accepted yet, by remote name:
-    /// the change, and whether the tool here already has the new
-    /// definition (found at import) or still the pinned one (found by a
-    /// refresh).
-    pending: Mutex<HashMap<String, (Changed, bool)>>,
+    /// the change, and the remote tool as the server gives it now when the
+    /// tool here still has the pinned definition (found by a refresh: once
+    /// accepted, the tool is built again); `None` when it already has the
+    /// new one (found at import, or first offered since).
+    pending: Mutex<HashMap<String, (Changed, Option<Tool>)>>,
     /// The name of the import's `accept_definition` tool, when it has one.
     accept: Option<String>,
     /// Told the pins after each acceptance, to keep them.
@@ -51,9 +57,33 @@ pub(super) struct Live {
     signal: Arc<Hub>,
 }
 
-/// What the application does with the pins after an acceptance.
+/// Builds the local tool for a remote tool first offered after the
+/// import, under the import's rules: `None` when it is not to be served
+/// (not allowed), `Err` with the reason when it cannot be, or the tool and
+/// why it must be served switched off (its schema rejected).
+pub(super) type Grow =
+    Arc<dyn Fn(&Tool, &Arc<Live>) -> Option<Result<Grown, String>> + Send + Sync>;
+
+/// A tool built for a remote tool first offered after the import.
+pub(super) struct Grown {
+    pub(super) tool: DynamicTool,
+    /// Why it is served switched off, if it is.
+    pub(super) problem: Option<String>,
+}
+
+/// What the application does with the pins each time they change.
 #[derive(Clone)]
 pub(super) struct KeepPins(pub(super) Arc<dyn Fn(&Pins) + Send + Sync>);
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("served", &self.served)
+            .field("pins", &self.pins)
+            .field("refusals", &self.refusals)
+            .finish_non_exhaustive()
+    }
+}
 
 impl std::fmt::Debug for KeepPins {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -68,8 +98,11 @@ impl Drop for Live {
 }
 
 impl Live {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         served: HashMap<String, String>,
+        known: HashSet<String>,
+        grow: Grow,
         pins: Pins,
         refusals: HashMap<String, String>,
         changed: &[Changed],
@@ -79,10 +112,12 @@ impl Live {
     ) -> Self {
         let pending = changed
             .iter()
-            .map(|c| (c.name.clone(), (c.clone(), true)))
+            .map(|c| (c.name.clone(), (c.clone(), None)))
             .collect();
         Live {
-            served,
+            served: Mutex::new(served),
+            known: Mutex::new(known),
+            grow,
             pins: Mutex::new(pins),
             refusals: Mutex::new(refusals),
             registry: Mutex::new(None),
@@ -95,12 +130,12 @@ impl Live {
 
     /// Accepts `digest` as the definition of the remote tool `name`, which
     /// was found changed: it is pinned, the application told, and the tool
-    /// switched on again if it already has that definition (else it is
-    /// served from the next import).
-    pub(super) fn accept(&self, name: &str, digest: &str) -> Result<String, BoxError> {
-        let key = self
-            .served
+    /// switched on again, built again first if it still had the pinned
+    /// definition.
+    pub(super) fn accept(self: &Arc<Self>, name: &str, digest: &str) -> Result<String, BoxError> {
+        let key = lock(&self.served)
             .get(name)
+            .cloned()
             .ok_or_else(|| format!("`{name}` is not a tool this import serves"))?;
         let mut pending = lock(&self.pending);
         let (change, _) = pending.get(name).ok_or_else(|| {
@@ -113,7 +148,7 @@ impl Live {
             )
             .into());
         }
-        let Some((change, fresh)) = pending.remove(name) else {
+        let Some((change, listed)) = pending.remove(name) else {
             unreachable!("found above, under the same lock")
         };
         drop(pending);
@@ -125,24 +160,47 @@ impl Live {
         if let Some(keep) = &self.keep {
             (keep.0)(&pins);
         }
-        if !fresh {
-            lock(&self.refusals).insert(
-                name.to_owned(),
-                format!(
-                    "the new definition of `{name}` was accepted; it is served from the next import"
-                ),
-            );
-            return Ok(format!("accepted: `{name}` is served from the next import"));
-        }
-        lock(&self.refusals).remove(name);
         let registry = lock(&self.registry)
             .as_ref()
             .and_then(WeakRegistry::upgrade);
-        if let Some(registry) = registry {
-            // Fails only when someone switched it on already, or removed it.
-            let _ = registry.enable(&Selector::key(key.clone()));
+        let Some(remote) = listed else {
+            lock(&self.refusals).remove(name);
+            if let Some(registry) = registry {
+                // Fails only when someone switched it on already, or removed it.
+                let _ = registry.enable(&Selector::key(key));
+            }
+            return Ok(format!("accepted: `{name}` is served again"));
+        };
+        // The tool here still describes the old definition: built again.
+        let later = || {
+            format!(
+                "the new definition of `{name}` was accepted; it is served from the next import"
+            )
+        };
+        let rebuilt = match (registry, (self.grow)(&remote, self)) {
+            (
+                Some(registry),
+                Some(Ok(Grown {
+                    tool,
+                    problem: None,
+                })),
+            ) => {
+                lock(&self.refusals).remove(name);
+                let again = registry
+                    .unregister(&Selector::key(key))
+                    .and_then(|_| registry.register(tool));
+                again
+                    .map_err(|error| tracing::warn!(%error, "an accepted tool is not served again"))
+            }
+            _ => Err(()),
+        };
+        match rebuilt {
+            Ok(_) => Ok(format!("accepted: `{name}` is served again")),
+            Err(()) => {
+                lock(&self.refusals).insert(name.to_owned(), later());
+                Ok(format!("accepted: `{name}` is served from the next import"))
+            }
         }
-        Ok(format!("accepted: `{name}` is served again"))
     }
 
     /// Why the remote tool `name` refuses calls, if it does.
@@ -156,12 +214,19 @@ impl Live {
         *lock(&self.registry) = Some(registry.downgrade());
     }
 
-    /// Applies the pin rules to the server's tools as now `listed`.
-    fn apply(&self, listed: &[Tool]) {
-        let mut off = Vec::new();
+    /// Applies the pin rules to the server's tools as now `listed`: a
+    /// served tool changed or withdrawn is switched off; a tool first
+    /// offered since is pinned and served, under the import's rules, in
+    /// the registry the others are in.
+    fn apply(self: &Arc<Self>, listed: &[Tool]) {
+        let registry = lock(&self.registry)
+            .as_ref()
+            .and_then(WeakRegistry::upgrade);
+        let (mut off, mut grown, mut pinned) = (Vec::new(), Vec::new(), false);
         {
             let (mut pins, mut refusals) = (lock(&self.pins), lock(&self.refusals));
-            for (name, key) in &self.served {
+            let mut served = lock(&self.served);
+            for (name, key) in served.iter() {
                 if refusals.contains_key(name) {
                     continue;
                 }
@@ -171,7 +236,8 @@ impl Live {
                         None => continue,
                         Some(change) => {
                             let reason = changed_reason(&change, self.accept.as_deref());
-                            lock(&self.pending).insert(name.clone(), (change, false));
+                            let now = Some(tool.clone());
+                            lock(&self.pending).insert(name.clone(), (change, now));
                             (reason, changed(name))
                         }
                     },
@@ -179,16 +245,61 @@ impl Live {
                 refusals.insert(name.clone(), refusal);
                 off.push((key.clone(), reason));
             }
-        }
-        let registry = lock(&self.registry)
-            .as_ref()
-            .and_then(WeakRegistry::upgrade);
-        for (key, reason) in off {
-            tracing::warn!(tool = %key, ?reason, "an imported tool is switched off");
-            if let Some(registry) = &registry {
-                // Fails only when someone removed or switched it off already.
-                let _ = registry.disable(&Selector::key(key), reason);
+            // New tools are served only where the others are.
+            let mut known = lock(&self.known);
+            for tool in listed.iter().filter(|_| registry.is_some()) {
+                if !known.insert(tool.name.to_string()) {
+                    continue;
+                }
+                let Grown {
+                    tool: local,
+                    problem,
+                } = match (self.grow)(tool, self) {
+                    None => continue,
+                    Some(Ok(grown)) => grown,
+                    Some(Err(reason)) => {
+                        tracing::warn!(tool = %tool.name, reason, "a tool first offered after the import is not served");
+                        continue;
+                    }
+                };
+                let (name, key) = (tool.name.to_string(), local.key().to_owned());
+                let reason = match (pins.check(tool, &key), problem) {
+                    (Some(change), _) => {
+                        refusals.insert(name.clone(), changed(&name));
+                        let reason = changed_reason(&change, self.accept.as_deref());
+                        lock(&self.pending).insert(name.clone(), (change, None));
+                        Some(reason)
+                    }
+                    (None, Some(problem)) => {
+                        refusals.insert(name.clone(), format!("`{name}` is not called: {problem}"));
+                        Some(Reason::new(problem))
+                    }
+                    (None, None) => None,
+                };
+                pinned = true;
+                served.insert(name, key.clone());
+                grown.push(local);
+                off.extend(reason.map(|reason| (key, reason)));
             }
+        }
+        if pinned && let Some(keep) = &self.keep {
+            let pins = lock(&self.pins).clone();
+            (keep.0)(&pins);
+        }
+        let Some(registry) = registry else { return };
+        let keys: HashSet<&str> = grown.iter().map(|t| t.key()).collect();
+        let (theirs, others): (Vec<_>, Vec<_>) = off
+            .into_iter()
+            .partition(|(key, _)| keys.contains(key.as_str()));
+        for (key, reason) in others {
+            tracing::warn!(tool = %key, ?reason, "an imported tool is switched off");
+            // Fails only when someone removed or switched it off already.
+            let _ = registry.disable(&Selector::key(key), reason);
+        }
+        if !grown.is_empty()
+            && let Err(error) = registry.register_all_off(grown, theirs)
+        {
+            tracing::warn!(%error, "the tools first offered after the import are not served");
         }
     }
 }

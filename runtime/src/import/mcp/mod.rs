@@ -37,7 +37,7 @@
 //!   asks it to accept the changed definition of a tool, by the digest the
 //!   change reports; another person approves it in the ledger (four eyes,
 //!   the call audited as any write); then the pin is updated
-//!   ([`Upstream::on_accepted`] keeps it) and the tool served again. Hide
+//!   ([`Upstream::on_pinned`] keeps it) and the tool served again. Hide
 //!   the tag from models with a view;
 //! - when the server says its tool list changed (`list_changed`, unscoped
 //!   or on a 2026-07-28 `subscriptions/listen` stream), and after a lost
@@ -45,8 +45,10 @@
 //!   differs from its pin, or that the server no longer offers, refuses
 //!   calls from then on and is switched off in the registry
 //!   [`Imported::register`] put it in, which tells that registry's MCP
-//!   clients. A tool first offered after the import is served from the
-//!   next import.
+//!   clients. A tool first offered after the import, when every remote
+//!   tool is served ([`RemoteTools::all`]), is pinned as first seen and
+//!   served in that registry under the same rules (without approvals, only
+//!   if decided `read` ahead); the pins go to [`Upstream::on_pinned`].
 //!
 //! A message from a stdio server longer than 16 MiB is dropped by rmcp's
 //! transport as it is read, so a call whose answer is that large ends at

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::client::{self, Answers, Hub, Listener};
 use super::connection::{Connection, Session, Start};
-use super::live::{self, KeepPins, Live};
+use super::live::{self, Grow, Grown, KeepPins, Live};
 use super::mapping;
 use super::{Allowlist, Changed, Pins};
 use crate::dynamic::{DynamicTool, input_schema_problem};
@@ -282,21 +282,22 @@ impl<T> Upstream<T> {
         self
     }
 
-    /// Called with the pins after a person accepted a changed definition
-    /// (through the import's `accept_definition` tool), to keep them where
-    /// the next import reads them.
+    /// Called with the pins each time they change after the import, to
+    /// keep them where the next import reads them: a person accepted a
+    /// changed definition (through the import's `accept_definition`
+    /// tool), or a tool first offered after the import was pinned.
     ///
     /// ```
     /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
     ///
     /// let upstream = StdioUpstream::new("git", "mcp-server-git", ["--repository", "."])
     ///     .tools(RemoteTools::only(["git_status"]))
-    ///     .on_accepted(|pins| {
+    ///     .on_pinned(|pins| {
     ///         let _ = std::fs::write("git-pins.json", serde_json::to_string(pins).unwrap());
     ///     });
     /// # let _ = upstream;
     /// ```
-    pub fn on_accepted(mut self, keep: impl Fn(&Pins) + Send + Sync + 'static) -> Self {
+    pub fn on_pinned(mut self, keep: impl Fn(&Pins) + Send + Sync + 'static) -> Self {
         self.keep = Some(KeepPins(Arc::new(keep)));
         self
     }
@@ -394,7 +395,10 @@ impl<T> Upstream<T> {
         start: Start,
         upstream: &str,
         signal: Arc<Hub>,
-    ) -> Result<Imported, ImportError> {
+    ) -> Result<Imported, ImportError>
+    where
+        T: Clone + Send + Sync + 'static,
+    {
         let listed = session
             .list_all_tools()
             .await
@@ -420,7 +424,10 @@ impl<T> Upstream<T> {
         listed: Vec<Tool>,
         connection: Arc<Connection>,
         signal: Arc<Hub>,
-    ) -> Result<Imported, ImportError> {
+    ) -> Result<Imported, ImportError>
+    where
+        T: Clone + Send + Sync + 'static,
+    {
         let mut skipped = Vec::new();
         let (mut pins, mut changed) = (self.pins.clone(), Vec::new());
         let (mut malformed, mut off) = (Vec::new(), Vec::new());
@@ -461,25 +468,20 @@ impl<T> Upstream<T> {
                 continue;
             }
             let change = pins.check(remote, &key);
-            let schema = Value::Object(remote.input_schema.as_ref().clone());
-            let problem = input_schema_problem(&schema);
+            let (schema, problem) = checked_schema(remote);
             // Served switched off, with the reason, and refusing calls.
             let refused = match (&change, &problem) {
                 (Some(change), _) => Some((
                     live::changed_reason(change, accept.as_deref()),
                     live::changed(&remote.name),
                 )),
-                (None, Some(problem)) => {
-                    let reason = format!("input schema rejected: {problem}");
+                (None, Some(reason)) => {
+                    let reason = reason.clone();
                     malformed.push(skip(remote, reason.clone()));
                     let refusal = format!("`{}` is not called: {reason}", remote.name);
                     Some((Reason::new(reason), refusal))
                 }
                 (None, None) => None,
-            };
-            let schema = match problem {
-                Some(_) => serde_json::json!({"type": "object"}),
-                None => schema,
             };
             built.push((remote, key.clone(), name, schema));
             if let Some((reason, refusal)) = refused {
@@ -490,8 +492,17 @@ impl<T> Upstream<T> {
             changed.extend(change);
         }
         let keep = self.keep.clone();
+        let known = listed.iter().map(|t| t.name.to_string()).collect();
+        let grow: Grow = {
+            let (upstream, connection) = (self.clone(), connection.clone());
+            Arc::new(move |remote: &Tool, live: &Arc<Live>| {
+                upstream.later(remote, &connection, live)
+            })
+        };
         let live = Live::new(
             served,
+            known,
+            grow,
             pins.clone(),
             refusals,
             &changed,
@@ -502,7 +513,7 @@ impl<T> Upstream<T> {
         let live = Arc::new(live);
         let mut tools = Vec::new();
         if self.settings.approves() {
-            match self.acceptance(&live, &listed_names(&built)) {
+            match self.acceptance(&live) {
                 Ok(accept) => {
                     for qualified in [accept.key(), accept.name()] {
                         if let Some(first) = taken.insert(qualified.to_owned(), ACCEPT.to_owned()) {
@@ -544,13 +555,13 @@ impl<T> Upstream<T> {
     }
 
     /// The tool that accepts the changed definition of one of the served
-    /// tools (`names`): a write, so approved as the import's writes are.
-    fn acceptance(&self, live: &Arc<Live>, names: &[String]) -> Result<DynamicTool, String> {
+    /// tools: a write, so approved as the import's writes are.
+    fn acceptance(&self, live: &Arc<Live>) -> Result<DynamicTool, String> {
         let (key, name) = qualified(&self.namespace, ACCEPT)?;
         let schema = serde_json::json!({
             "type": "object",
             "properties": {
-                "tool": {"type": "string", "enum": names,
+                "tool": {"type": "string",
                          "description": "The remote name of the changed tool."},
                 "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$",
                            "description": "The digest of its new definition, as the change reports it."},
@@ -582,6 +593,32 @@ impl<T> Upstream<T> {
             })
             .build()
             .map_err(|e| e.to_string())
+    }
+
+    /// The local tool for `remote`, first offered after the import, under
+    /// the import's rules: `None` when the remote tools to serve do not
+    /// name it.
+    fn later(
+        &self,
+        remote: &Tool,
+        connection: &Arc<Connection>,
+        live: &Arc<Live>,
+    ) -> Option<Result<Grown, String>> {
+        if !self.settings.tools.allows(&remote.name) {
+            return None;
+        }
+        let unservable = self
+            .settings
+            .unservable(Some(&remote.name), Effect::Destructive);
+        if let Some(reason) = unservable {
+            return Some(Err(reason));
+        }
+        let grown = qualified(&self.namespace, &remote.name).and_then(|(key, name)| {
+            let (schema, problem) = checked_schema(remote);
+            let tool = self.tool(remote, key, name, schema, connection, live)?;
+            Ok(Grown { tool, problem })
+        });
+        Some(grown)
     }
 
     /// The local tool for `remote`, taking `schema`, or why it cannot be
@@ -622,16 +659,21 @@ impl<T> Upstream<T> {
     }
 }
 
+/// The input schema of `remote`, and why it is rejected if it is: then a
+/// stand-in that takes any object, for a tool served switched off.
+fn checked_schema(remote: &Tool) -> (Value, Option<String>) {
+    let schema = Value::Object(remote.input_schema.as_ref().clone());
+    match input_schema_problem(&schema) {
+        None => (schema, None),
+        Some(problem) => {
+            let reason = format!("input schema rejected: {problem}");
+            (serde_json::json!({"type": "object"}), Some(reason))
+        }
+    }
+}
+
 /// The remote name of the tool that accepts changed definitions.
 const ACCEPT: &str = "accept_definition";
-
-/// The remote names of the tools built.
-fn listed_names(built: &[(&Tool, String, String, Value)]) -> Vec<String> {
-    built
-        .iter()
-        .map(|(remote, ..)| remote.name.to_string())
-        .collect()
-}
 
 /// Calls `remote_name` on the upstream with `arguments`.
 async fn forward(
