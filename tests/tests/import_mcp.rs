@@ -971,16 +971,28 @@ async fn an_oversized_result_is_cut_at_the_limit() {
 }
 
 #[tokio::test]
-async fn a_result_over_the_transports_bound_is_never_held_and_the_call_times_out() {
-    let executor = faults().await;
+async fn an_answer_over_max_response_is_never_held_and_fails_its_call_at_once() {
+    // A timeout no call here reaches: a call waiting for an answer that
+    // never comes would end there.
+    let executor = faults_with(|upstream| {
+        upstream
+            .timeout(std::time::Duration::from_secs(600))
+            .max_response(1_000_000)
+    })
+    .await;
     let ann = User("ann");
-    // 50 MB on one line: rmcp's stdio transport drops a message over 16 MiB
-    // as it reads it, so the answer never arrives and the call ends at its
-    // timeout, the process holding none of it.
+    // 50 MB on one line: dropped as it is read, the call told.
     let big = executor
         .invoke("faults_big", json!({"chars": 50_000_000}), &ann)
         .await;
-    assert!(matches!(big, Err(CallError::Timeout { .. })), "{big:?}");
+    let Err(CallError::Tool { source, .. }) = &big else {
+        panic!("{big:?}")
+    };
+    let told = source.to_string();
+    assert!(told.contains("over the limit of 1000000 bytes"), "{told}");
+    // Under the bound, as ever; the session goes on.
+    let fits = executor.invoke("faults_big", json!({"chars": 900_000}), &ann);
+    assert_eq!(fits.await.unwrap().as_str().map(str::len), Some(900_000));
     let echoed = executor.invoke("faults_echo", json!({"message": "after"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: after"));
 }

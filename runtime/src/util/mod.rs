@@ -5,6 +5,8 @@ pub(crate) mod excerpt;
 pub(crate) mod hash;
 pub(crate) mod intern;
 pub(crate) mod json;
+#[cfg(any(feature = "mcp", feature = "import-mcp"))]
+pub(crate) mod json_id;
 pub(crate) mod names;
 pub(crate) mod panic;
 pub(crate) mod time;

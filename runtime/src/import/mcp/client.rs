@@ -116,6 +116,10 @@ impl Drop for Relayed {
 /// elicitation declined) when it did not; roots are an empty list.
 pub(super) struct Listener {
     pub(super) signal: Arc<Hub>,
+    /// The server's process, when the session started one: killed when
+    /// the session ends and this is dropped.
+    #[expect(dead_code, reason = "held only to be dropped with the session")]
+    pub(super) child: Option<std::sync::Mutex<tokio::process::Child>>,
 }
 
 impl ClientHandler for Listener {

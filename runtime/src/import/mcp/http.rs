@@ -66,5 +66,5 @@ impl HttpUpstream {
 /// A session with the server at `url`.
 async fn open(url: String, signal: Arc<Hub>) -> Result<Session, ImportError> {
     let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-    handshake(transport, &url, signal).await
+    handshake(transport, &url, signal, None).await
 }

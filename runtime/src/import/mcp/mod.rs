@@ -50,9 +50,9 @@
 //!   served in that registry under the same rules (without approvals, only
 //!   if decided `read` ahead); the pins go to [`Upstream::on_pinned`].
 //!
-//! A message from a stdio server longer than 16 MiB is dropped by rmcp's
-//! transport as it is read, so a call whose answer is that large ends at
-//! its timeout, and no process holds it; a shorter one is cut to
+//! A message from a stdio server longer than [`Upstream::max_response`]
+//! (8 MiB unless set) is dropped as it is read, never held whole, and the
+//! call it answers fails at once, saying so; a shorter one is cut to
 //! [`Upstream::max_result`] for the model.
 //!
 //! One session serves every call. A call that finds it lost (the server
@@ -90,6 +90,7 @@ mod client;
 mod connection;
 #[cfg(feature = "import-mcp-http")]
 mod http;
+mod lines;
 mod live;
 mod mapping;
 mod pins;
@@ -100,4 +101,4 @@ pub use allowlist::Allowlist;
 #[cfg(feature = "import-mcp-http")]
 pub use http::{Http, HttpUpstream};
 pub use pins::{Changed, Pins};
-pub use upstream::{Imported, Stdio, StdioUpstream, Upstream};
+pub use upstream::{DEFAULT_MAX_RESPONSE, Imported, Stdio, StdioUpstream, Upstream};

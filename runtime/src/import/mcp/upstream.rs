@@ -13,11 +13,11 @@ use rmcp::model::{CallToolRequestParams, ElicitRequestParams, ElicitResult, Tool
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::RoleClient;
-use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 use super::client::{self, Answers, Hub, Listener};
 use super::connection::{Connection, Session, Start};
+use super::lines::BoundedLines;
 use super::live::{self, Grow, Grown, KeepPins, Live};
 use super::mapping;
 use super::{Allowlist, Changed, Pins};
@@ -30,6 +30,18 @@ use crate::import::{ImportError, RemoteTools, Skipped};
 use crate::principal::Principal;
 use crate::registry::{Change, Reason, Registry, RegistryError};
 use crate::util::names::is_valid_key;
+
+/// The longest message read from a stdio server unless
+/// [`Upstream::max_response`] says otherwise: 8 MiB, half of what rmcp's
+/// transport reads at most.
+///
+/// ```
+/// assert_eq!(toolwright::import::mcp::DEFAULT_MAX_RESPONSE, 8 * 1024 * 1024);
+/// ```
+pub const DEFAULT_MAX_RESPONSE: usize = 8 * 1024 * 1024;
+
+/// The longest line rmcp's transport reads; a longer one it drops unsaid.
+const RMCP_MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// An MCP server to start as a child process and import tools from: see
 /// [the module](super). The settings of [`Upstream`] apply.
@@ -61,6 +73,7 @@ pub struct Upstream<T> {
     pins: Pins,
     keep: Option<KeepPins>,
     answers: Answers,
+    max_response: usize,
 }
 
 /// How a [`StdioUpstream`] is reached: the program it starts, its
@@ -147,27 +160,39 @@ impl StdioUpstream {
                 command.env(name, value);
             }
         }
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|source| ImportError::Spawn {
-                program: program.clone(),
-                source,
-            })?;
-        if let Some(stderr) = stderr {
-            tokio::spawn(log_stderr(stderr, self.namespace.clone()));
-        }
-        handshake(transport, program, signal).await
+        let piped = std::process::Stdio::piped;
+        command.stdin(piped()).stdout(piped()).stderr(piped());
+        // Killed when its session ends, whatever ended it.
+        command.kill_on_drop(true);
+        let spawned = command.spawn().and_then(|mut child| {
+            let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+            let stderr = child.stderr.take();
+            match (stdin, stdout, stderr) {
+                (Some(stdin), Some(stdout), Some(stderr)) => Ok((child, stdin, stdout, stderr)),
+                _ => Err(std::io::Error::other(
+                    "the child's standard streams are missing",
+                )),
+            }
+        });
+        let (child, stdin, stdout, stderr) = spawned.map_err(|source| ImportError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        tokio::spawn(log_stderr(stderr, self.namespace.clone()));
+        let stdout = BoundedLines::new(stdout, self.max_response);
+        handshake((stdout, stdin), program, signal, Some(child)).await
     }
 }
 
 /// `transport` past MCP's handshake, the server's `list_changed` waking
 /// `signal`. The server's own requests (sampling, elicitation) get the
-/// application's answers in `signal`, or a refusal.
+/// application's answers in `signal`, or a refusal. The session holds
+/// `child`, the server's process if it started one.
 pub(super) async fn handshake<T, E, A>(
     transport: T,
     upstream: &str,
     signal: Arc<Hub>,
+    child: Option<tokio::process::Child>,
 ) -> Result<Session, ImportError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -175,6 +200,7 @@ where
 {
     let listener = Listener {
         signal: signal.clone(),
+        child: child.map(std::sync::Mutex::new),
     };
     let session = listener
         .serve(transport)
@@ -198,6 +224,7 @@ impl<T> Upstream<T> {
             pins: Pins::new(),
             keep: None,
             answers: Answers::default(),
+            max_response: DEFAULT_MAX_RESPONSE,
         }
     }
 
@@ -251,6 +278,26 @@ impl<T> Upstream<T> {
     /// executor's.
     pub fn max_result(mut self, chars: usize) -> Self {
         self.settings.max_result(chars);
+        self
+    }
+
+    /// The longest message read from a stdio server, in bytes
+    /// ([`DEFAULT_MAX_RESPONSE`] unless set; at most rmcp's own bound, 16
+    /// MiB less one byte). A longer one is dropped as it is read, never
+    /// held whole: the call it answers fails at once, saying so. Over
+    /// Streamable HTTP, rmcp's client bounds an answer at 16 MiB.
+    ///
+    /// ```
+    /// use toolwright::import::mcp::{RemoteTools, StdioUpstream};
+    ///
+    /// // A server whose answers are small: anything larger is a fault.
+    /// let upstream = StdioUpstream::new("git", "mcp-server-git", ["--repository", "."])
+    ///     .tools(RemoteTools::only(["git_status"]))
+    ///     .max_response(256 * 1024);
+    /// # let _ = upstream;
+    /// ```
+    pub fn max_response(mut self, bytes: usize) -> Self {
+        self.max_response = bytes.min(RMCP_MAX_LINE - 1);
         self
     }
 
