@@ -68,6 +68,8 @@ async fn list_notes(notes: Inject<Notes>) -> Vec<String> {
 pub struct Gateway {
     /// The MCP server, to serve over stdio or HTTP.
     pub server: McpServerBuilder<Caller>,
+    /// The executor the server calls through: for the admin page.
+    pub executor: Executor,
     /// The ledger managers decide in.
     pub approvals: Approvals,
     /// The pins to keep for the next start, by upstream namespace.
@@ -164,7 +166,7 @@ pub async fn gateway(
         .build()?;
     // Someone who is not a manager sees and calls only what reads.
     // `mcp_calls`: an upstream's progress on a call reaches its client.
-    let server = McpServer::builder(executor, "gateway", env!("CARGO_PKG_VERSION"))
+    let server = McpServer::builder(executor.clone(), "gateway", env!("CARGO_PKG_VERSION"))
         .mcp_calls()
         // Managers also see the imports' `accept_definition` tools (tag
         // `pins`): one asks to accept a changed definition, another
@@ -175,6 +177,7 @@ pub async fn gateway(
         });
     Ok(Gateway {
         server,
+        executor,
         approvals,
         pins,
         changed,

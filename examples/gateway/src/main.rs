@@ -2,7 +2,10 @@
 //! start (`--http 127.0.0.1:8000` serves Streamable HTTP instead). It
 //! starts `server-everything` and `server-filesystem` (serving
 //! `gateway-files/`) with `npx`, keeps their pins in `gateway-pins.json`
-//! and its audit trail in `gateway.db`.
+//! and its audit trail in `gateway.db`. With `--admin 127.0.0.1:8001` (and
+//! the token in `GATEWAY_ADMIN_TOKEN`), a person approves writes and
+//! accepted definitions on the admin page, where a changed definition
+//! shows what changed.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -12,6 +15,7 @@ use std::sync::Arc;
 use clap::Parser;
 use gateway::{Caller, KeepPins, Upstreams, gateway};
 use toolwright::BoxError;
+use toolwright::admin::{self, Admin, Operator};
 use toolwright::audit::SqliteAudit;
 use toolwright::import::mcp::{Allowlist, Pins};
 use toolwright::mcp::{self, HttpOptions};
@@ -44,6 +48,11 @@ struct Cli {
     /// The SQLite file of the audit trail.
     #[arg(long, default_value = "gateway.db")]
     db: String,
+    /// Serve the admin page and API on this address too, for the operator
+    /// whose bearer token is in `GATEWAY_ADMIN_TOKEN` (a manager: the
+    /// approvals the callers wait for are decided there).
+    #[arg(long)]
+    admin: Option<SocketAddr>,
 }
 
 #[tokio::main]
@@ -91,13 +100,26 @@ async fn main() -> Result<(), BoxError> {
     for changed in &gateway.changed {
         eprintln!(
             "`{}` changed since it was pinned: switched off until a manager asks \
-             `{}_accept_definition` to accept digest {} and another approves",
+             `{}_accept_definition` to accept digest {} and another approves \
+             (the admin page, with --admin, shows what changed)",
             changed.key,
             changed.key.split('.').next().unwrap_or_default(),
             changed.found
         );
     }
     std::fs::write(&cli.pins, serde_json::to_string_pretty(&gateway.pins)?)?;
+    if let Some(addr) = cli.admin {
+        let token = std::env::var("GATEWAY_ADMIN_TOKEN")
+            .map_err(|_| "--admin needs the operator's token in GATEWAY_ADMIN_TOKEN")?;
+        let operator = Operator::new("admin").role("manager");
+        let admin = Admin::new(gateway.executor.clone()).operator(token, operator);
+        eprintln!("admin page at http://{addr}/");
+        tokio::spawn(async move {
+            if let Err(error) = admin::serve(addr, admin).await {
+                eprintln!("the admin page stopped: {error}");
+            }
+        });
+    }
     let server = gateway.server.build();
     match cli.http {
         None => server.serve_stdio(Caller::new("local", true)).await?,
