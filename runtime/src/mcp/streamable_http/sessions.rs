@@ -168,7 +168,11 @@ impl SessionGuard {
         let response = next.run(request).await;
         if closing && response.status().is_success() {
             self.table().sessions.remove(&id);
-            return response;
+            // rmcp says 202; the Python SDK takes only 200 or 204 as a
+            // closed session, and warns on anything else.
+            let (mut parts, body) = response.into_parts();
+            parts.status = http::StatusCode::OK;
+            return Response::from_parts(parts, body);
         }
         // The request counts as in progress until its response (an SSE
         // stream, possibly long) is finished or dropped.
