@@ -31,6 +31,8 @@ pub(crate) const KEYS: &[&str] = &[
     "concurrency",
     "exclusive",
     "max_result",
+    "defer",
+    "search_hint",
     "args",
     "crate",
 ];
@@ -85,6 +87,9 @@ pub(crate) struct ToolAttr {
     pub exclusive: Option<LitBool>,
     /// `max_result = N` characters, N at least 1.
     pub max_result: Option<u32>,
+    /// `defer` or `defer = true|false`.
+    pub defer: Option<LitBool>,
+    pub search_hint: Option<LitStr>,
     pub args: Option<syn::Ident>,
     /// `crate = path`: where the generated code finds toolwright.
     pub krate: Option<Path>,
@@ -126,6 +131,10 @@ struct ByKey {
     exclusive: Vec<Meta>,
     #[darling(multiple)]
     max_result: Vec<Meta>,
+    #[darling(multiple)]
+    defer: Vec<Meta>,
+    #[darling(multiple)]
+    search_hint: Vec<Meta>,
     #[darling(multiple)]
     args: Vec<Meta>,
     #[darling(multiple, rename = "crate")]
@@ -223,6 +232,10 @@ impl ToolAttr {
         attr.max_result = attr
             .read(acc, "max_result", by_key.max_result)
             .map(|Count(n, _)| n);
+        attr.defer = attr.read(acc, "defer", by_key.defer).map(|Flag(b)| b);
+        attr.search_hint = attr
+            .read(acc, "search_hint", by_key.search_hint)
+            .map(|Text(s)| s);
         attr.args = attr.read(acc, "args", by_key.args).map(|Args(i)| i);
         attr.krate = attr.read(acc, "crate", by_key.krate).map(|Crate(p)| p);
         if let Err(error) = found.finish() {

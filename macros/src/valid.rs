@@ -21,6 +21,8 @@ pub(crate) struct Spec {
     pub timeout_ms: Option<u64>,
     pub concurrency: Concurrency,
     pub max_result: Option<u32>,
+    pub defer: bool,
+    pub search_hint: Option<String>,
     pub args: Ident,
 }
 
@@ -209,6 +211,12 @@ pub(crate) fn check(
         errors.spanned(title, "the title is empty; remove it or fill it in");
     }
 
+    if let Some(hint) = &attr.search_hint
+        && hint.value().trim().is_empty()
+    {
+        errors.spanned(hint, "the search hint is empty; remove it or fill it in");
+    }
+
     Some(Spec {
         key: key?,
         name: name?,
@@ -223,6 +231,8 @@ pub(crate) fn check(
         timeout_ms: attr.timeout.map(|(ms, _)| ms),
         concurrency: concurrency?,
         max_result: attr.max_result,
+        defer: flag(attr.defer).unwrap_or(false),
+        search_hint: attr.search_hint.map(|h| h.value()),
         args,
     })
 }

@@ -96,6 +96,8 @@ impl DynamicTool {
             timeout: None,
             concurrency: Concurrency::Unlimited,
             max_result: None,
+            defer: false,
+            search_hint: None,
             input_schema: None,
             output_schema: None,
             authorize: None,
@@ -191,6 +193,8 @@ pub struct DynamicToolBuilder {
     timeout: Option<Duration>,
     concurrency: Concurrency,
     max_result: Option<usize>,
+    defer: bool,
+    search_hint: Option<String>,
     input_schema: Option<Value>,
     output_schema: Option<Value>,
     authorize: Option<ErasedHook>,
@@ -346,6 +350,34 @@ impl DynamicToolBuilder {
     /// ```
     pub fn open_world(mut self, open_world: bool) -> Self {
         self.open_world = open_world;
+        self
+    }
+
+    /// Defers the tool (default: no): left out of a first tool list and
+    /// found by a search. It is no permission: a deferred tool is called
+    /// like any other.
+    ///
+    /// ```
+    /// use toolwright::registry::DynamicTool;
+    /// let builder = DynamicTool::builder("ops.reindex", "reindex").defer(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn defer(mut self, defer: bool) -> Self {
+        self.defer = defer;
+        self
+    }
+
+    /// Words a search matches besides the tool's name, description and
+    /// parameters: what a user would say for it.
+    ///
+    /// ```
+    /// use toolwright::registry::DynamicTool;
+    /// let builder = DynamicTool::builder("ops.reindex", "reindex")
+    ///     .search_hint("maintenance rebuild slow search");
+    /// # let _ = builder;
+    /// ```
+    pub fn search_hint(mut self, hint: impl Into<String>) -> Self {
+        self.search_hint = Some(hint.into());
         self
     }
 
@@ -633,6 +665,8 @@ impl DynamicToolBuilder {
             timeout: self.timeout,
             concurrency: self.concurrency,
             max_result: self.max_result,
+            defer: self.defer,
+            search_hint: self.search_hint.filter(|hint| !hint.trim().is_empty()),
             location: self.location,
             input_schema,
             output_schema: self.output_schema,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// A run-time override of a tool's title, description, timeout or result
-/// bound: what an operator tunes without a redeploy when a model misreads a
+/// A run-time override of a tool's title, description, timeout, result
+/// bound or deferral: what an operator tunes without a redeploy when a model misreads a
 /// tool or an upstream slows down. Each field left `None` keeps what the
 /// tool declared; an override with every field `None` is no override.
 ///
@@ -46,6 +46,9 @@ pub struct Override {
     /// The bound, in characters, on a result's text shown to a model,
     /// instead of the declared one (or the executor's default).
     pub max_result: Option<usize>,
+    /// Whether the tool is deferred (left out of a first tool list, found
+    /// by a search), instead of what it declared.
+    pub deferred: Option<bool>,
 }
 
 impl Override {
@@ -109,6 +112,20 @@ impl Override {
         self
     }
 
+    /// Defers the tool (`true`: left out of a first tool list and found
+    /// by a search) or lists it up front (`false`), whatever it declared.
+    ///
+    /// ```
+    /// use toolwright::registry::Override;
+    /// let quiet = Override::new().deferred(true);
+    /// assert_eq!(quiet.deferred, Some(true));
+    /// assert_eq!(serde_json::to_value(&quiet).unwrap()["deferred"], true);
+    /// ```
+    pub fn deferred(mut self, deferred: bool) -> Self {
+        self.deferred = Some(deferred);
+        self
+    }
+
     /// Whether it changes nothing.
     ///
     /// ```
@@ -149,6 +166,8 @@ struct Fields {
     timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     max_result: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deferred: Option<bool>,
 }
 
 impl TryFrom<Fields> for Override {
@@ -160,6 +179,7 @@ impl TryFrom<Fields> for Override {
             description: fields.description,
             timeout: fields.timeout_ms.map(Duration::from_millis),
             max_result: fields.max_result,
+            deferred: fields.deferred,
         };
         match tuned.problem() {
             Some(problem) => Err(problem),
@@ -177,6 +197,7 @@ impl From<Override> for Fields {
                 .timeout
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
             max_result: tuned.max_result,
+            deferred: tuned.deferred,
         }
     }
 }

@@ -246,6 +246,27 @@ pub trait Tool: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// assert_eq!(GetProductArgs::LOCATION.module_path, module_path!());
     /// ```
     const LOCATION: Location;
+    /// Whether the tool is deferred (`defer`): left out of the first tool
+    /// list a model or an MCP client gets, and found by a search instead
+    /// (see [`SearchIndex`](crate::registry::SearchIndex)). It is no
+    /// permission: a deferred tool is called like any other. `false`
+    /// unless declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Tool};
+    ///
+    /// /// Rebuild the search index of a warehouse.
+    /// #[tool(key = "ops.reindex", effect = read, authorize = public, defer,
+    ///        search_hint = "maintenance rebuild index slow search")]
+    /// async fn reindex(warehouse: u32) -> bool { true }
+    ///
+    /// assert!(ReindexArgs::DEFER);
+    /// assert_eq!(ReindexArgs::SEARCH_HINT, Some("maintenance rebuild index slow search"));
+    /// ```
+    const DEFER: bool = false;
+    /// Words a search matches besides the tool's name, description and
+    /// parameters (`search_hint = "..."`): what a user would say for it.
+    const SEARCH_HINT: Option<&'static str> = None;
     /// Whether the tool has injected parameters (and so needs a scope).
     #[doc(hidden)]
     const INJECTS: bool;

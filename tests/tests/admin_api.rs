@@ -447,6 +447,49 @@ async fn the_tool_list_shows_every_tool_with_its_state_schemas_and_namespace() {
 }
 
 #[tokio::test]
+async fn an_operator_defers_a_tool_and_lists_it_up_front_again() {
+    let shop = Shop::start().await;
+    let deferred = shop
+        .post(
+            "api/tools/get_product/defer",
+            ALICE_TOKEN,
+            Some(&shop.tag(0)),
+            json!({}),
+        )
+        .await;
+    assert_eq!(deferred.status, StatusCode::OK, "{}", deferred.text);
+    assert_eq!(deferred.json()["deferred"], true);
+    assert!(shop.executor.tools().get("get_product").unwrap().deferred());
+    // Kept in the state, as an override.
+    let state = shop.get("api/state").await.json();
+    assert_eq!(
+        state["tools"]["shop.products.get"]["override"]["deferred"],
+        true
+    );
+    // A stale page is refused; the current one goes through.
+    let stale = shop
+        .post(
+            "api/tools/get_product/undefer",
+            BOB_TOKEN,
+            Some(&shop.tag(0)),
+            json!({}),
+        )
+        .await;
+    assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
+    let listed = shop
+        .post(
+            "api/tools/get_product/undefer",
+            BOB_TOKEN,
+            Some(&shop.tag(1)),
+            json!({}),
+        )
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    assert_eq!(listed.json()["deferred"], false);
+    assert!(!shop.executor.tools().get("get_product").unwrap().deferred());
+}
+
+#[tokio::test]
 async fn a_disabled_tool_is_gone_and_refused_until_enabled_again() {
     let shop = Shop::start().await;
     let disabled = shop

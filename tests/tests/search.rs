@@ -1,7 +1,8 @@
 //! Searching tools: ranked by what a caller asks, within what the caller
 //! may list; a tool the caller's view hides is never found.
 
-use toolwright::registry::{SearchIndex, Selector, View};
+use serde_json::json;
+use toolwright::registry::{DynamicTool, Registry, SearchIndex, Selector, View};
 use toolwright::{Catalog, Container, Effect, Executor, Invocation, tool};
 
 async fn anyone<A>(_: &(), _: &Invocation<'_, A>) -> bool {
@@ -24,7 +25,8 @@ async fn list_orders(
 }
 
 /// The weather forecast for a city.
-#[tool(key = "weather.forecast", effect = read, authorize = public, tags = ["outdoors"])]
+#[tool(key = "weather.forecast", effect = read, authorize = public, tags = ["outdoors"],
+       defer, search_hint = "rain umbrella sunny temperature")]
 async fn forecast(city: String) -> String {
     city
 }
@@ -74,4 +76,102 @@ fn a_search_within_a_view_never_finds_a_tool_the_view_hides() {
     let hits = found(&index, "cancel my order");
     assert!(!hits.contains(&"cancel_order".to_owned()), "{hits:?}");
     assert_eq!(hits, ["list_orders"], "the visible tool that shares a word");
+}
+
+#[test]
+fn a_tool_declares_deferral_and_a_hint_the_search_matches() {
+    let executor = executor();
+    let tools = executor.tools();
+    let deferred: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.deferred())
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(deferred, ["forecast"]);
+    // The hint's words find it, though its description has none of them.
+    let index = SearchIndex::new(tools.iter().filter(|t| t.deferred()));
+    assert_eq!(index.len(), 1);
+    assert_eq!(found(&index, "will I need an umbrella"), ["forecast"]);
+    // What a client is shown says so.
+    let descriptor = serde_json::to_value(tools.get("forecast").unwrap()).unwrap();
+    assert_eq!(descriptor["deferred"], true);
+    assert_eq!(descriptor["search_hint"], "rain umbrella sunny temperature");
+    let plain = serde_json::to_value(tools.get("list_orders").unwrap()).unwrap();
+    assert!(plain.get("deferred").is_none() && plain.get("search_hint").is_none());
+}
+
+#[test]
+fn the_registry_defers_a_tag_a_namespace_or_a_tool_and_keeps_it_in_its_state() {
+    let registry = Registry::new(
+        Catalog::builder()
+            .register::<CancelOrderArgs>()
+            .register::<ListOrdersArgs>()
+            .register::<ForecastArgs>()
+            .build()
+            .unwrap(),
+    );
+    let imported = DynamicTool::builder("docs.search", "search_docs")
+        .description("Search the product documentation.")
+        .effect(Effect::Read)
+        .defer(true)
+        .search_hint("manual handbook")
+        .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+        .handler(|_| Box::pin(async { Ok(json!([])) }))
+        .build()
+        .unwrap();
+    registry.register(imported).unwrap();
+    let deferred = |registry: &Registry| -> Vec<String> {
+        let tools = registry.tools();
+        let mut names: Vec<String> = tools
+            .iter()
+            .filter(|t| t.deferred())
+            .map(|t| t.name().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(deferred(&registry), ["forecast", "search_docs"]);
+
+    // A whole namespace, then one tool back up front.
+    registry.defer(&Selector::namespace("shop"), true).unwrap();
+    registry.defer(&Selector::name("forecast"), false).unwrap();
+    assert_eq!(
+        deferred(&registry),
+        ["cancel_order", "list_orders", "search_docs"]
+    );
+    assert!(registry.defer(&Selector::tag("nothing"), true).is_err());
+
+    // Kept in the state, restored elsewhere, other overrides untouched.
+    let state = registry.state();
+    let shown = serde_json::to_value(&state).unwrap();
+    assert_eq!(
+        shown["tools"]["weather.forecast"]["override"]["deferred"],
+        false
+    );
+    let other = Registry::new(
+        Catalog::builder()
+            .register::<CancelOrderArgs>()
+            .register::<ListOrdersArgs>()
+            .register::<ForecastArgs>()
+            .build()
+            .unwrap(),
+    );
+    other.restore(&state).unwrap();
+    assert_eq!(deferred(&other), ["cancel_order", "list_orders"]);
+}
+
+#[tokio::test]
+async fn a_deferred_tool_is_called_like_any_other() {
+    // Deferral saves tokens; it is no permission, and no obstacle.
+    let executor = executor();
+    let answer = executor
+        .invoke("forecast", json!({"city": "Oslo"}), &())
+        .await
+        .unwrap();
+    assert_eq!(answer, json!("Oslo"));
+    let reader = executor.view(View::new(Selector::effect(Effect::Destructive)));
+    let refused = reader
+        .invoke("forecast", json!({"city": "Oslo"}), &())
+        .await;
+    assert!(refused.is_err(), "called outside the caller's view");
 }

@@ -155,6 +155,15 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
         }
         None => quote_spanned!(at=> ::core::option::Option::None),
     };
+    // Written only when declared: the trait's defaults say "not deferred,
+    // no hint" at no cost to the other tools.
+    let defer = spec
+        .defer
+        .then(|| quote_spanned!(at=> const DEFER: bool = true;));
+    let search_hint = spec.search_hint.as_ref().map(|hint| {
+        let hint = spanned(hint, at);
+        quote_spanned!(at=> const SEARCH_HINT: ::core::option::Option<&'static str> = ::core::option::Option::Some(#hint);)
+    });
     let injects = spanned(
         tool.params.iter().any(|p| matches!(p.kind, Kind::Inject)),
         at,
@@ -206,6 +215,8 @@ pub(crate) fn expand(tool: &ToolFn, spec: &Spec, krate: &Krate) -> TokenStream {
             const CONCURRENCY: #krate::__private::Concurrency = #concurrency;
             const MAX_RESULT: ::core::option::Option<usize> = #max_result;
             const LOCATION: #krate::__private::Location = #location;
+            #defer
+            #search_hint
             #[doc(hidden)]
             const INJECTS: bool = #injects;
             #[doc(hidden)]

@@ -387,6 +387,8 @@ impl Admin {
             .route("/api/tools/{name}", get(tools::one))
             .route("/api/tools/{name}/disable", post(tools::disable))
             .route("/api/tools/{name}/enable", post(tools::enable))
+            .route("/api/tools/{name}/defer", post(tools::defer))
+            .route("/api/tools/{name}/undefer", post(tools::undefer))
             .route("/api/approvals", get(approvals::list))
             .route("/api/approvals/{id}", get(approvals::one))
             .route("/api/approvals/{id}/approve", post(approvals::approve))

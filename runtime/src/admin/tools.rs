@@ -95,6 +95,42 @@ pub(crate) async fn enable(
     .await
 }
 
+/// `POST api/tools/{name}/defer` `{}`: the tool as it is now, deferred
+/// (left out of a first tool list, found by a search).
+pub(crate) async fn defer(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    deferral(shared, name, headers, body, true).await
+}
+
+/// `POST api/tools/{name}/undefer` `{}`: the tool as it is now, listed up
+/// front.
+pub(crate) async fn undefer(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    deferral(shared, name, headers, body, false).await
+}
+
+async fn deferral(
+    shared: Arc<Shared>,
+    name: String,
+    headers: HeaderMap,
+    body: Body,
+    deferred: bool,
+) -> Result<Response, Failure> {
+    let Enable {} = api::read_json(&headers, body, shared.body_limit).await?;
+    change(&shared, &name, &headers, |selector| {
+        shared.executor.registry().defer(selector, deferred)
+    })
+    .await
+}
+
 /// Makes `apply` to the tool `name` if the request's `If-Match` names the
 /// registry as it is, and answers with the tool after it.
 async fn change<T>(
@@ -143,6 +179,8 @@ pub(crate) fn describe(snapshot: &Snapshot, index: usize) -> Value {
         "open_world": tool.open_world(),
         "enabled": disabled.is_none(),
         "disabled": disabled.map(disabled_json),
+        "deferred": tool.deferred(),
+        "search_hint": tool.search_hint(),
         "override": tool.overridden(),
         "input_schema": tool.input_schema(),
         "output_schema": tool.output_schema(),

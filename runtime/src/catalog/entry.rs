@@ -91,6 +91,9 @@ struct Entry {
     /// The timeout as declared; `served` holds the one in force.
     timeout: Option<Duration>,
     max_result: Option<usize>,
+    /// Deferred as declared; an override may say otherwise.
+    defer: bool,
+    search_hint: Option<Cow<'static, str>>,
     /// What an operator changed at run time, if anything.
     overrides: Option<Arc<Override>>,
     location: Location,
@@ -101,6 +104,10 @@ struct Entry {
 
 /// What runs a tool's calls.
 #[derive(Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per tool, inside its entry's Arc: a box would cost an allocation per tool"
+)]
 enum Source {
     /// A `#[tool]`: its registration's schema builders and JSON call.
     Registered(Registration),
@@ -205,6 +212,8 @@ pub(crate) struct Declared {
     pub(crate) timeout: Option<Duration>,
     pub(crate) concurrency: Concurrency,
     pub(crate) max_result: Option<usize>,
+    pub(crate) defer: bool,
+    pub(crate) search_hint: Option<String>,
     pub(crate) location: Location,
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
@@ -231,6 +240,8 @@ impl ToolEntry {
                 tags: Cow::Borrowed(r.tags),
                 timeout: r.timeout,
                 max_result: r.max_result,
+                defer: r.defer,
+                search_hint: r.search_hint.map(Cow::Borrowed),
                 overrides: None,
                 location: r.location,
                 schemas: Arc::new(Schemas::limited(r.concurrency)),
@@ -261,6 +272,8 @@ impl ToolEntry {
                 tags: Cow::Owned(declared.tags),
                 timeout: declared.timeout,
                 max_result: declared.max_result,
+                defer: declared.defer,
+                search_hint: declared.search_hint.map(Cow::Owned),
                 overrides: None,
                 location: declared.location,
                 source: Source::Dynamic(Arc::new(tool)),
@@ -308,6 +321,8 @@ impl ToolEntry {
                 tags: entry.tags.clone(),
                 timeout: entry.timeout,
                 max_result: entry.max_result,
+                defer: entry.defer,
+                search_hint: entry.search_hint.clone(),
                 overrides,
                 location: entry.location,
                 source: entry.source.clone(),
@@ -546,6 +561,44 @@ impl ToolEntry {
     /// ```
     pub fn open_world(&self) -> bool {
         self.inner.open_world
+    }
+
+    /// Whether the tool is deferred: left out of a first tool list and
+    /// found by a search. As declared (`defer`), unless an operator said
+    /// otherwise ([`Registry::defer`](crate::registry::Registry::defer)).
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Export every order as CSV.
+    /// #[tool(key = "orders.export", effect = read, authorize = public, defer)]
+    /// async fn export_orders(month: u8) -> String { String::new() }
+    ///
+    /// let catalog = Catalog::builder().register::<ExportOrdersArgs>().build().unwrap();
+    /// assert!(catalog.get("export_orders").unwrap().deferred());
+    /// ```
+    pub fn deferred(&self) -> bool {
+        let overridden = self.inner.overrides.as_ref().and_then(|o| o.deferred);
+        overridden.unwrap_or(self.inner.defer)
+    }
+
+    /// The words a search matches besides the tool's own
+    /// (`search_hint = "..."`), if declared.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog};
+    ///
+    /// /// Export every order as CSV.
+    /// #[tool(key = "orders.export", effect = read, authorize = public,
+    ///        search_hint = "spreadsheet download report")]
+    /// async fn export_orders(month: u8) -> String { String::new() }
+    ///
+    /// let catalog = Catalog::builder().register::<ExportOrdersArgs>().build().unwrap();
+    /// let hint = catalog.get("export_orders").unwrap().search_hint();
+    /// assert_eq!(hint, Some("spreadsheet download report"));
+    /// ```
+    pub fn search_hint(&self) -> Option<&str> {
+        self.inner.search_hint.as_deref()
     }
 
     /// The tags declared with `tags = [...]`, in the order written; empty
@@ -824,6 +877,10 @@ impl Serialize for ToolEntry {
             idempotent: bool,
             open_world: bool,
             tags: &'a [&'a str],
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            deferred: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            search_hint: Option<&'a str>,
             input_schema: &'a Value,
             #[serde(skip_serializing_if = "Option::is_none")]
             output_schema: Option<&'a Value>,
@@ -838,6 +895,8 @@ impl Serialize for ToolEntry {
             idempotent: self.idempotent(),
             open_world: self.open_world(),
             tags: self.tags(),
+            deferred: self.deferred(),
+            search_hint: self.search_hint(),
             input_schema: self.input_schema(),
             output_schema: self.output_schema(),
             location: self.location(),

@@ -28,8 +28,9 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::list_changed::{Listener, Sessions};
+use super::list_changed::{self, Listener, Sessions};
 use super::result::tool_result;
+use super::search::{self, Found};
 use super::server::Shared;
 use super::streamable_http::CallerContext;
 use super::{call, companion};
@@ -67,6 +68,8 @@ pub struct McpHandler<C> {
     /// Whether its sessions outlive a request, and so can hear of changes
     /// (not in stateless HTTP).
     pub(super) sessions: bool,
+    /// The deferred tools this session found with `search_tools`.
+    pub(super) found: Arc<Found>,
 }
 
 impl<C> Clone for McpHandler<C> {
@@ -75,6 +78,7 @@ impl<C> Clone for McpHandler<C> {
             shared: self.shared.clone(),
             context: self.context.clone(),
             sessions: self.sessions,
+            found: self.found.clone(),
         }
     }
 }
@@ -145,6 +149,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 &self.shared,
                 Listener::Peer(notification.peer),
                 caller.clone(),
+                self.found.clone(),
             );
         }
     }
@@ -177,6 +182,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                     &self.shared,
                     Listener::Subscription(subscription.sink().clone()),
                     caller,
+                    self.found.clone(),
                 ))
             }
             _ => None,
@@ -318,13 +324,21 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let mut more = false;
         // The catalog is sorted by key: the page starts past the cursor's.
         let past = |entry: &ToolEntry| after.as_deref().is_none_or(|after| entry.key() > after);
-        for (index, entry) in tools.indexed().filter(|(_, entry)| past(entry)) {
+        let shown = |entry: &ToolEntry| search::listed(entry, &self.found);
+        for (index, entry) in tools
+            .indexed()
+            .filter(|(_, entry)| past(entry) && shown(entry))
+        {
             if listed.len() == page_size {
                 more = true;
                 break;
             }
             listed.push(described.tools[index].clone());
             last = Some(entry.key());
+        }
+        // The search tool closes the last page.
+        if !more && search::offered(&tools) {
+            listed.push(search::tool());
         }
         let mut result = ListToolsResult::with_all_items(listed);
         if let Some(last) = last.filter(|_| more) {
@@ -335,6 +349,9 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let tools = self.shared.executor.tools();
+        if name == search::SEARCH_TOOL && search::offered(&tools) {
+            return Some(search::tool());
+        }
         // By name, in O(1); a disabled tool is not served.
         let index = tools
             .index_of(name)
@@ -350,6 +367,17 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let ctx = self.caller(&request)?;
         let name = call.name.as_ref();
         let executor = self.executor_for(ctx);
+        if name == search::SEARCH_TOOL && search::offered(&executor.tools()) {
+            let arguments = call.arguments.unwrap_or_default();
+            let kept = self.sessions.then_some(&*self.found);
+            let (result, changed) = search::run(&executor, &arguments, kept, self.shared.max_found);
+            // This session alone: what it found is its own. Told where it
+            // hears of every change; a session not tracked, on its request.
+            if changed && !list_changed::tell_finder(&self.shared, &self.found).await {
+                let _ = request.peer.notify_tool_list_changed().await;
+            }
+            return Ok(result.into());
+        }
         let found = match executor.find_call(name, ctx) {
             Ok(found) => found,
             Err(CallError::UnknownTool { .. }) => {

@@ -20,6 +20,7 @@ use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::oneshot;
 
+use super::search::Found;
 use super::server::Shared;
 use crate::executor::Executor;
 use crate::overrides::Override;
@@ -60,6 +61,8 @@ struct Session<C> {
     id: u64,
     to: Listener,
     caller: Arc<C>,
+    /// The deferred tools it found, which its list shows too.
+    found: Arc<Found>,
     /// What it saw at initialization, or was last told of.
     seen: Names,
 }
@@ -137,7 +140,12 @@ impl<C: Any + Send + Sync> Sessions<C> {
     /// Tells `to` from now on when the tools `caller` sees change, as the
     /// session it answers. Starts the server's watcher if it has none yet
     /// (inside a runtime: rmcp calls this from a session's task).
-    pub(super) fn track(shared: &Arc<Shared<C>>, to: Listener, caller: Arc<C>) -> u64 {
+    pub(super) fn track(
+        shared: &Arc<Shared<C>>,
+        to: Listener,
+        caller: Arc<C>,
+        found: Arc<Found>,
+    ) -> u64 {
         let sessions = &shared.sessions;
         // Subscribed before `seen` is read: no change falls in between.
         sessions.watcher.get_or_init(|| {
@@ -149,7 +157,7 @@ impl<C: Any + Send + Sync> Sessions<C> {
         let mut table = sessions.lock();
         // Read under the lock: a change either finds this session in the
         // table or was made before `seen` was read.
-        let seen = names(&shared.executor_for(&caller));
+        let seen = Listing::of(&shared.executor_for(&caller)).seen_by(&found);
         if table.sessions.len() >= (2 * table.swept).max(SWEEP_FLOOR) {
             table.sweep();
         }
@@ -159,10 +167,43 @@ impl<C: Any + Send + Sync> Sessions<C> {
             id,
             to,
             caller,
+            found,
             seen,
         });
         id
     }
+}
+
+/// Tells the session that found `found` (a search added to its list),
+/// where it hears of every change, if its list changed; whether it was
+/// tracked.
+pub(super) async fn tell_finder<C: Any + Send + Sync>(
+    shared: &Shared<C>,
+    found: &Arc<Found>,
+) -> bool {
+    let (tracked, due) = {
+        let mut table = shared.sessions.lock();
+        let mut views = Visible::new(shared);
+        let mut tracked = false;
+        let due: Vec<Listener> = table
+            .sessions
+            .iter_mut()
+            .filter(|session| Arc::ptr_eq(&session.found, found))
+            .filter_map(|session| {
+                tracked = true;
+                let now = views.listing(&session.caller).seen_by(&session.found);
+                (now != session.seen).then(|| {
+                    session.seen = now;
+                    session.to.clone()
+                })
+            })
+            .collect();
+        (tracked, due)
+    };
+    for to in due {
+        let _ = tokio::time::timeout(SEND_TIMEOUT, to.tell()).await;
+    }
+    tracked
 }
 
 /// The watcher: until the server is gone, announces each burst of registry
@@ -200,7 +241,7 @@ async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
             .sessions
             .iter_mut()
             .filter_map(|session| {
-                let now = views.names(&session.caller);
+                let now = views.listing(&session.caller).seen_by(&session.found);
                 (now != session.seen).then(|| {
                     session.seen = now;
                     (session.id, session.to.clone())
@@ -232,13 +273,51 @@ async fn announce<C: Any + Send + Sync>(shared: &Shared<C>) {
     }
 }
 
-/// The names of the tools `executor` serves now.
-fn names(executor: &Executor) -> Names {
-    executor
-        .tools()
-        .iter()
-        .map(|tool| (tool.name().into(), tool.overridden().cloned()))
-        .collect()
+/// The tools `executor` serves now: their names as a session sees them
+/// all, and the keys of the deferred ones, which a session sees once it
+/// found them.
+#[derive(Clone)]
+struct Listing {
+    all: Names,
+    /// Where each deferred tool is in `all`, and its key.
+    deferred: Arc<[(usize, Box<str>)]>,
+}
+
+impl Listing {
+    fn of(executor: &Executor) -> Self {
+        let tools = executor.tools();
+        let all: Names = tools
+            .iter()
+            .map(|tool| (tool.name().into(), tool.overridden().cloned()))
+            .collect();
+        let deferred = tools
+            .iter()
+            .enumerate()
+            .filter(|(_, tool)| tool.deferred())
+            .map(|(at, tool)| (at, tool.key().into()))
+            .collect();
+        Listing { all, deferred }
+    }
+
+    /// What a session that found `found` sees: all of it when nothing is
+    /// deferred, which costs nothing per session.
+    fn seen_by(&self, found: &Found) -> Names {
+        if self.deferred.is_empty() {
+            return self.all.clone();
+        }
+        let hidden: Vec<usize> = self
+            .deferred
+            .iter()
+            .filter(|(_, key)| !found.contains(key))
+            .map(|(at, _)| *at)
+            .collect();
+        self.all
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| hidden.binary_search(at).is_err())
+            .map(|(_, named)| named.clone())
+            .collect()
+    }
 }
 
 /// What each view sees, read once per announcement however many sessions
@@ -246,7 +325,7 @@ fn names(executor: &Executor) -> Names {
 struct Visible<'a, C> {
     shared: &'a Shared<C>,
     /// By view (`None`: the server has no views).
-    seen: HashMap<Option<u64>, Names>,
+    seen: HashMap<Option<u64>, Listing>,
 }
 
 impl<'a, C: Any + Send + Sync> Visible<'a, C> {
@@ -257,17 +336,17 @@ impl<'a, C: Any + Send + Sync> Visible<'a, C> {
         }
     }
 
-    fn names(&mut self, caller: &C) -> Names {
+    fn listing(&mut self, caller: &C) -> Listing {
         let view = self.shared.views.as_ref().map(|view_of| view_of(caller));
         let key = view.as_ref().map(View::id);
-        if let Some(names) = self.seen.get(&key) {
-            return names.clone();
+        if let Some(listing) = self.seen.get(&key) {
+            return listing.clone();
         }
-        let names = match &view {
-            Some(view) => names(&self.shared.executor.view(view.clone())),
-            None => names(&self.shared.executor),
+        let listing = match &view {
+            Some(view) => Listing::of(&self.shared.executor.view(view.clone())),
+            None => Listing::of(&self.shared.executor),
         };
-        self.seen.insert(key, names.clone());
-        names
+        self.seen.insert(key, listing.clone());
+        listing
     }
 }

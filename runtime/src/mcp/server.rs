@@ -99,6 +99,8 @@ pub(super) struct Shared<C> {
     pub(super) companion: Option<Arc<dyn Companion>>,
     /// The most tools one `tools/list` answer holds.
     pub(super) page_size: usize,
+    /// How many deferred tools a session keeps from its searches.
+    pub(super) max_found: usize,
 }
 
 /// The most tools one `tools/list` answer holds unless
@@ -172,6 +174,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
                 mcp_calls: false,
                 companion: None,
                 page_size: DEFAULT_PAGE_SIZE,
+                max_found: super::search::DEFAULT_MAX_FOUND,
             },
         }
     }
@@ -199,6 +202,7 @@ impl<C: Any + Send + Sync> McpServer<C> {
             shared: self.shared.clone(),
             context: Some(Arc::new(ctx)),
             sessions: true,
+            found: Arc::default(),
         }
     }
 }
@@ -346,6 +350,33 @@ impl<C: Any + Send + Sync> McpServerBuilder<C> {
     /// [`McpCall::current`]: super::McpCall::current
     pub fn mcp_calls(mut self) -> Self {
         self.shared.mcp_calls = true;
+        self
+    }
+
+    /// How many deferred tools a session keeps from its `search_tools`
+    /// calls (at least 1; default [`DEFAULT_MAX_FOUND`](super::DEFAULT_MAX_FOUND)):
+    /// past it, the tools found first leave the session's list again.
+    ///
+    /// While a caller's view holds a deferred tool (`#[tool(defer)]`,
+    /// [`Registry::defer`](crate::registry::Registry::defer)), `tools/list`
+    /// shows the tools that are not deferred and one more, `search_tools`:
+    /// it ranks the view's deferred tools by what the model asks, answers
+    /// with the tools found and their input schemas, and adds them to that
+    /// session's list, telling that session alone that its list changed.
+    /// What a session found ends with it. In stateless HTTP, where no
+    /// session lasts, a search only answers. A deferred tool is called
+    /// like any other, found or not: deferral is no permission.
+    ///
+    /// ```
+    /// use toolwright::mcp::McpServer;
+    /// use toolwright::{Catalog, Container, Executor};
+    ///
+    /// let executor = Executor::new(Catalog::builder().build().unwrap(), Container::default()).unwrap();
+    /// let server = McpServer::<()>::builder(executor, "gateway", "0.1.0").max_found(8).build();
+    /// # let _ = server;
+    /// ```
+    pub fn max_found(mut self, tools: usize) -> Self {
+        self.shared.max_found = tools.max(1);
         self
     }
 

@@ -79,4 +79,64 @@ impl Registry {
             Ok((tools, keys))
         })
     }
+
+    /// Defers every tool `selector` picks (`true`: left out of a first
+    /// tool list, found by a search), or lists them up front (`false`),
+    /// whatever they declared, as the next generation: a tag, a namespace
+    /// (an imported server's, say), or one tool. The rest of each tool's
+    /// override stays; the choice is kept in the registry's
+    /// [state](super::RegistryState) as the override's `deferred`.
+    /// Deferral saves a model's tokens; it is no permission: a deferred
+    /// tool is called like any other.
+    ///
+    /// Fails, changing nothing, when the selector picks no tool.
+    ///
+    /// ```
+    /// use toolwright::{tool, Catalog, registry::{Registry, Selector}};
+    ///
+    /// /// Look up an order.
+    /// #[tool(key = "orders.get", effect = read, authorize = public)]
+    /// async fn get_order(id: u64) -> u64 { id }
+    ///
+    /// /// Export every order of a month as CSV.
+    /// #[tool(key = "orders.export", effect = read, authorize = public, tags = ["reports"])]
+    /// async fn export_orders(month: u8) -> String { String::new() }
+    ///
+    /// let registry = Registry::new(
+    ///     Catalog::builder().register::<GetOrderArgs>().register::<ExportOrdersArgs>().build().unwrap(),
+    /// );
+    /// registry.defer(&Selector::tag("reports"), true).unwrap();
+    /// let tools = registry.tools();
+    /// assert!(tools.get("export_orders").unwrap().deferred());
+    /// assert!(!tools.get("get_order").unwrap().deferred());
+    /// ```
+    pub fn defer(&self, selector: &Selector, deferred: bool) -> Result<Change, RegistryError> {
+        self.edit_in_place(ChangeKind::Overridden, |current| {
+            let mut picked = false;
+            let mut keys = Vec::new();
+            let tools = current
+                .catalog
+                .iter()
+                .map(|tool| {
+                    if !selector.matches(tool) {
+                        return tool.clone();
+                    }
+                    picked = true;
+                    if tool.deferred() == deferred {
+                        return tool.clone();
+                    }
+                    keys.push(tool.key().to_owned());
+                    let mut next = tool.overridden().cloned().unwrap_or_default();
+                    next.deferred = Some(deferred);
+                    tool.with_override(Some(Arc::new(next)))
+                })
+                .collect();
+            if !picked {
+                return Err(RegistryError::NoMatch {
+                    selector: selector.clone(),
+                });
+            }
+            Ok((tools, keys))
+        })
+    }
 }

@@ -2,7 +2,7 @@
 //! describes what it wants, the search answers with the tools that fit.
 //!
 //! The ranking is Okapi BM25 over each tool's words (its name, title,
-//! description, tags and parameters). It is written here rather than taken
+//! description, tags, search hint and parameters). It is written here rather than taken
 //! from a crate: the `bm25` crate's tokenizer brings stemmers, stop-word
 //! lists and language detection for prose, while a tool's words are
 //! identifiers and short sentences (`cancel_order`, `orderId`), which want
@@ -25,6 +25,8 @@ const B: f64 = 0.75;
 const NAME_WEIGHT: usize = 3;
 const TITLE_WEIGHT: usize = 2;
 const TAG_WEIGHT: usize = 2;
+/// A search hint is what its author expects users to say.
+const HINT_WEIGHT: usize = 2;
 
 /// Words too common in descriptions to tell tools apart.
 const STOP_WORDS: [&str; 24] = [
@@ -180,6 +182,9 @@ fn counted(tool: &ToolEntry) -> HashMap<String, usize> {
     add(tool.description(), 1);
     for tag in tool.tags() {
         add(tag, TAG_WEIGHT);
+    }
+    if let Some(hint) = tool.search_hint() {
+        add(hint, HINT_WEIGHT);
     }
     if let Some(Value::Object(properties)) = tool.input_schema().get("properties") {
         for (name, schema) in properties {

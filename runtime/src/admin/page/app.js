@@ -361,7 +361,7 @@ function row(label, value) {
 // What the detail view shows in its own rows; any other field of a tool
 // (title, idempotent, ...) is listed after them as it comes.
 const SHOWN = new Set(["name", "key", "namespace", "description", "effect", "tags", "enabled",
-  "disabled", "policy", "input_schema", "output_schema"]);
+  "disabled", "deferred", "search_hint", "policy", "input_schema", "output_schema"]);
 
 function renderDetail(tool) {
   $("detail-title").textContent = tool.name;
@@ -379,6 +379,7 @@ function renderDetail(tool) {
       row("Effect", effectBadge(tool.effect)),
       row("Tags", (tool.tags || []).length ? h("span", { class: "pills" }, tool.tags.map(tagPill)) : "none"),
       row("Status", tool.enabled ? "enabled" : "disabled"),
+      row("Deferred", tool.deferred ? "yes: found by a search" + (tool.search_hint ? " (hint: " + tool.search_hint + ")" : "") : "no: listed up front"),
       disabled ? row("Disabled", [disabled.reason || "", disabled.by ? " — by " + disabled.by : "", disabled.originally_by ? " (restored; originally by " + disabled.originally_by + ")" : "", disabled.at ? ", " + time(disabled.at) : ""].join("")) : null,
       row("Policy", policy ? decisionText(policy.decision) + (policy.rule ? " (rule " + policy.rule + ")" : " (the policy's fallback)") : "no policy"),
       more),

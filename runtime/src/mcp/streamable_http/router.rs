@@ -69,8 +69,15 @@ impl<C: Any + Send + Sync> McpServer<C> {
             shared: self.shared.clone(),
             context: None,
             sessions: !options.stateless,
+            found: Default::default(),
         };
-        let factory = move || Ok(handler.clone());
+        // Each session its own: what it found with `search_tools`.
+        let factory = move || {
+            Ok(McpHandler {
+                found: Default::default(),
+                ..handler.clone()
+            })
+        };
         let hosts = AllowedHosts::new(&options.allowed_hosts);
         let (body_timeout, max_body_bytes) = (options.body_timeout, options.max_body_bytes);
         let read_body = axum::middleware::from_fn(move |request, next| {

@@ -1,0 +1,162 @@
+//! Deferred tools over MCP, which has no standard for them yet: `tools/list`
+//! shows the tools that are not deferred and one more, `search_tools`,
+//! while the caller's view holds a deferred tool. A search ranks the
+//! view's deferred tools ([`SearchIndex`]) and answers with the tools it
+//! found, their input schemas included; in a session, it also adds them to
+//! that session's list (at most [`DEFAULT_MAX_FOUND`] unless the server
+//! says, the oldest going first) and tells that session, and no other,
+//! that its list changed. What a session found ends with it.
+//!
+//! Deferral is no permission: a deferred tool inside the caller's view is
+//! called like any other, found or not; one outside it is refused.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Value, json};
+
+use crate::catalog::ToolEntry;
+use crate::executor::Executor;
+use crate::registry::{SearchIndex, Tools};
+
+/// The name of the tool that searches the deferred tools.
+pub(super) const SEARCH_TOOL: &str = "search_tools";
+
+/// How many tools a session keeps from its searches unless
+/// [`McpServerBuilder::max_found`](super::McpServerBuilder::max_found)
+/// says otherwise: 32.
+///
+/// ```
+/// assert_eq!(toolwright::mcp::DEFAULT_MAX_FOUND, 32);
+/// ```
+pub const DEFAULT_MAX_FOUND: usize = 32;
+
+/// How many tools one search answers with unless asked for fewer.
+const DEFAULT_LIMIT: usize = 5;
+/// The most tools one search answers with.
+const MAX_LIMIT: usize = 10;
+
+/// The deferred tools one session found, by key, oldest first.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    keys: Mutex<VecDeque<Box<str>>>,
+}
+
+impl Found {
+    fn keys(&self) -> std::sync::MutexGuard<'_, VecDeque<Box<str>>> {
+        self.keys.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the session found the tool `key`.
+    pub(super) fn contains(&self, key: &str) -> bool {
+        self.keys().iter().any(|k| &**k == key)
+    }
+
+    /// Adds `keys`, keeping at most `cap`, the oldest going first; whether
+    /// anything was added.
+    fn add<'a>(&self, keys: impl IntoIterator<Item = &'a str>, cap: usize) -> bool {
+        let mut found = self.keys();
+        let mut added = false;
+        for key in keys {
+            if found.iter().any(|k| &**k == key) {
+                continue;
+            }
+            found.push_back(key.into());
+            added = true;
+        }
+        while found.len() > cap {
+            found.pop_front();
+        }
+        added
+    }
+}
+
+/// Whether `tool` is in a session's list: not deferred, or found by it.
+pub(super) fn listed(tool: &ToolEntry, found: &Found) -> bool {
+    !tool.deferred() || found.contains(tool.key())
+}
+
+/// Whether `tools` would list the search tool: one of them is deferred,
+/// and none is called `search_tools` itself (that one stays the
+/// application's).
+pub(super) fn offered(tools: &Tools) -> bool {
+    tools.get(SEARCH_TOOL).is_none() && tools.iter().any(ToolEntry::deferred)
+}
+
+/// The search tool as `tools/list` shows it.
+pub(super) fn tool() -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What you want to do, in a few words.",
+            },
+            "limit": {
+                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                "description": "How many tools to find (5 unless given).",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": false,
+    });
+    let Value::Object(schema) = schema else {
+        unreachable!("an object literal")
+    };
+    Tool::new(
+        SEARCH_TOOL,
+        "Search this server's other tools by what you want to do. The tools \
+         found are described here, and added to your tool list.",
+        Arc::new(schema),
+    )
+    .with_title("Search tools")
+}
+
+/// Runs a search of `executor`'s deferred tools for `arguments`; the
+/// tools found go into `found` (when the session keeps them, at most
+/// `cap`). The answer, and whether the session's list changed.
+pub(super) fn run(
+    executor: &Executor,
+    arguments: &serde_json::Map<String, Value>,
+    found: Option<&Found>,
+    cap: usize,
+) -> (CallToolResult, bool) {
+    let Some(query) = arguments.get("query").and_then(Value::as_str) else {
+        let refused = "`query` is required: what you want to do, in a few words";
+        return (
+            CallToolResult::error(vec![ContentBlock::text(refused)]),
+            false,
+        );
+    };
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(MAX_LIMIT))
+        .clamp(1, MAX_LIMIT);
+    let tools = executor.tools();
+    let index = SearchIndex::new(tools.iter().filter(|tool| tool.deferred()));
+    let hits = index.search(query, limit);
+    let entries: Vec<&ToolEntry> = hits.iter().filter_map(|hit| tools.get(&hit.name)).collect();
+    let changed = found.is_some_and(|found| found.add(entries.iter().map(|t| t.key()), cap));
+    let described: Vec<Value> = entries
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name(),
+                "description": tool.description(),
+                "inputSchema": tool.input_schema(),
+            })
+        })
+        .collect();
+    let mut text = match entries.len() {
+        0 => format!("No tool fits `{query}`; try other words."),
+        n => format!("{n} tools fit; call them by name:"),
+    };
+    for tool in &entries {
+        text.push_str(&format!("\n- {}: {}", tool.name(), tool.description()));
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({ "tools": described }));
+    (result, changed)
+}
