@@ -2,8 +2,9 @@
 
 Usage: gateway_client.py HTTP_URL FILE
 
-Lists the gateway's tools (qualified, from two upstreams and the gateway
-itself), calls a tool of each upstream, then asks to write FILE: the write
+Lists the gateway's own tools and `search_tools` (the upstreams' are
+deferred), searches, lists the qualified tools it found of two upstreams,
+calls a tool of each upstream, then asks to write FILE: the write
 waits for approval, so this prints `pending` and waits for a line on
 stdin saying it was approved, calls again (it runs), and once more (it
 waits again: one approval, one write). Prints one line per check and a
@@ -32,9 +33,13 @@ async def main(url, path):
     async with streamable_http_client(url) as (read, write, *_):
         async with ClientSession(read, write) as session:
             await session.initialize()
+            first = {tool.name for tool in (await session.list_tools()).tools}
+            check("lists its own tools and search_tools first", first == {"add_note", "list_notes", "search_tools"}, sorted(first))
+            for query in ("echo a message back", "read a text file", "write a file", "list a directory"):
+                await session.call_tool("search_tools", {"query": query})
             names = {tool.name for tool in (await session.list_tools()).tools}
             wanted = {"everything_echo", "files_read_text_file", "files_write_file", "add_note"}
-            check("lists qualified tools of both upstreams and its own", wanted <= names, sorted(names))
+            check("finds and lists qualified tools of both upstreams", wanted <= names, sorted(names))
 
             echoed = await session.call_tool("everything_echo", {"message": "hi"})
             check("calls server-everything", text_of(echoed) == "Echo: hi", text_of(echoed))

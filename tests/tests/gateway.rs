@@ -83,20 +83,25 @@ async fn one_endpoint_serves_local_and_imported_tools_behind_the_gateways_rules(
     let server = gateway.server.build();
 
     let manager = mcp_client::connect(&server, Caller::new("mia", true)).await;
+    // The upstreams' tools are deferred: found by a search, per session.
     assert_eq!(
         mcp_client::tool_names(&manager).await,
-        [
-            "everything_accept_definition",
-            "everything_echo",
-            "everything_get-sum",
-            "everything_toggle-simulated-logging",
-            "files_accept_definition",
-            "files_list_directory",
-            "files_read_text_file",
-            "files_write_file",
-            "add_note",
-            "list_notes",
-        ]
+        ["add_note", "list_notes", "search_tools"]
+    );
+    let found = mcp_client::call(
+        &manager,
+        "search_tools",
+        json!({"query": "echo a message", "limit": 1}),
+    )
+    .await;
+    assert!(
+        mcp_client::text(&found).contains("everything_echo"),
+        "{}",
+        mcp_client::text(&found)
+    );
+    assert_eq!(
+        mcp_client::tool_names(&manager).await,
+        ["everything_echo", "add_note", "list_notes", "search_tools"]
     );
     let echoed = mcp_client::call(&manager, "everything_echo", json!({"message": "hi"})).await;
     assert_eq!(mcp_client::text(&echoed), "Echo: hi");
@@ -116,18 +121,22 @@ async fn one_endpoint_serves_local_and_imported_tools_behind_the_gateways_rules(
     }
     assert_eq!(gateway.approvals.pending().await.unwrap().len(), 2);
 
-    // Someone else sees and calls only what reads.
+    // Someone else sees and calls only what reads, and finds nothing
+    // else: a search stays within the caller's view.
     let guest = mcp_client::connect(&server, Caller::new("gus", false)).await;
     assert_eq!(
         mcp_client::tool_names(&guest).await,
-        [
-            "everything_echo",
-            "everything_get-sum",
-            "files_list_directory",
-            "files_read_text_file",
-            "list_notes"
-        ]
+        ["list_notes", "search_tools"]
     );
+    let found = mcp_client::call(
+        &guest,
+        "search_tools",
+        json!({"query": "write a file", "limit": 10}),
+    )
+    .await;
+    let found = mcp_client::text(&found);
+    assert!(found.contains("files_read_text_file"), "{found}");
+    assert!(!found.contains("files_write_file"), "{found}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -192,7 +201,7 @@ async fn the_python_sdk_calls_both_upstreams_and_a_write_runs_once_after_approva
     assert!(status.success(), "{}", lines.join("\n"));
     assert_eq!(
         lines.last().map(String::as_str),
-        Some("6 passed, 0 failed"),
+        Some("7 passed, 0 failed"),
         "{lines:?}"
     );
     assert_eq!(

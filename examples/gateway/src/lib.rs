@@ -145,11 +145,13 @@ pub async fn gateway(
         changed.extend_from_slice(imported.changed());
         imported.register(&registry)?;
     }
+    // The upstreams' tools are deferred: a model sees the gateway's own
+    // and `search_tools`, and finds the others when it needs them.
+    let upstreams = Selector::namespace("everything").or(Selector::namespace("files"));
+    registry.defer(&upstreams, true)?;
     // Nobody calls an upstream's destructive tools without a manager's
     // say-so, whatever its hooks would allow.
-    let upstream_destructive = Selector::namespace("everything")
-        .or(Selector::namespace("files"))
-        .and(Selector::effect(Effect::Destructive));
+    let upstream_destructive = upstreams.and(Selector::effect(Effect::Destructive));
     registry.set_policy(Policy::new().rule(Rule::ask(
         "destructive upstream tools",
         upstream_destructive,
