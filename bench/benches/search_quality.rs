@@ -31,9 +31,10 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolwright::providers::{self, Format};
 use toolwright::{
     Catalog, Effect,
-    registry::{DynamicTool, Registry, SearchIndex},
+    registry::{DynamicTool, Registry, SearchIndex, Selector},
 };
 
 #[path = "common/stats.rs"]
@@ -185,6 +186,64 @@ fn report(title: &str, queries: &[Query], ranked: &[(Option<usize>, Option<Strin
     }
 }
 
+/// The first tool list a model reads, with deferral and without, in bytes
+/// and in tokens (OpenAI's o200k_base): the examples' own tools up front,
+/// the imported servers' and the long tail deferred, and `search_tools` in
+/// their place (described as the MCP server describes it).
+fn first_lists(registry: &Registry) {
+    let examples: Vec<Listed> = serde_json::from_str(FIXTURES[3].1).unwrap();
+    registry.defer(&Selector::All, true).unwrap();
+    for key in examples.iter().filter_map(|tool| tool.key.clone()) {
+        registry.defer(&Selector::key(key), false).unwrap();
+    }
+    let search = build(Spec {
+        key: "tools.search".to_owned(),
+        name: "search_tools".to_owned(),
+        title: Some("Search tools".to_owned()),
+        description: "Search this server's other tools by what you want to do. The tools \
+                      found are described here, and added to your tool list."
+            .to_owned(),
+        tags: Vec::new(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What you want to do, in a few words."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 10,
+                          "description": "How many tools to find (5 unless given)."},
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        }),
+    });
+    registry.register(search).unwrap();
+    let tools = registry.tools();
+    let encoding = tiktoken_rs::o200k_base().unwrap();
+    let measure = |listed: Vec<&toolwright::registry::ToolEntry>| {
+        let count = listed.len();
+        let text = providers::export(listed, Format::OpenAiResponses { strict: false })
+            .unwrap()
+            .to_string();
+        (
+            count,
+            text.len(),
+            encoding.encode_with_special_tokens(&text).len(),
+        )
+    };
+    let everything = tools
+        .iter()
+        .filter(|t| t.name() != "search_tools")
+        .collect();
+    let (all, all_bytes, all_tokens) = measure(everything);
+    let (first, bytes, tokens) = measure(tools.iter().filter(|t| !t.deferred()).collect());
+    println!(
+        "first tool list (OpenAI Responses): without deferral {all} tools, {all_bytes} bytes, \
+         {all_tokens} tokens; with deferral {first} tools, {bytes} bytes, {tokens} tokens: \
+         **{:.0}x** fewer tokens ({:.0}x fewer bytes)",
+        all_tokens as f64 / tokens as f64,
+        all_bytes as f64 / bytes as f64,
+    );
+}
+
 fn main() {
     // `cargo test --benches` runs this without `--bench`: a short smoke run.
     let full = std::env::args().any(|a| a == "--bench");
@@ -237,6 +296,8 @@ fn main() {
         &queries,
         &rank_all(&queries, search),
     );
+
+    first_lists(&registry);
 
     let (built, b_lo, b_hi) = quantiles(built);
     let (p50, _, _) = quantiles(searched.clone());

@@ -373,3 +373,66 @@ fn error_results_are_marked_for_each_provider() {
     let chat = providers::result_message(&outcome, Format::OpenAiChat { strict: true });
     assert_eq!(chat["content"], "You are not allowed to call this tool.");
 }
+
+/// A deferred tool built as the documented example describes it.
+fn deferred(name: &str, description: &str, schema: Value) -> toolwright::registry::DynamicTool {
+    toolwright::registry::DynamicTool::builder(format!("docs.{name}"), name)
+        .description(description)
+        .effect(toolwright::Effect::Read)
+        .defer(true)
+        .input_schema(schema)
+        .handler(|_| Box::pin(async { Ok(json!(null)) }))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn anthropic_deferred_tools_and_tool_references_match_the_documented_shapes() {
+    let doc = fixture("anthropic_tool_search.json");
+    let documented = &doc["documented_tool"];
+    let registry = toolwright::registry::Registry::new(Catalog::empty());
+    let schema = documented["input_schema"].clone();
+    registry
+        .register(deferred(
+            "get_weather",
+            "Get current weather for a location",
+            schema,
+        ))
+        .unwrap();
+    let tools = registry.tools();
+    let ours = providers::tool_definition(tools.get("get_weather").unwrap(), Format::Anthropic);
+    assert_eq!(&ours.unwrap(), documented);
+
+    let answer = providers::tool_reference_result("toolu_your_tool_id", tools.iter());
+    let mut expected = doc["documented_tool_result"].clone();
+    expected["content"][0]["tool_name"] = json!("get_weather");
+    assert_eq!(answer, expected);
+
+    // Chat Completions has no deferral: the tool goes out as any other.
+    let chat = providers::export(&tools, Format::OpenAiChat { strict: false }).unwrap();
+    assert!(
+        chat[0].get("defer_loading").is_none()
+            && chat[0]["function"].get("defer_loading").is_none()
+    );
+}
+
+#[test]
+fn openai_deferred_tools_and_the_tool_search_output_match_the_documented_shapes() {
+    let doc = fixture("openai_tool_search.json");
+    let documented = &doc["documented_output"];
+    let tool = &documented["tools"][0];
+    let registry = toolwright::registry::Registry::new(Catalog::empty());
+    registry
+        .register(deferred(
+            "get_shipping_eta",
+            tool["description"].as_str().unwrap(),
+            tool["parameters"].clone(),
+        ))
+        .unwrap();
+    let tools = registry.tools();
+    let mut ours = providers::tool_search_output("call_abc123", &tools, false).unwrap();
+    // Ours says `strict: false` besides; the rest is the documented item.
+    assert_eq!(ours["tools"][0]["strict"], false);
+    ours["tools"][0].as_object_mut().unwrap().remove("strict");
+    assert_eq!(&ours, documented);
+}

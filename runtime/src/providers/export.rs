@@ -126,7 +126,7 @@ fn definition_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportE
     };
     let name = Node::Str(tool.name());
     let object = |object| Node::Object(object);
-    Ok(match format {
+    let mut definition = match format {
         Format::OpenAiChat { strict } => object(Object::of([
             ("type", Node::Str("function")),
             (
@@ -161,7 +161,17 @@ fn definition_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportE
             ("description", description),
             ("parametersJsonSchema", parameters),
         ])),
-    })
+    };
+    // Where the format can keep a tool out of the prompt until a search
+    // finds it; elsewhere a deferred tool goes out as any other.
+    let defers = matches!(format, Format::OpenAiResponses { .. } | Format::Anthropic);
+    if defers
+        && tool.deferred()
+        && let Node::Object(definition) = &mut definition
+    {
+        definition.insert("defer_loading", Node::Made(true.into()));
+    }
+    Ok(definition)
 }
 
 /// The request's `tools` field for `tools` (a whole catalog, or any subset

@@ -44,6 +44,7 @@ mod node;
 mod results;
 mod run_calls;
 mod schema;
+mod search;
 
 pub use calls::{MalformedArguments, ParseError, ToolCall, parse_calls};
 pub use export::{
@@ -52,3 +53,4 @@ pub use export::{
 pub use format::{Format, UnknownFormat};
 pub use results::{CallOutcome, model_message, result_message, result_messages};
 pub use run_calls::DEFAULT_CONCURRENCY;
+pub use search::{tool_reference_result, tool_search_output};
