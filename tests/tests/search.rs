@@ -175,3 +175,40 @@ async fn a_deferred_tool_is_called_like_any_other() {
         .await;
     assert!(refused.is_err(), "called outside the caller's view");
 }
+
+#[test]
+fn a_conversation_without_deferral_finds_tools_within_its_view_and_keeps_them() {
+    use toolwright::providers::{Format, FoundTools};
+    let executor = executor();
+    let names = |list: &serde_json::Value| -> Vec<String> {
+        list[0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // A reader's view: the forecast (deferred) and the orders.
+    let reader = executor.view(View::new(Selector::effect(Effect::Read)));
+    let tools = reader.tools();
+    let mut found = FoundTools::new();
+    let first = found.export(&tools, Format::Gemini).unwrap();
+    assert_eq!(names(&first), ["list_orders", "search_tools"]);
+    let refused = found.search(&tools, &json!({"limit": 3}));
+    assert!(refused["error"].as_str().unwrap().contains("query"));
+    let answer = found.search(&tools, &json!({"query": "rain in Oslo"}));
+    assert_eq!(answer["tools"][0]["name"], "forecast");
+    assert!(found.contains("weather.forecast"));
+    assert_eq!(
+        names(&found.export(&tools, Format::Gemini).unwrap()),
+        ["list_orders", "forecast"]
+    );
+    // Kept beside the conversation, and back.
+    let kept: FoundTools = serde_json::from_value(serde_json::to_value(&found).unwrap()).unwrap();
+    assert_eq!(kept, found);
+    // A view without the forecast finds nothing of it.
+    let shop = executor.view(View::new(Selector::namespace("shop")));
+    let mut other = FoundTools::new();
+    let nothing = other.search(&shop.tools(), &json!({"query": "rain umbrella forecast"}));
+    assert_eq!(nothing["tools"], json!([]));
+}

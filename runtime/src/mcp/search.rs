@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 use crate::catalog::ToolEntry;
 use crate::executor::Executor;
+use crate::registry::search;
 use crate::registry::{SearchIndex, Tools};
 
-/// The name of the tool that searches the deferred tools.
-pub(super) const SEARCH_TOOL: &str = "search_tools";
+pub(super) use crate::registry::search::SEARCH_TOOL;
 
 /// How many tools a session keeps from its searches unless
 /// [`McpServerBuilder::max_found`](super::McpServerBuilder::max_found)
@@ -31,11 +31,6 @@ pub(super) const SEARCH_TOOL: &str = "search_tools";
 /// assert_eq!(toolwright::mcp::DEFAULT_MAX_FOUND, 32);
 /// ```
 pub const DEFAULT_MAX_FOUND: usize = 32;
-
-/// How many tools one search answers with unless asked for fewer.
-const DEFAULT_LIMIT: usize = 5;
-/// The most tools one search answers with.
-const MAX_LIMIT: usize = 10;
 
 /// The deferred tools one session found, by key, oldest first.
 #[derive(Debug, Default)]
@@ -86,31 +81,10 @@ pub(super) fn offered(tools: &Tools) -> bool {
 
 /// The search tool as `tools/list` shows it.
 pub(super) fn tool() -> Tool {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "What you want to do, in a few words.",
-            },
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "description": "How many tools to find (5 unless given).",
-            },
-        },
-        "required": ["query"],
-        "additionalProperties": false,
-    });
-    let Value::Object(schema) = schema else {
+    let Value::Object(schema) = search::search_schema() else {
         unreachable!("an object literal")
     };
-    Tool::new(
-        SEARCH_TOOL,
-        "Search this server's other tools by what you want to do. The tools \
-         found are described here, and added to your tool list.",
-        Arc::new(schema),
-    )
-    .with_title("Search tools")
+    Tool::new(SEARCH_TOOL, search::SEARCH_DESCRIPTION, Arc::new(schema)).with_title("Search tools")
 }
 
 /// Runs a search of `executor`'s deferred tools for `arguments`; the
@@ -122,18 +96,16 @@ pub(super) fn run(
     found: Option<&Found>,
     cap: usize,
 ) -> (CallToolResult, bool) {
-    let Some(query) = arguments.get("query").and_then(Value::as_str) else {
-        let refused = "`query` is required: what you want to do, in a few words";
-        return (
-            CallToolResult::error(vec![ContentBlock::text(refused)]),
-            false,
-        );
+    let arguments = Value::Object(arguments.clone());
+    let (query, limit) = match search::search_request(&arguments) {
+        Ok(request) => request,
+        Err(refused) => {
+            return (
+                CallToolResult::error(vec![ContentBlock::text(refused)]),
+                false,
+            );
+        }
     };
-    let limit = arguments
-        .get("limit")
-        .and_then(Value::as_u64)
-        .map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(MAX_LIMIT))
-        .clamp(1, MAX_LIMIT);
     let tools = executor.tools();
     let index = SearchIndex::new(tools.iter().filter(|tool| tool.deferred()));
     let hits = index.search(query, limit);

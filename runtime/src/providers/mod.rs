@@ -53,4 +53,4 @@ pub use export::{
 pub use format::{Format, UnknownFormat};
 pub use results::{CallOutcome, model_message, result_message, result_messages};
 pub use run_calls::DEFAULT_CONCURRENCY;
-pub use search::{tool_reference_result, tool_search_output};
+pub use search::{FoundTools, tool_reference_result, tool_search_output};

@@ -6,12 +6,18 @@
 //! in the [`Format::Anthropic`] and [`Format::OpenAiResponses`] exports:
 //! sent with every request, kept out of the prompt until a search names
 //! them. Chat Completions and Gemini's `generateContent` have no deferral:
-//! export a deferred tool there only once a search found it.
+//! [`FoundTools`] keeps a conversation's list, which grows as the model
+//! calls `search_tools`.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{ExportError, Format, export};
 use crate::catalog::ToolEntry;
+use crate::dynamic::DynamicTool;
+use crate::effect::Effect;
+use crate::registry::search::{SEARCH_DESCRIPTION, SEARCH_TOOL, search_request, search_schema};
+use crate::registry::{SearchIndex, Tools};
 
 /// The `tool_result` that answers Anthropic's `tool_use` of a client-side
 /// search tool: one `tool_reference` block per tool found, which the model
@@ -84,4 +90,132 @@ pub fn tool_search_output<'a>(
         "status": "completed",
         "tools": tools,
     }))
+}
+
+/// The deferred tools one conversation found, for the formats without
+/// deferral (Chat Completions, Gemini; any format, if the application
+/// prefers): its tool list is the tools not deferred, the ones it found
+/// and `search_tools`, and grows as the model searches. Keep one per
+/// conversation (it serializes, to store beside it).
+///
+/// ```
+/// use serde_json::json;
+/// use toolwright::providers::{Format, FoundTools};
+/// use toolwright::{tool, Catalog, Container, Executor};
+///
+/// /// The orders of a customer.
+/// #[tool(key = "shop.list_orders", effect = read, authorize = public)]
+/// async fn list_orders(customer_id: u64) -> Vec<u64> { vec![] }
+///
+/// /// The weather forecast for a city.
+/// #[tool(key = "weather.forecast", effect = read, authorize = public, defer,
+///        search_hint = "rain umbrella")]
+/// async fn forecast(city: String) -> String { city }
+///
+/// let catalog = Catalog::builder()
+///     .register::<ListOrdersArgs>()
+///     .register::<ForecastArgs>()
+///     .build()
+///     .unwrap();
+/// let executor = Executor::new(catalog, Container::default()).unwrap();
+/// let tools = executor.tools();
+/// let mut found = FoundTools::new();
+/// let format = Format::OpenAiChat { strict: false };
+/// let names = |list: &serde_json::Value| -> Vec<String> {
+///     list.as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+/// };
+/// assert_eq!(names(&found.export(&tools, format).unwrap()), ["list_orders", "search_tools"]);
+///
+/// // The model calls `search_tools`; its answer goes back as the call's result.
+/// let answer = found.search(&tools, &json!({"query": "do I need an umbrella"}));
+/// assert_eq!(answer["tools"][0]["name"], "forecast");
+/// // Nothing is left to find: no search tool.
+/// assert_eq!(names(&found.export(&tools, format).unwrap()), ["list_orders", "forecast"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoundTools {
+    /// The keys of the tools found, oldest first.
+    keys: Vec<String>,
+}
+
+impl FoundTools {
+    /// The most tools a conversation keeps: past it, the tools found first
+    /// leave its list again.
+    pub const MAX: usize = 32;
+
+    /// A conversation that found nothing yet.
+    pub fn new() -> Self {
+        FoundTools::default()
+    }
+
+    /// Whether the conversation found the tool `key`.
+    pub fn contains(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
+
+    /// The name of the search tool, to tell its calls from the others'.
+    pub fn search_tool_name() -> &'static str {
+        SEARCH_TOOL
+    }
+
+    /// The conversation's tool list in `format`: the tools of `tools` not
+    /// deferred or found, in catalog order, then `search_tools` when some
+    /// deferred tool is left to find. Build `tools` from the caller's view,
+    /// so that a search never finds what the caller may not list.
+    pub fn export(&self, tools: &Tools, format: Format) -> Result<Value, ExportError> {
+        let listed = tools
+            .iter()
+            .filter(|tool| !tool.deferred() || self.contains(tool.key()));
+        let left = tools
+            .iter()
+            .any(|tool| tool.deferred() && !self.contains(tool.key()));
+        let search = left.then(search_entry);
+        export(listed.chain(search.iter()), format)
+    }
+
+    /// Answers a call of `search_tools` with `arguments`: ranks the
+    /// deferred tools of `tools` ([`SearchIndex`]), keeps the ones found
+    /// (they join the list [`export`](Self::export) gives from then on),
+    /// and gives the call's result: `{"tools": [{"name", "description",
+    /// "parameters"}]}`, or `{"error"}` for arguments without a query.
+    pub fn search(&mut self, tools: &Tools, arguments: &Value) -> Value {
+        let (query, limit) = match search_request(arguments) {
+            Ok(request) => request,
+            Err(problem) => return json!({ "error": problem }),
+        };
+        let index = SearchIndex::new(tools.iter().filter(|tool| tool.deferred()));
+        let mut found = Vec::new();
+        for hit in index.search(query, limit) {
+            let Some(tool) = tools.get(&hit.name) else {
+                continue;
+            };
+            if !self.contains(tool.key()) {
+                self.keys.push(tool.key().to_owned());
+            }
+            found.push(json!({
+                "name": tool.name(),
+                "description": tool.description(),
+                "parameters": tool.input_schema(),
+            }));
+        }
+        let excess = self.keys.len().saturating_sub(Self::MAX);
+        self.keys.drain(..excess);
+        json!({ "tools": found })
+    }
+}
+
+/// `search_tools` as a tool of the catalog, to export beside the others.
+fn search_entry() -> ToolEntry {
+    let tool = DynamicTool::builder("toolwright.search_tools", SEARCH_TOOL)
+        .description(SEARCH_DESCRIPTION)
+        .effect(Effect::Read)
+        .input_schema(search_schema())
+        .handler(|_| {
+            Box::pin(async { Err("answered by `FoundTools::search`, not by a call".into()) })
+        })
+        .build();
+    match tool {
+        Ok(tool) => tool.into_entry(),
+        Err(error) => unreachable!("the search tool is well formed: {error}"),
+    }
 }

@@ -12,7 +12,7 @@ mod edit;
 mod namespace;
 mod overrides;
 mod policy;
-mod search;
+pub(crate) mod search;
 mod selector;
 mod state;
 mod tools;

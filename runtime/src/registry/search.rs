@@ -34,6 +34,53 @@ const STOP_WORDS: [&str; 24] = [
     "on", "or", "that", "the", "this", "to", "with", "me", "i",
 ];
 
+/// The name of the tool a model searches deferred tools with, over MCP
+/// and in the provider formats without deferral.
+pub(crate) const SEARCH_TOOL: &str = "search_tools";
+
+/// What the search tool tells a model it does.
+pub(crate) const SEARCH_DESCRIPTION: &str = "Search this server's other tools by what you want \
+     to do. The tools found are described here, and added to your tool list.";
+
+/// How many tools one search answers with unless asked for fewer.
+const DEFAULT_LIMIT: usize = 5;
+/// The most tools one search answers with.
+const MAX_LIMIT: usize = 10;
+
+/// The search tool's input schema: a query, and how many tools to find.
+pub(crate) fn search_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What you want to do, in a few words.",
+            },
+            "limit": {
+                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                "description": "How many tools to find (5 unless given).",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": false,
+    })
+}
+
+/// The query and the number of tools a search tool's `arguments` ask
+/// for, or what is wrong with them.
+pub(crate) fn search_request(arguments: &Value) -> Result<(&str, usize), &'static str> {
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .ok_or("`query` is required: what you want to do, in a few words")?;
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(MAX_LIMIT))
+        .clamp(1, MAX_LIMIT);
+    Ok((query, limit))
+}
+
 /// An index of tools to search, built once and searched many times.
 ///
 /// Build it from the tools a caller may list (a view's
