@@ -36,18 +36,23 @@ const STOP_WORDS: [&str; 24] = [
 
 /// The name of the tool a model searches deferred tools with, over MCP
 /// and in the provider formats without deferral.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 pub(crate) const SEARCH_TOOL: &str = "search_tools";
 
 /// What the search tool tells a model it does.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 pub(crate) const SEARCH_DESCRIPTION: &str = "Search this server's other tools by what you want \
      to do. The tools found are described here, and added to your tool list.";
 
 /// How many tools one search answers with unless asked for fewer.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 const DEFAULT_LIMIT: usize = 5;
 /// The most tools one search answers with.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 const MAX_LIMIT: usize = 10;
 
 /// The search tool's input schema: a query, and how many tools to find.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 pub(crate) fn search_schema() -> Value {
     serde_json::json!({
         "type": "object",
@@ -68,6 +73,7 @@ pub(crate) fn search_schema() -> Value {
 
 /// The query and the number of tools a search tool's `arguments` ask
 /// for, or what is wrong with them.
+#[cfg(any(feature = "mcp", feature = "providers"))]
 pub(crate) fn search_request(arguments: &Value) -> Result<(&str, usize), &'static str> {
     let query = arguments
         .get("query")
