@@ -146,13 +146,8 @@ async fn a_view_without_deferred_tools_lists_no_search_and_a_search_never_leaves
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_finds_a_deferred_tool_and_only_its_session_lists_it() {
     let test = "the_python_sdk_finds_a_deferred_tool_and_only_its_session_lists_it";
-    let python = match installs::python_with_mcp_sdk() {
-        Ok(python) => python,
-        Err(why) if !installs::must_run() => {
-            eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");
-            return;
-        }
-        Err(why) => panic!("{why}"),
+    let Some(python) = installs::python_or_skip(test) else {
+        return;
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

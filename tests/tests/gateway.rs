@@ -142,13 +142,8 @@ async fn one_endpoint_serves_local_and_imported_tools_behind_the_gateways_rules(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_calls_both_upstreams_and_a_write_runs_once_after_approval() {
     let test = "the_python_sdk_calls_both_upstreams_and_a_write_runs_once_after_approval";
-    let python = match installs::python_with_mcp_sdk() {
-        Ok(python) => python,
-        Err(why) if !installs::must_run() => {
-            eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");
-            return;
-        }
-        Err(why) => panic!("{why}"),
+    let Some(python) = installs::python_or_skip(test) else {
+        return;
     };
     let files = scratch("gateway-sdk-files");
     let Some(gateway) = gateway_or_skip(test, &files).await else {

@@ -38,20 +38,6 @@ fn python_with_sdk() -> PathBuf {
     installs::python_with_mcp_sdk().unwrap_or_else(|why| panic!("{why}"))
 }
 
-/// The pinned Python SDK, or `None` after a one-line message when it
-/// cannot be set up here (no `python3`, no PyPI). On CI (`CI=true`) that
-/// fails the test instead.
-fn python_or_skip(test: &str) -> Option<PathBuf> {
-    match installs::python_with_mcp_sdk() {
-        Ok(python) => Some(python),
-        Err(why) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");
-            None
-        }
-        Err(why) => panic!("{why}"),
-    }
-}
-
 /// The pinned TypeScript SDK, installed beside a copy of the client script
 /// (Node resolves its imports from the script's directory).
 fn node_client() -> PathBuf {
@@ -141,7 +127,7 @@ async fn weather(city: String) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_hears_that_the_tool_list_changed_and_lists_again() {
     let test = "the_python_sdk_hears_that_the_tool_list_changed_and_lists_again";
-    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+    let Some(python) = tokio::task::spawn_blocking(|| installs::python_or_skip(test))
         .await
         .unwrap()
     else {
@@ -319,7 +305,7 @@ async fn approve_in_the_client(
 async fn a_person_approves_in_the_python_client_and_the_call_runs_once() {
     use toolwright::approval::{Settlement, Status};
     let test = "a_person_approves_in_the_python_client_and_the_call_runs_once";
-    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+    let Some(python) = tokio::task::spawn_blocking(|| installs::python_or_skip(test))
         .await
         .unwrap()
     else {
@@ -348,7 +334,7 @@ async fn a_person_approves_in_the_python_client_and_the_call_runs_once() {
 async fn a_person_declines_in_the_python_client_and_nothing_runs() {
     use toolwright::approval::Status;
     let test = "a_person_declines_in_the_python_client_and_nothing_runs";
-    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+    let Some(python) = tokio::task::spawn_blocking(|| installs::python_or_skip(test))
         .await
         .unwrap()
     else {
@@ -372,7 +358,7 @@ async fn a_person_declines_in_the_python_client_and_nothing_runs() {
 async fn a_client_without_elicitation_gets_the_waiting_result_with_its_request() {
     use toolwright::approval::Status;
     let test = "a_client_without_elicitation_gets_the_waiting_result_with_its_request";
-    let Some(python) = tokio::task::spawn_blocking(|| python_or_skip(test))
+    let Some(python) = tokio::task::spawn_blocking(|| installs::python_or_skip(test))
         .await
         .unwrap()
     else {
@@ -392,7 +378,7 @@ async fn a_client_without_elicitation_gets_the_waiting_result_with_its_request()
 #[test]
 fn the_quickstart_asks_the_person_in_the_python_client_to_approve_a_write() {
     let test = "the_quickstart_asks_the_person_in_the_python_client_to_approve_a_write";
-    let Some(python) = python_or_skip(test) else {
+    let Some(python) = installs::python_or_skip(test) else {
         return;
     };
     let target = format!("stdio:{}", env!("CARGO_BIN_EXE_quickstart-server"));

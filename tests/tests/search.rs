@@ -31,14 +31,17 @@ async fn forecast(city: String) -> String {
     city
 }
 
-fn executor() -> Executor {
-    let catalog = Catalog::builder()
+fn catalog() -> Catalog {
+    Catalog::builder()
         .register::<CancelOrderArgs>()
         .register::<ListOrdersArgs>()
         .register::<ForecastArgs>()
         .build()
-        .unwrap();
-    Executor::new(catalog, Container::default()).unwrap()
+        .unwrap()
+}
+
+fn executor() -> Executor {
+    Executor::new(catalog(), Container::default()).unwrap()
 }
 
 fn found(index: &SearchIndex, query: &str) -> Vec<String> {
@@ -102,14 +105,7 @@ fn a_tool_declares_deferral_and_a_hint_the_search_matches() {
 
 #[test]
 fn the_registry_defers_a_tag_a_namespace_or_a_tool_and_keeps_it_in_its_state() {
-    let registry = Registry::new(
-        Catalog::builder()
-            .register::<CancelOrderArgs>()
-            .register::<ListOrdersArgs>()
-            .register::<ForecastArgs>()
-            .build()
-            .unwrap(),
-    );
+    let registry = Registry::new(catalog());
     let imported = DynamicTool::builder("docs.search", "search_docs")
         .description("Search the product documentation.")
         .effect(Effect::Read)
@@ -148,14 +144,7 @@ fn the_registry_defers_a_tag_a_namespace_or_a_tool_and_keeps_it_in_its_state() {
         shown["tools"]["weather.forecast"]["override"]["deferred"],
         false
     );
-    let other = Registry::new(
-        Catalog::builder()
-            .register::<CancelOrderArgs>()
-            .register::<ListOrdersArgs>()
-            .register::<ForecastArgs>()
-            .build()
-            .unwrap(),
-    );
+    let other = Registry::new(catalog());
     other.restore(&state).unwrap();
     assert_eq!(deferred(&other), ["cancel_order", "list_orders"]);
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::{Change, ChangeKind, Registry, RegistryError, Selector};
+use crate::catalog::ToolEntry;
 use crate::overrides::Override;
 
 impl Registry {
@@ -53,31 +54,7 @@ impl Registry {
             return Err(RegistryError::InvalidOverride { problem });
         }
         let next = (!overrides.is_empty()).then(|| Arc::new(overrides));
-        self.edit_in_place(ChangeKind::Overridden, |current| {
-            let mut picked = false;
-            let mut keys = Vec::new();
-            let tools = current
-                .catalog
-                .iter()
-                .map(|tool| {
-                    if !selector.matches(tool) {
-                        return tool.clone();
-                    }
-                    picked = true;
-                    if tool.overridden() == next.as_deref() {
-                        return tool.clone();
-                    }
-                    keys.push(tool.key().to_owned());
-                    tool.with_override(next.clone())
-                })
-                .collect();
-            if !picked {
-                return Err(RegistryError::NoMatch {
-                    selector: selector.clone(),
-                });
-            }
-            Ok((tools, keys))
-        })
+        self.override_each(selector, |_| next.clone())
     }
 
     /// Defers every tool `selector` picks (`true`: left out of a first
@@ -111,6 +88,20 @@ impl Registry {
     /// assert!(!tools.get("get_order").unwrap().deferred());
     /// ```
     pub fn defer(&self, selector: &Selector, deferred: bool) -> Result<Change, RegistryError> {
+        self.override_each(selector, |tool| {
+            let mut next = tool.overridden().cloned().unwrap_or_default();
+            next.deferred = Some(deferred);
+            Some(Arc::new(next))
+        })
+    }
+
+    /// Puts `next(tool)` in force for every tool `selector` picks, as one
+    /// generation whose change names the tools whose override it changed.
+    fn override_each(
+        &self,
+        selector: &Selector,
+        next: impl Fn(&ToolEntry) -> Option<Arc<Override>>,
+    ) -> Result<Change, RegistryError> {
         self.edit_in_place(ChangeKind::Overridden, |current| {
             let mut picked = false;
             let mut keys = Vec::new();
@@ -122,13 +113,12 @@ impl Registry {
                         return tool.clone();
                     }
                     picked = true;
-                    if tool.deferred() == deferred {
+                    let next = next(tool);
+                    if tool.overridden() == next.as_deref() {
                         return tool.clone();
                     }
                     keys.push(tool.key().to_owned());
-                    let mut next = tool.overridden().cloned().unwrap_or_default();
-                    next.deferred = Some(deferred);
-                    tool.with_override(Some(Arc::new(next)))
+                    tool.with_override(next)
                 })
                 .collect();
             if !picked {

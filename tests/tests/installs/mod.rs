@@ -62,6 +62,20 @@ pub(crate) fn python_with_mcp_sdk() -> Result<PathBuf, String> {
     python_venv("python-mcp", "requirements.txt")
 }
 
+/// The pinned Python SDK, or `None` after a one-line message when it
+/// cannot be set up here (no `python3`, no PyPI). On CI (`CI=true`) that
+/// fails the test instead.
+pub(crate) fn python_or_skip(test: &str) -> Option<PathBuf> {
+    match python_with_mcp_sdk() {
+        Ok(python) => Some(python),
+        Err(why) if !must_run() => {
+            eprintln!("skipped {test}: the Python MCP SDK is unavailable ({why})");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
 /// The Python of a virtualenv `name` under the target directory with the
 /// packages pinned in `tests/python/<requirements>`, installed on the
 /// first run; or why it could not be set up.
