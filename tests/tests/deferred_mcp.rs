@@ -81,7 +81,8 @@ async fn search(
 
 #[tokio::test]
 async fn a_search_adds_what_it_found_to_its_session_up_to_the_cap() {
-    let server = McpServer::builder(executor(), "deferred", "0.1.0")
+    let executor = executor();
+    let server = McpServer::builder(executor.clone(), "deferred", "0.1.0")
         .max_found(1)
         .build();
     let client = mcp_client::connect(&server, ()).await;
@@ -107,6 +108,16 @@ async fn a_search_adds_what_it_found_to_its_session_up_to_the_cap() {
     // Another session starts with the first list again.
     let other = mcp_client::connect(&server, ()).await;
     assert_eq!(names(&other).await, ["list_orders", "search_tools"]);
+
+    // Deferred at run time: out of the list, and found by the next search
+    // (the index is the registry's generation's).
+    let shop = toolwright::registry::Selector::namespace("shop");
+    executor.registry().defer(&shop, true).unwrap();
+    assert_eq!(names(&other).await, ["search_tools"]);
+    assert_eq!(
+        search(&other, "orders of a customer").await,
+        ["list_orders"]
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Deferred tools over MCP, which has no standard for them yet: `tools/list`
 //! shows the tools that are not deferred and one more, `search_tools`,
 //! while the caller's view holds a deferred tool. A search ranks the
-//! view's deferred tools ([`SearchIndex`]) and answers with the tools it
+//! view's deferred tools ([`SearchIndex`](crate::registry::SearchIndex)) and answers with the tools it
 //! found, their input schemas included; in a session, it also adds them to
 //! that session's list (at most [`DEFAULT_MAX_FOUND`] unless the server
 //! says, the oldest going first) and tells that session, and no other,
@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use crate::catalog::ToolEntry;
 use crate::executor::Executor;
+use crate::registry::Tools;
 use crate::registry::search;
-use crate::registry::{SearchIndex, Tools};
 
 pub(super) use crate::registry::search::SEARCH_TOOL;
 
@@ -107,7 +107,7 @@ pub(super) fn run(
         }
     };
     let tools = executor.tools();
-    let index = SearchIndex::new(tools.iter().filter(|tool| tool.deferred()));
+    let index = tools.deferred_index();
     let hits = index.search(query, limit);
     let entries: Vec<&ToolEntry> = hits.iter().filter_map(|hit| tools.get(&hit.name)).collect();
     let changed = found.is_some_and(|found| found.add(entries.iter().map(|t| t.key()), cap));

@@ -16,8 +16,8 @@ use super::{ExportError, Format, export};
 use crate::catalog::ToolEntry;
 use crate::dynamic::DynamicTool;
 use crate::effect::Effect;
+use crate::registry::Tools;
 use crate::registry::search::{SEARCH_DESCRIPTION, SEARCH_TOOL, search_request, search_schema};
-use crate::registry::{SearchIndex, Tools};
 
 /// The `tool_result` that answers Anthropic's `tool_use` of a client-side
 /// search tool: one `tool_reference` block per tool found, which the model
@@ -174,7 +174,7 @@ impl FoundTools {
     }
 
     /// Answers a call of `search_tools` with `arguments`: ranks the
-    /// deferred tools of `tools` ([`SearchIndex`]), keeps the ones found
+    /// deferred tools of `tools` ([`SearchIndex`](crate::registry::SearchIndex)), keeps the ones found
     /// (they join the list [`export`](Self::export) gives from then on),
     /// and gives the call's result: `{"tools": [{"name", "description",
     /// "parameters"}]}`, or `{"error"}` for arguments without a query.
@@ -183,7 +183,7 @@ impl FoundTools {
             Ok(request) => request,
             Err(problem) => return json!({ "error": problem }),
         };
-        let index = SearchIndex::new(tools.iter().filter(|tool| tool.deferred()));
+        let index = tools.deferred_index();
         let mut found = Vec::new();
         for hit in index.search(query, limit) {
             let Some(tool) = tools.get(&hit.name) else {

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-#[cfg(feature = "providers")]
+#[cfg(any(feature = "providers", feature = "mcp"))]
 use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 
@@ -26,15 +26,15 @@ pub(crate) struct Snapshot {
     /// How the policy meets each tool, in catalog order.
     pub(crate) rulings: Arc<[ToolRuling]>,
     /// What was worked out from this generation (views' exports).
-    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "providers", feature = "mcp")), allow(dead_code))]
     pub(crate) memo: Memo,
 }
 
 /// Values worked out from one generation, kept while it is current: a new
 /// generation starts with none. Bounded: past [`MEMO_ENTRIES`], the oldest
-/// goes. (Only provider exports use it yet.)
+/// goes. (Provider exports and the deferred tools' search index use it.)
 #[derive(Default)]
-#[cfg_attr(not(feature = "providers"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "providers", feature = "mcp")), allow(dead_code))]
 pub(crate) struct Memo {
     entries: Mutex<Vec<(MemoKey, Arc<dyn Any + Send + Sync>)>>,
 }
@@ -43,10 +43,10 @@ pub(crate) struct Memo {
 type MemoKey = (u64, u64);
 
 /// How many values one generation keeps: views times formats in use.
-#[cfg(feature = "providers")]
+#[cfg(any(feature = "providers", feature = "mcp"))]
 const MEMO_ENTRIES: usize = 64;
 
-#[cfg(feature = "providers")]
+#[cfg(any(feature = "providers", feature = "mcp"))]
 impl Memo {
     fn get<T: Any + Send + Sync>(&self, key: MemoKey) -> Option<Arc<T>> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -250,7 +250,7 @@ impl Tools {
 
     /// `build(self)`, worked out once per generation and view for each
     /// `what` (a caller's own number for what it builds), then shared.
-    #[cfg(feature = "providers")]
+    #[cfg(any(feature = "providers", feature = "mcp"))]
     pub(crate) fn memoized<T: Any + Send + Sync, E>(
         &self,
         what: u64,
@@ -264,6 +264,23 @@ impl Tools {
         let value = Arc::new(build(self)?);
         self.snapshot.memo.put(key, value.clone());
         Ok(value)
+    }
+
+    /// The search index of the deferred tools in the view, built once per
+    /// generation and view, then shared by every search until the
+    /// registry changes.
+    #[cfg(any(feature = "providers", feature = "mcp"))]
+    pub(crate) fn deferred_index(&self) -> Arc<super::SearchIndex> {
+        // Not a provider format's number (those count from 0).
+        const DEFERRED_INDEX: u64 = u64::MAX;
+        let built = self.memoized(DEFERRED_INDEX, |tools| {
+            let deferred = tools.iter().filter(|tool| tool.deferred());
+            Ok::<_, std::convert::Infallible>(super::SearchIndex::new(deferred))
+        });
+        match built {
+            Ok(index) => index,
+            Err(never) => match never {},
+        }
     }
 
     /// The enabled tools in the view, with their places in the catalog.
