@@ -324,7 +324,7 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
         let mut more = false;
         // The catalog is sorted by key: the page starts past the cursor's.
         let past = |entry: &ToolEntry| after.as_deref().is_none_or(|after| entry.key() > after);
-        let shown = |entry: &ToolEntry| search::listed(entry, &self.found);
+        let shown = |entry: &ToolEntry| self.found.lists(entry);
         for (index, entry) in tools
             .indexed()
             .filter(|(_, entry)| past(entry) && shown(entry))

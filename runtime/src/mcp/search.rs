@@ -10,7 +10,6 @@
 //! Deferral is no permission: a deferred tool inside the caller's view is
 //! called like any other, found or not; one outside it is refused.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
@@ -32,44 +31,24 @@ pub(super) use crate::registry::search::SEARCH_TOOL;
 /// ```
 pub const DEFAULT_MAX_FOUND: usize = 32;
 
-/// The deferred tools one session found, by key, oldest first.
+/// The deferred tools one session found, which its list shows too.
 #[derive(Debug, Default)]
-pub(super) struct Found {
-    keys: Mutex<VecDeque<Box<str>>>,
-}
+pub(super) struct Found(Mutex<search::Found>);
 
 impl Found {
-    fn keys(&self) -> std::sync::MutexGuard<'_, VecDeque<Box<str>>> {
-        self.keys.lock().unwrap_or_else(PoisonError::into_inner)
+    fn found(&self) -> std::sync::MutexGuard<'_, search::Found> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the session found the tool `key`.
     pub(super) fn contains(&self, key: &str) -> bool {
-        self.keys().iter().any(|k| &**k == key)
+        self.found().contains(key)
     }
 
-    /// Adds `keys`, keeping at most `cap`, the oldest going first; whether
-    /// anything was added.
-    fn add<'a>(&self, keys: impl IntoIterator<Item = &'a str>, cap: usize) -> bool {
-        let mut found = self.keys();
-        let mut added = false;
-        for key in keys {
-            if found.iter().any(|k| &**k == key) {
-                continue;
-            }
-            found.push_back(key.into());
-            added = true;
-        }
-        while found.len() > cap {
-            found.pop_front();
-        }
-        added
+    /// Whether `tool` is in the session's list: not deferred, or found.
+    pub(super) fn lists(&self, tool: &ToolEntry) -> bool {
+        self.found().lists(tool)
     }
-}
-
-/// Whether `tool` is in a session's list: not deferred, or found by it.
-pub(super) fn listed(tool: &ToolEntry, found: &Found) -> bool {
-    !tool.deferred() || found.contains(tool.key())
 }
 
 /// Whether `tools` would list the search tool: one of them is deferred,
@@ -97,8 +76,15 @@ pub(super) fn run(
     cap: usize,
 ) -> (CallToolResult, bool) {
     let arguments = Value::Object(arguments.clone());
-    let (query, limit) = match search::search_request(&arguments) {
-        Ok(request) => request,
+    let tools = executor.tools();
+    // Without a session, a search only answers.
+    let mut alone = search::Found::default();
+    let searched = match found {
+        Some(found) => found.found().search(&tools, &arguments, cap),
+        None => alone.search(&tools, &arguments, cap),
+    };
+    let (entries, changed) = match searched {
+        Ok(searched) => searched,
         Err(refused) => {
             return (
                 CallToolResult::error(vec![ContentBlock::text(refused)]),
@@ -106,11 +92,6 @@ pub(super) fn run(
             );
         }
     };
-    let tools = executor.tools();
-    let index = tools.deferred_index();
-    let hits = index.search(query, limit);
-    let entries: Vec<&ToolEntry> = hits.iter().filter_map(|hit| tools.get(&hit.name)).collect();
-    let changed = found.is_some_and(|found| found.add(entries.iter().map(|t| t.key()), cap));
     let described: Vec<Value> = entries
         .iter()
         .map(|tool| {
@@ -122,7 +103,7 @@ pub(super) fn run(
         })
         .collect();
     let mut text = match entries.len() {
-        0 => format!("No tool fits `{query}`; try other words."),
+        0 => "No tool fits; try other words.".to_owned(),
         n => format!("{n} tools fit; call them by name:"),
     };
     for tool in &entries {

@@ -17,7 +17,7 @@ use crate::catalog::ToolEntry;
 use crate::dynamic::DynamicTool;
 use crate::effect::Effect;
 use crate::registry::Tools;
-use crate::registry::search::{SEARCH_DESCRIPTION, SEARCH_TOOL, search_request, search_schema};
+use crate::registry::search::{Found, SEARCH_DESCRIPTION, SEARCH_TOOL, search_schema};
 
 /// The `tool_result` that answers Anthropic's `tool_use` of a client-side
 /// search tool: one `tool_reference` block per tool found, which the model
@@ -135,7 +135,7 @@ pub fn tool_search_output<'a>(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoundTools {
     /// The keys of the tools found, oldest first.
-    keys: Vec<String>,
+    keys: Found,
 }
 
 impl FoundTools {
@@ -150,7 +150,7 @@ impl FoundTools {
 
     /// Whether the conversation found the tool `key`.
     pub fn contains(&self, key: &str) -> bool {
-        self.keys.iter().any(|k| k == key)
+        self.keys.contains(key)
     }
 
     /// The name of the search tool, to tell its calls from the others'.
@@ -163,12 +163,8 @@ impl FoundTools {
     /// deferred tool is left to find. Build `tools` from the caller's view,
     /// so that a search never finds what the caller may not list.
     pub fn export(&self, tools: &Tools, format: Format) -> Result<Value, ExportError> {
-        let listed = tools
-            .iter()
-            .filter(|tool| !tool.deferred() || self.contains(tool.key()));
-        let left = tools
-            .iter()
-            .any(|tool| tool.deferred() && !self.contains(tool.key()));
+        let listed = tools.iter().filter(|tool| self.keys.lists(tool));
+        let left = tools.iter().any(|tool| !self.keys.lists(tool));
         let search = left.then(search_entry);
         export(listed.chain(search.iter()), format)
     }
@@ -179,28 +175,22 @@ impl FoundTools {
     /// and gives the call's result: `{"tools": [{"name", "description",
     /// "parameters"}]}`, or `{"error"}` for arguments without a query.
     pub fn search(&mut self, tools: &Tools, arguments: &Value) -> Value {
-        let (query, limit) = match search_request(arguments) {
-            Ok(request) => request,
-            Err(problem) => return json!({ "error": problem }),
-        };
-        let index = tools.deferred_index();
-        let mut found = Vec::new();
-        for hit in index.search(query, limit) {
-            let Some(tool) = tools.get(&hit.name) else {
-                continue;
-            };
-            if !self.contains(tool.key()) {
-                self.keys.push(tool.key().to_owned());
+        match self.keys.search(tools, arguments, Self::MAX) {
+            Ok((found, _)) => {
+                let found: Vec<Value> = found
+                    .iter()
+                    .map(|tool| {
+                        json!({
+                            "name": tool.name(),
+                            "description": tool.description(),
+                            "parameters": tool.input_schema(),
+                        })
+                    })
+                    .collect();
+                json!({ "tools": found })
             }
-            found.push(json!({
-                "name": tool.name(),
-                "description": tool.description(),
-                "parameters": tool.input_schema(),
-            }));
+            Err(problem) => json!({ "error": problem }),
         }
-        let excess = self.keys.len().saturating_sub(Self::MAX);
-        self.keys.drain(..excess);
-        json!({ "tools": found })
     }
 }
 

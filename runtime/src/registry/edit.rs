@@ -98,6 +98,35 @@ impl Registry {
         self.add(added, states)
     }
 
+    /// Serves `tool` in place of the tool of the same key, switched on, as
+    /// one generation: no call finds the key missing in between (an
+    /// imported tool built again from a definition a person accepted).
+    /// Fails, changing nothing, when no tool has its key or its name is
+    /// another tool's.
+    #[cfg(feature = "import-mcp")]
+    pub(crate) fn replace(&self, tool: DynamicTool) -> Result<Change, RegistryError> {
+        let entry = tool.into_entry();
+        let key = entry.key().to_owned();
+        self.edit(ChangeKind::Registered, |current| {
+            if current.catalog.index_of_key(&key).is_none() {
+                return Err(RegistryError::NoMatch {
+                    selector: super::Selector::key(key.clone()),
+                });
+            }
+            let tools = current
+                .catalog
+                .iter()
+                .map(|tool| match tool.key() == key {
+                    true => entry.clone(),
+                    false => tool.clone(),
+                })
+                .collect();
+            let mut states = states_of(current);
+            states.remove(key.as_str());
+            Ok((tools, states, vec![key.clone()]))
+        })
+    }
+
     /// Removes every tool `selector` picks, as the next generation. Calls
     /// that found a tool before this returned still run.
     ///

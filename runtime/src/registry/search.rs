@@ -87,6 +87,51 @@ pub(crate) fn search_request(arguments: &Value) -> Result<(&str, usize), &'stati
     Ok((query, limit))
 }
 
+/// The deferred tools a search found for one MCP session or one
+/// conversation, by key, oldest first: they join its tool list.
+#[cfg(any(feature = "mcp", feature = "providers"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Found(Vec<String>);
+
+#[cfg(any(feature = "mcp", feature = "providers"))]
+impl Found {
+    /// Whether the tool `key` was found.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.0.iter().any(|k| k == key)
+    }
+
+    /// Whether `tool` is in the list: not deferred, or found.
+    pub(crate) fn lists(&self, tool: &ToolEntry) -> bool {
+        !tool.deferred() || self.contains(tool.key())
+    }
+
+    /// Runs the search tool's call with `arguments` over the deferred
+    /// tools of `tools` and keeps what it found, at most `cap`, the
+    /// oldest going first: the tools found, best first, and whether the
+    /// list grew; or what is wrong with the arguments.
+    pub(crate) fn search<'t>(
+        &mut self,
+        tools: &'t super::Tools,
+        arguments: &Value,
+        cap: usize,
+    ) -> Result<(Vec<&'t ToolEntry>, bool), &'static str> {
+        let (query, limit) = search_request(arguments)?;
+        let hits = tools.deferred_index().search(query, limit);
+        let found: Vec<&ToolEntry> = hits.iter().filter_map(|hit| tools.get(&hit.name)).collect();
+        let before = self.0.clone();
+        for tool in &found {
+            if !self.contains(tool.key()) {
+                self.0.push(tool.key().to_owned());
+            }
+        }
+        let excess = self.0.len().saturating_sub(cap);
+        self.0.drain(..excess);
+        let grew = self.0 != before;
+        Ok((found, grew))
+    }
+}
+
 /// An index of tools to search, built once and searched many times.
 ///
 /// Build it from the tools a caller may list (a view's

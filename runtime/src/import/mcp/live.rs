@@ -137,21 +137,21 @@ impl Live {
             .get(name)
             .cloned()
             .ok_or_else(|| format!("`{name}` is not a tool this import serves"))?;
-        let mut pending = lock(&self.pending);
-        let (change, _) = pending.get(name).ok_or_else(|| {
-            format!("the definition of `{name}` has not changed since it was pinned")
-        })?;
-        if change.found.to_string() != digest {
-            let found = change.found;
-            return Err(format!(
-                "the changed definition of `{name}` is `{found}`, not `{digest}`: read it again"
-            )
-            .into());
-        }
-        let Some((change, listed)) = pending.remove(name) else {
-            unreachable!("found above, under the same lock")
+        let (change, listed) = {
+            let mut pending = lock(&self.pending);
+            let (change, listed) = pending.remove(name).ok_or_else(|| {
+                format!("the definition of `{name}` has not changed since it was pinned")
+            })?;
+            if change.found.to_string() != digest {
+                let found = change.found;
+                pending.insert(name.to_owned(), (change, listed));
+                return Err(format!(
+                    "the changed definition of `{name}` is `{found}`, not `{digest}`: read it again"
+                )
+                .into());
+            }
+            (change, listed)
         };
-        drop(pending);
         let pins = {
             let mut pins = lock(&self.pins);
             pins.accept(&change);
@@ -163,44 +163,37 @@ impl Live {
         let registry = lock(&self.registry)
             .as_ref()
             .and_then(WeakRegistry::upgrade);
-        let Some(remote) = listed else {
-            lock(&self.refusals).remove(name);
-            if let Some(registry) = registry {
-                // Fails only when someone switched it on already, or removed it.
-                let _ = registry.enable(&Selector::key(key));
+        // Lifted first: the tool answers from the moment it is on again.
+        lock(&self.refusals).remove(name);
+        let served = match (listed, registry) {
+            // The tool here has the new definition already: switched on.
+            (None, registry) => {
+                if let Some(registry) = registry {
+                    // Fails only when someone switched it on already, or removed it.
+                    let _ = registry.enable(&Selector::key(key));
+                }
+                true
             }
-            return Ok(format!("accepted: `{name}` is served again"));
-        };
-        // The tool here still describes the old definition: built again.
-        let later = || {
-            format!(
-                "the new definition of `{name}` was accepted; it is served from the next import"
-            )
-        };
-        let rebuilt = match (registry, (self.grow)(&remote, self)) {
-            (
-                Some(registry),
+            // It still describes the old one: built again from the new.
+            (Some(remote), Some(registry)) => match (self.grow)(&remote, self) {
                 Some(Ok(Grown {
                     tool,
                     problem: None,
-                })),
-            ) => {
-                lock(&self.refusals).remove(name);
-                let again = registry
-                    .unregister(&Selector::key(key))
-                    .and_then(|_| registry.register(tool));
-                again
+                })) => registry
+                    .replace(tool)
                     .map_err(|error| tracing::warn!(%error, "an accepted tool is not served again"))
-            }
-            _ => Err(()),
+                    .is_ok(),
+                _ => false,
+            },
+            (Some(_), None) => false,
         };
-        match rebuilt {
-            Ok(_) => Ok(format!("accepted: `{name}` is served again")),
-            Err(()) => {
-                lock(&self.refusals).insert(name.to_owned(), later());
-                Ok(format!("accepted: `{name}` is served from the next import"))
-            }
+        if !served {
+            let later = "it is served from the next import";
+            let refusal = format!("the new definition of `{name}` was accepted; {later}");
+            lock(&self.refusals).insert(name.to_owned(), refusal);
+            return Ok(format!("accepted: `{name}`: {later}"));
         }
+        Ok(format!("accepted: `{name}` is served again"))
     }
 
     /// Why the remote tool `name` refuses calls, if it does.
