@@ -376,7 +376,8 @@ fn error_results_are_marked_for_each_provider() {
 
 /// A deferred tool built as the documented example describes it.
 fn deferred(name: &str, description: &str, schema: Value) -> toolwright::registry::DynamicTool {
-    toolwright::registry::DynamicTool::builder(format!("docs.{name}"), name)
+    // A key of one segment: no namespace (see the namespace test).
+    toolwright::registry::DynamicTool::builder(name, name)
         .description(description)
         .effect(toolwright::Effect::Read)
         .defer(true)
@@ -435,4 +436,72 @@ fn openai_deferred_tools_and_the_tool_search_output_match_the_documented_shapes(
     assert_eq!(ours["tools"][0]["strict"], false);
     ours["tools"][0].as_object_mut().unwrap().remove("strict");
     assert_eq!(&ours, documented);
+}
+
+#[test]
+fn openai_namespaces_group_deferred_tools_as_documented() {
+    let doc = fixture("openai_namespace.json");
+    let documented = &doc["documented_tools"][0];
+    let function = &documented["tools"][0];
+    let registry = toolwright::registry::Registry::new(Catalog::empty());
+    let tool = |key: &str, name: &str, defer: bool| {
+        toolwright::registry::DynamicTool::builder(key, name)
+            .description(function["description"].as_str().unwrap())
+            .effect(toolwright::Effect::Read)
+            .defer(defer)
+            .input_schema(function["parameters"].clone())
+            .handler(|_| Box::pin(async { Ok(json!(null)) }))
+            .build()
+            .unwrap()
+    };
+    registry
+        .register(tool("crm.list_open_orders", "list_open_orders", true))
+        .unwrap();
+    registry
+        .register(tool("crm.open_orders_count", "open_orders_count", false))
+        .unwrap();
+    let tools = registry.tools();
+    let mut ours = providers::export(&tools, Format::OpenAiResponses { strict: false }).unwrap();
+
+    // The deferred tool goes out in the `crm` namespace, in the documented
+    // shape; the one listed up front stays a top-level function.
+    assert_eq!(keys(&ours[0]), keys(documented));
+    assert_eq!(
+        (&ours[0]["type"], &ours[0]["name"]),
+        (&documented["type"], &documented["name"])
+    );
+    assert_eq!(ours[0]["description"], "The crm tools: list_open_orders.");
+    let inner = &mut ours[0]["tools"][0];
+    assert_eq!(inner["strict"], false);
+    inner.as_object_mut().unwrap().remove("strict");
+    assert_eq!(inner, function);
+    assert_eq!(
+        (&ours[1]["type"], &ours[1]["name"]),
+        (&json!("function"), &json!("open_orders_count"))
+    );
+    assert_eq!(ours.as_array().unwrap().len(), 2);
+
+    // The text export is the same document.
+    let text = providers::export_json(&tools, Format::OpenAiResponses { strict: false }).unwrap();
+    let text: Value = serde_json::from_str(text.get()).unwrap();
+    assert_eq!(
+        text,
+        providers::export(&tools, Format::OpenAiResponses { strict: false }).unwrap()
+    );
+
+    // The search's answer loads the function inside its namespace.
+    let found = [tools.get("list_open_orders").unwrap()];
+    let answer = providers::tool_search_output("call_1", found, true).unwrap();
+    assert_eq!(answer["tools"][0]["type"], "namespace");
+    assert_eq!(answer["tools"][0]["tools"][0]["name"], "list_open_orders");
+
+    // The model's call names the namespace and the function: it is the tool.
+    let response = json!({"output": [doc["function_call"].clone()]});
+    let calls =
+        providers::parse_calls(&response, Format::OpenAiResponses { strict: false }).unwrap();
+    assert_eq!(calls[0].name, "list_open_orders");
+    assert_eq!(
+        calls[0].arguments.as_ref().unwrap(),
+        &json!({"customer_id": "CUST-12345"})
+    );
 }

@@ -193,16 +193,54 @@ fn definition_node(tool: &ToolEntry, format: Format) -> Result<Node<'_>, ExportE
 /// let tools = providers::export(reads, Format::Gemini).unwrap();
 /// assert_eq!(tools[0]["functionDeclarations"][0]["name"], "read_note");
 /// ```
+///
+/// In [`Format::OpenAiResponses`], deferred tools go out inside an OpenAI
+/// namespace named after their key's first segment (`notes` for
+/// `notes.archive`), with a description naming its tools: until a tool
+/// search loads its functions, the model reads only that. A function keeps
+/// its name there, so a call's `name` alone still says which tool it is.
+///
+/// ```
+/// use toolwright::providers::{self, Format};
+/// use toolwright::{tool, Catalog};
+///
+/// /// Read a note.
+/// #[tool(key = "notes.read", effect = read, authorize = public)]
+/// async fn read_note(id: u64) -> String { String::new() }
+///
+/// /// Archive a note.
+/// #[tool(key = "notes.archive", effect = read, authorize = public, defer)]
+/// async fn archive_note(id: u64) -> bool { true }
+///
+/// let catalog = Catalog::builder()
+///     .register::<ReadNoteArgs>()
+///     .register::<ArchiveNoteArgs>()
+///     .build()
+///     .unwrap();
+/// let tools = providers::export(&catalog, Format::OpenAiResponses { strict: true }).unwrap();
+/// // In key order: `notes.archive`, then `notes.read`.
+/// assert_eq!(tools[0]["type"], "namespace");
+/// assert_eq!(tools[0]["name"], "notes");
+/// assert_eq!(tools[0]["description"], "The notes tools: archive_note.");
+/// assert_eq!(tools[0]["tools"][0]["name"], "archive_note");
+/// assert_eq!(tools[0]["tools"][0]["defer_loading"], true);
+/// assert_eq!(tools[1]["name"], "read_note", "listed up front: a function");
+/// ```
 pub fn export<'a>(
     tools: impl IntoIterator<Item = &'a ToolEntry>,
     format: Format,
 ) -> Result<Value, ExportError> {
     // One tool at a time: each definition's tree is gone before the next
     // is built, so the export's memory is the result's.
+    let tools: Vec<&ToolEntry> = tools.into_iter().collect();
     let definitions = tools
-        .into_iter()
+        .iter()
         .map(|tool| definition_node(tool, format).map(Node::into_value))
         .collect::<Result<Vec<_>, _>>()?;
+    let definitions = grouped(&tools, definitions, format)
+        .into_iter()
+        .map(Listed::into_value)
+        .collect();
     let mut definitions = Value::Array(definitions);
     if format.is_gemini() {
         // Moved in: `json!` would copy it through `Serialize`.
@@ -252,8 +290,125 @@ pub fn export_json<'a>(
 ) -> Result<Box<RawValue>, ExportError> {
     let tools: Vec<&ToolEntry> = tools.into_iter().collect();
     let written = written(&tools, format, threads_for(tools.len()))?;
+    let listed = grouped(&tools, written, format);
     // Not `RawValue::from_string`, which would parse the text again.
-    Ok(wrapped(&written, format).expect("an export is plain JSON"))
+    Ok(wrapped(&listed, format).expect("an export is plain JSON"))
+}
+
+/// The most tool names a generated namespace description lists.
+const NAMES_DESCRIBED: usize = 8;
+
+/// An entry of a `tools` list: one tool's definition, or (OpenAI
+/// Responses) a namespace holding the definitions of some.
+enum Listed<T> {
+    Tool(T),
+    Namespace {
+        name: String,
+        description: String,
+        tools: Vec<T>,
+    },
+}
+
+impl Listed<Value> {
+    fn into_value(self) -> Value {
+        match self {
+            Listed::Tool(definition) => definition,
+            Listed::Namespace {
+                name,
+                description,
+                tools,
+            } => {
+                let mut namespace = Map::new();
+                namespace.insert("type".to_owned(), "namespace".into());
+                namespace.insert("name".to_owned(), name.into());
+                namespace.insert("description".to_owned(), description.into());
+                namespace.insert("tools".to_owned(), Value::Array(tools));
+                Value::Object(namespace)
+            }
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Listed<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        match self {
+            Listed::Tool(definition) => definition.serialize(serializer),
+            Listed::Namespace {
+                name,
+                description,
+                tools,
+            } => {
+                let mut map = serializer.serialize_map(Some(4))?;
+                map.serialize_entry("type", "namespace")?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("description", description)?;
+                map.serialize_entry("tools", tools)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// The OpenAI namespace a tool goes out in: for [`Format::OpenAiResponses`],
+/// a deferred tool's key's first segment (`github` for
+/// `github.create_issue`), as OpenAI recommends for tool search: the model
+/// reads a namespace's name and description until a search loads the
+/// functions in it. Tools listed up front stay top-level functions.
+fn openai_namespace(tool: &ToolEntry, format: Format) -> Option<&str> {
+    let responses = matches!(format, Format::OpenAiResponses { .. });
+    let (namespace, _) = tool.key().split_once('.')?;
+    (responses && tool.deferred()).then_some(namespace)
+}
+
+/// `definitions` (one per tool of `tools`, in order) as `format`'s list:
+/// each in its OpenAI namespace, which takes the place of its first tool,
+/// or on its own.
+fn grouped<T>(tools: &[&ToolEntry], definitions: Vec<T>, format: Format) -> Vec<Listed<T>> {
+    let mut listed: Vec<Listed<T>> = Vec::with_capacity(definitions.len());
+    // Each namespace's place in `listed`, and its tools' names.
+    let mut namespaces: Vec<(&str, usize, Vec<&str>)> = Vec::new();
+    for (tool, definition) in tools.iter().zip(definitions) {
+        let Some(namespace) = openai_namespace(tool, format) else {
+            listed.push(Listed::Tool(definition));
+            continue;
+        };
+        let at = match namespaces.iter_mut().find(|(name, ..)| *name == namespace) {
+            Some((_, at, names)) => {
+                names.push(tool.name());
+                *at
+            }
+            None => {
+                namespaces.push((namespace, listed.len(), vec![tool.name()]));
+                listed.push(Listed::Namespace {
+                    name: namespace.to_owned(),
+                    description: String::new(),
+                    tools: Vec::new(),
+                });
+                listed.len() - 1
+            }
+        };
+        if let Listed::Namespace { tools, .. } = &mut listed[at] {
+            tools.push(definition);
+        }
+    }
+    for (namespace, at, names) in namespaces {
+        if let Listed::Namespace { description, .. } = &mut listed[at] {
+            *description = namespace_description(namespace, &names);
+        }
+    }
+    listed
+}
+
+/// What a namespace's description says: what it holds, by its tools'
+/// names (the first [`NAMES_DESCRIBED`]), for a model deciding whether
+/// to search it.
+fn namespace_description(namespace: &str, names: &[&str]) -> String {
+    let shown = names[..names.len().min(NAMES_DESCRIBED)].join(", ");
+    match names.len().saturating_sub(NAMES_DESCRIBED) {
+        0 => format!("The {namespace} tools: {shown}."),
+        more => format!("The {namespace} tools: {shown} and {more} more."),
+    }
 }
 
 /// `definitions` as the document `format` wants: the array itself, or for

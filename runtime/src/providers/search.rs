@@ -59,8 +59,8 @@ pub fn tool_reference_result<'a>(
 /// The `tool_search_output` item that answers an OpenAI Responses
 /// `tool_search_call` of a client-executed search (`execution: "client"`),
 /// echoing its `call_id`: the definitions of the tools found, as
-/// [`Format::OpenAiResponses`] exports them (`strict` or not), which the
-/// model may call from then on.
+/// [`Format::OpenAiResponses`] exports them (`strict` or not, each in its
+/// key's namespace), which the model may call from then on.
 ///
 /// ```
 /// use toolwright::providers;
@@ -74,8 +74,11 @@ pub fn tool_reference_result<'a>(
 /// let answer = providers::tool_search_output("call_abc123", catalog.iter(), false).unwrap();
 /// assert_eq!(answer["type"], "tool_search_output");
 /// assert_eq!(answer["call_id"], "call_abc123");
-/// assert_eq!(answer["tools"][0]["name"], "forecast");
-/// assert_eq!(answer["tools"][0]["defer_loading"], true);
+/// // Loaded into the `weather` namespace, as the first list showed it.
+/// let namespace = &answer["tools"][0];
+/// assert_eq!((&namespace["type"], &namespace["name"]), (&"namespace".into(), &"weather".into()));
+/// assert_eq!(namespace["tools"][0]["name"], "forecast");
+/// assert_eq!(namespace["tools"][0]["defer_loading"], true);
 /// ```
 pub fn tool_search_output<'a>(
     call_id: &str,
