@@ -21,7 +21,9 @@
 //! The queries (`data/search-queries.json`) were written as a user asks an
 //! assistant, before any ranking was measured; those marked `synonym` use
 //! other words than the tool's own ("remove" for delete, "folder" for
-//! directory), and get their own figures.
+//! directory), and get their own figures. `data/search-queries-heldout.json`
+//! was written later, blind to the ranking: its figures are printed, its
+//! misses are not, so that no change is made to fit them.
 //!
 //! `cargo bench -p toolwright-bench --bench search_quality` (`REPEATS`
 //! overrides the 21 index builds and searches of the whole set timed).
@@ -152,7 +154,12 @@ fn rank_all(
         .collect()
 }
 
-fn report(title: &str, queries: &[Query], ranked: &[(Option<usize>, Option<String>)]) {
+fn report(
+    title: &str,
+    queries: &[Query],
+    ranked: &[(Option<usize>, Option<String>)],
+    list_misses: bool,
+) {
     let all: Vec<Option<usize>> = ranked.iter().map(|(rank, _)| *rank).collect();
     let synonyms: Vec<Option<usize>> = queries
         .iter()
@@ -173,8 +180,12 @@ fn report(title: &str, queries: &[Query], ranked: &[(Option<usize>, Option<Strin
         .zip(ranked)
         .filter(|(_, (rank, _))| rank.is_none_or(|r| r > 5))
         .collect();
-    println!("  missed the top 5 ({}):", misses.len());
-    for (q, (rank, first)) in misses {
+    println!(
+        "  missed the top 5 ({}){}",
+        misses.len(),
+        if list_misses { ":" } else { "" }
+    );
+    for (q, (rank, first)) in misses.into_iter().filter(|_| list_misses) {
         println!(
             "    {:<3} {}{:?} expected {}, first {}",
             rank.map_or("-".to_owned(), |r| r.to_string()),
@@ -192,6 +203,20 @@ fn report(title: &str, queries: &[Query], ranked: &[(Option<usize>, Option<Strin
 /// their place (described as the MCP server describes it).
 fn first_lists(registry: &Registry) {
     let examples: Vec<Listed> = serde_json::from_str(FIXTURES[3].1).unwrap();
+    let encoding = tiktoken_rs::o200k_base().unwrap();
+    let measure = |listed: Vec<&toolwright::registry::ToolEntry>| {
+        let count = listed.len();
+        let text = providers::export(listed, Format::OpenAiResponses { strict: false })
+            .unwrap()
+            .to_string();
+        (
+            count,
+            text.len(),
+            encoding.encode_with_special_tokens(&text).len(),
+        )
+    };
+    // Every tool up front, as without deferral.
+    let (all, all_bytes, all_tokens) = measure(registry.tools().iter().collect());
     registry.defer(&Selector::All, true).unwrap();
     for key in examples.iter().filter_map(|tool| tool.key.clone()) {
         registry.defer(&Selector::key(key), false).unwrap();
@@ -217,23 +242,6 @@ fn first_lists(registry: &Registry) {
     });
     registry.register(search).unwrap();
     let tools = registry.tools();
-    let encoding = tiktoken_rs::o200k_base().unwrap();
-    let measure = |listed: Vec<&toolwright::registry::ToolEntry>| {
-        let count = listed.len();
-        let text = providers::export(listed, Format::OpenAiResponses { strict: false })
-            .unwrap()
-            .to_string();
-        (
-            count,
-            text.len(),
-            encoding.encode_with_special_tokens(&text).len(),
-        )
-    };
-    let everything = tools
-        .iter()
-        .filter(|t| t.name() != "search_tools")
-        .collect();
-    let (all, all_bytes, all_tokens) = measure(everything);
     let (first, bytes, tokens) = measure(tools.iter().filter(|t| !t.deferred()).collect());
     println!(
         "first tool list (OpenAI Responses): without deferral {all} tools, {all_bytes} bytes, \
@@ -255,8 +263,11 @@ fn main() {
     let tools = registry.tools();
     let queries: Vec<Query> =
         serde_json::from_str(include_str!("../data/search-queries.json")).unwrap();
+    let held_out: Vec<Query> =
+        serde_json::from_str(include_str!("../data/search-queries-heldout.json")).unwrap();
     let unknown: Vec<&str> = queries
         .iter()
+        .chain(&held_out)
         .map(|q| q.expected.as_str())
         .filter(|key| !tools.iter().any(|tool| tool.key() == *key))
         .collect();
@@ -295,6 +306,20 @@ fn main() {
         "SearchIndex as it is",
         &queries,
         &rank_all(&queries, search),
+        true,
+    );
+    // Written after the ranking, by someone who had not read it; its
+    // misses stay unlisted, so that no change is made to fit them.
+    println!(
+        "held-out set: {} queries ({} synonym)",
+        held_out.len(),
+        held_out.iter().filter(|q| q.synonym).count()
+    );
+    report(
+        "SearchIndex as it is, held-out set",
+        &held_out,
+        &rank_all(&held_out, search),
+        false,
     );
 
     first_lists(&registry);
