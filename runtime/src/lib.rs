@@ -24,7 +24,7 @@
 //   observe
 //   audit
 //   executor
-//   web
+//   web openapi
 //   admin mcp providers
 //   import
 //   __private
@@ -54,6 +54,8 @@ mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod overrides;
 mod pipeline;
 mod principal;

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
+#[path = "../../../tests/tests/installs/mod.rs"]
+mod installs;
+
 /// A directory of its own for one test, removed when the test ends.
 struct TempDir(PathBuf);
 
@@ -489,4 +492,68 @@ fn serving_an_address_other_machines_reach_takes_public() {
         dir.refused(&["serve", "--http", "127.0.0.1:0", "--as", "bob"])
             .contains("cannot be used with")
     );
+}
+
+/// schemathesis (PyPI, pinned in `tests/python/rest-requirements.txt`)
+/// fuzzes the REST API of `shop serve --http` from its own OpenAPI
+/// document, as a manager: no answer is a server error, and every status,
+/// content type and body is one the document describes; arguments that
+/// break the schema are refused, valid ones are not.
+#[test]
+fn the_rest_api_keeps_to_its_document_under_schemathesis() {
+    let test = "the_rest_api_keeps_to_its_document_under_schemathesis";
+    let python = match installs::python_venv("python-rest", "rest-requirements.txt") {
+        Ok(python) => python,
+        Err(why) if !installs::must_run() => {
+            eprintln!("skipped {test}: schemathesis is unavailable ({why})");
+            return;
+        }
+        Err(why) => panic!("{why}"),
+    };
+    let dir = TempDir::new("schemathesis");
+    let (token, _) = dir.issue("bob", &[]);
+    let server = Server::start(&dir);
+    // Its caches and examples in the test's directory, not the checkout.
+    std::fs::write(
+        dir.0.join("schemathesis.toml"),
+        "[cache]\nenabled = false\n",
+    )
+    .unwrap();
+    let output = Command::new(python.with_file_name("schemathesis"))
+        .current_dir(&dir.0)
+        .env("HYPOTHESIS_STORAGE_DIRECTORY", dir.0.join("hypothesis"))
+        .env("NO_COLOR", "1")
+        .args(["--config-file", "schemathesis.toml", "--no-color", "run"])
+        .arg(format!("http://{}/api/openapi.json", server.addr))
+        .args(["--header", &format!("Authorization: Bearer {token}")])
+        .args([
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,\
+             response_schema_conformance,negative_data_rejection,positive_data_acceptance",
+        ])
+        .args([
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--max-examples",
+            "25",
+        ])
+        .args([
+            "--workers",
+            "1",
+            "--seed",
+            "1",
+            "--generation-database",
+            "none",
+        ])
+        .args(["--request-timeout", "10", "--wait-for-schema", "10"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "schemathesis found problems:\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("No issues found"), "{stdout}");
 }

@@ -78,10 +78,14 @@ pub(crate) fn python_or_skip(test: &str) -> Option<PathBuf> {
 
 /// The Python of a virtualenv `name` under the target directory with the
 /// packages pinned in `tests/python/<requirements>`, installed on the
-/// first run; or why it could not be set up.
+/// first run; or why it could not be set up. The tests of any crate of the
+/// workspace find the pins.
 pub(crate) fn python_venv(name: &str, requirements: &str) -> Result<PathBuf, String> {
     let requirements = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("python")
+        .ancestors()
+        .map(|dir| dir.join("tests/python"))
+        .find(|dir| dir.is_dir())
+        .ok_or("no tests/python above this crate")?
         .join(requirements);
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     installed_once(&venv, &requirements, || {

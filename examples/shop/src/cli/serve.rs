@@ -1,5 +1,6 @@
 //! `shop serve --stdio | --http ADDR [--admin ADDR] [--public]`: the tools
-//! to MCP clients, and the admin page beside them.
+//! to MCP clients (and over HTTP as a REST API too), and the admin page
+//! beside them.
 
 use std::net::SocketAddr;
 
@@ -17,8 +18,10 @@ pub(super) struct Serve {
     /// On stdin/stdout, as `--as` (default alice).
     #[arg(long, conflicts_with = "http", required_unless_present = "http")]
     stdio: bool,
-    /// Over Streamable HTTP at http://ADDR/mcp, to clients that send a token
-    /// from `shop token issue`. ADDR is loopback unless `--public` is given.
+    /// Over Streamable HTTP at http://ADDR/mcp, and as a REST API at
+    /// http://ADDR/api (its OpenAPI document at /api/openapi.json), to
+    /// clients that send a token from `shop token issue`. ADDR is loopback
+    /// unless `--public` is given.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// Also serve the admin page and its API at http://ADDR/ (loopback
@@ -61,8 +64,9 @@ pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
         .build();
     if let Some((addr, options)) = http {
         eprintln!(
-            "serving MCP at http://{addr}/mcp to clients that send `Authorization: Bearer <token>`, \
-             a token from `shop token issue --as <actor>`"
+            "serving MCP at http://{addr}/mcp and REST at http://{addr}/api (described at \
+             /api/openapi.json) to clients that send `Authorization: Bearer <token>`, a token \
+             from `shop token issue --as <actor>`"
         );
         let tokens = Tokens::new(shop.pool.clone());
         let mcp = async {
@@ -88,8 +92,10 @@ pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
 /// The HTTP options for serving at `addr`. An address other than loopback
 /// takes `--public`: serving other machines is a decision, not a default.
 fn http_options(addr: SocketAddr, public: bool) -> Result<HttpOptions, BoxError> {
+    // The tools as REST too, for hosts that speak OpenAPI rather than MCP.
+    let options = HttpOptions::default().rest(true);
     if addr.ip().to_canonical().is_loopback() {
-        return Ok(HttpOptions::default());
+        return Ok(options);
     }
     if !public {
         return Err(format!(
@@ -106,7 +112,7 @@ fn http_options(addr: SocketAddr, public: bool) -> Result<HttpOptions, BoxError>
     // Clients reach a public server by names the shop cannot know. Checking
     // `Host` guards against DNS rebinding, which gains a web page nothing
     // here: every request needs a token, and browsers never add one.
-    Ok(HttpOptions::default().allowed_hosts(std::iter::empty::<String>()))
+    Ok(options.allowed_hosts(std::iter::empty::<String>()))
 }
 
 /// The admin switches tools off and approves writes: serving it where other

@@ -49,7 +49,7 @@ pub(super) async fn read_body(
 }
 
 /// The whole body, or the answer that refuses it.
-async fn collect(body: Body, limit: usize) -> Result<Bytes, Response> {
+pub(super) async fn collect(body: Body, limit: usize) -> Result<Bytes, Response> {
     let mut stream = body.into_data_stream();
     // A body usually comes in one chunk, handed on without a copy.
     let mut first = Bytes::new();
@@ -98,7 +98,7 @@ pub(super) fn too_large(limit: usize) -> axum::response::Response {
 }
 
 /// Whether the request says its body is JSON.
-fn is_json(headers: &http::HeaderMap) -> bool {
+pub(super) fn is_json(headers: &http::HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

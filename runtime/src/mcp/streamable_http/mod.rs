@@ -6,6 +6,8 @@
 mod body;
 mod cors;
 mod options;
+#[cfg(feature = "openapi")]
+mod rest;
 mod router;
 mod serve;
 mod sessions;

@@ -71,6 +71,10 @@ pub struct HttpOptions {
     pub max_sessions_per_principal: usize,
     /// A session without a request for this long is closed (default 5 min).
     pub session_idle_timeout: Duration,
+    /// Serves the tools as a REST API too (feature `openapi`; default
+    /// off): see [`HttpOptions::rest`].
+    #[cfg(feature = "openapi")]
+    pub rest: bool,
 }
 
 impl Default for HttpOptions {
@@ -90,11 +94,59 @@ impl Default for HttpOptions {
             max_sessions: 1000,
             max_sessions_per_principal: 16,
             session_idle_timeout: Duration::from_secs(300),
+            #[cfg(feature = "openapi")]
+            rest: false,
         }
     }
 }
 
 impl HttpOptions {
+    /// Serves the tools as a REST API beside `/mcp` (feature `openapi`):
+    /// `POST /api/tools/{name}` with the arguments as its JSON body, and
+    /// the caller's OpenAPI 3.1 document at `GET /api/openapi.json` (see
+    /// [`openapi`](crate::openapi)). Requests pass the same `Host` check,
+    /// CORS, body limits and authentication as MCP's, and calls the same
+    /// views, policy and approvals; each answer's status says what
+    /// happened (200 a result, 202 an approval to wait for, 403, 404, 422
+    /// with the violations).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::mcp::{allow_anonymous, HttpOptions, McpServer};
+    /// use toolwright::{tool, Catalog, Container, Executor};
+    ///
+    /// /// Add two numbers.
+    /// #[tool(key = "math.add", effect = read, authorize = public)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let catalog = Catalog::builder().register::<AddArgs>().build()?;
+    /// let server = McpServer::new(Executor::new(catalog, Container::default())?, "calc", "1.0.0");
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let addr = listener.local_addr()?;
+    /// let options = HttpOptions::default().rest(true);
+    /// tokio::spawn(server.serve_http_on(listener, allow_anonymous(()), options));
+    ///
+    /// let client = reqwest::Client::new();
+    /// let sum: i64 = client
+    ///     .post(format!("http://{addr}/api/tools/add"))
+    ///     .json(&json!({"a": 2, "b": 3}))
+    ///     .send().await?
+    ///     .json().await?;
+    /// assert_eq!(sum, 5);
+    /// let document: serde_json::Value =
+    ///     client.get(format!("http://{addr}/api/openapi.json")).send().await?.json().await?;
+    /// assert_eq!(document["paths"]["/tools/add"]["post"]["operationId"], "add");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "openapi")]
+    pub fn rest(mut self, serve: bool) -> Self {
+        self.rest = serve;
+        self
+    }
+
     /// Replaces the allowed browser origins.
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();

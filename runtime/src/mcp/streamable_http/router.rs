@@ -128,6 +128,16 @@ impl<C: Any + Send + Sync> McpServer<C> {
                     },
                 ))
         };
+        // The REST API: beside the endpoint, behind the same checks.
+        #[cfg(feature = "openapi")]
+        let endpoint = match options.rest {
+            true => endpoint.merge(super::rest::routes(
+                self.shared.clone(),
+                body_timeout,
+                max_body_bytes,
+            )),
+            false => endpoint,
+        };
         let metadata = authenticate.resource_metadata().cloned();
         let metadata_url = metadata.as_ref().map(|m| Arc::<str>::from(m.url()));
         // Only on the endpoint's routes: a path the server does not serve

@@ -1,0 +1,173 @@
+//! The tools as a REST API beside `/mcp` ([`HttpOptions::rest`]):
+//! `POST /api/tools/{name}` runs a call through the same executor, views,
+//! policy and approvals as MCP's `tools/call`, and `GET /api/openapi.json`
+//! is the caller's [`openapi::document`].
+//!
+//! [`HttpOptions::rest`]: super::HttpOptions::rest
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use super::body::{collect, is_json};
+use super::router::CallerContext;
+use crate::error::CallError;
+use crate::mcp::server::Shared;
+use crate::openapi;
+
+/// Where the REST API is served, and what its document names as its server.
+pub(super) const PREFIX: &str = "/api";
+
+/// What the REST handlers share.
+struct Rest<C> {
+    shared: Arc<Shared<C>>,
+    body_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+/// The REST API's routes, to merge before authentication is layered on.
+pub(super) fn routes<C: Any + Send + Sync>(
+    shared: Arc<Shared<C>>,
+    body_timeout: Duration,
+    max_body_bytes: usize,
+) -> axum::Router {
+    let rest = Arc::new(Rest {
+        shared,
+        body_timeout,
+        max_body_bytes,
+    });
+    axum::Router::new()
+        .route(
+            &format!("{PREFIX}/tools/{{name}}"),
+            axum::routing::post(call::<C>),
+        )
+        .route(
+            &format!("{PREFIX}/openapi.json"),
+            axum::routing::get(document::<C>),
+        )
+        .with_state(rest)
+}
+
+/// The caller's context, which authentication put in the request.
+fn caller<C: Send + Sync + 'static>(request: &Request) -> Option<Arc<C>> {
+    request
+        .extensions()
+        .get::<CallerContext<C>>()
+        .map(|caller| caller.0.clone())
+}
+
+/// `GET /api/openapi.json`: the tools this caller may call.
+async fn document<C: Any + Send + Sync>(
+    State(rest): State<Arc<Rest<C>>>,
+    request: Request,
+) -> Response {
+    let Some(ctx) = caller::<C>(&request) else {
+        return error(StatusCode::UNAUTHORIZED, "no caller for this request");
+    };
+    let executor = rest.shared.executor_for(&ctx);
+    let info = &rest.shared.implementation;
+    let mut document = openapi::document(&executor.tools(), &info.name, &info.version);
+    document["servers"] = json!([{ "url": PREFIX }]);
+    json_answer(StatusCode::OK, &document)
+}
+
+/// `POST /api/tools/{name}`: one call, its answer as the document says.
+async fn call<C: Any + Send + Sync>(
+    State(rest): State<Arc<Rest<C>>>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let Some(ctx) = caller::<C>(&request) else {
+        return error(StatusCode::UNAUTHORIZED, "no caller for this request");
+    };
+    if !is_json(request.headers()) {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON (`Content-Type: application/json`)",
+        );
+    }
+    let body = request.into_body();
+    let bytes: Bytes =
+        match tokio::time::timeout(rest.body_timeout, collect(body, rest.max_body_bytes)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(refused)) if refused.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                let message = format!(
+                    "the request body is over the limit of {} bytes",
+                    rest.max_body_bytes
+                );
+                return error(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            }
+            Ok(Err(_)) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                );
+            }
+            Err(_) => {
+                let message = format!(
+                    "the request body did not arrive within {:?}",
+                    rest.body_timeout
+                );
+                return error(StatusCode::REQUEST_TIMEOUT, &message);
+            }
+        };
+    let arguments: Value = match serde_json::from_slice(&bytes) {
+        Ok(arguments) => arguments,
+        Err(why) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the body is not JSON: {why}"),
+            );
+        }
+    };
+    let executor = rest.shared.executor_for(&ctx);
+    match executor.invoke(&name, arguments, &*ctx).await {
+        Ok(result) => json_answer(StatusCode::OK, &result),
+        Err(refused) => refusal(&refused),
+    }
+}
+
+/// The answer to a call that gave no result.
+fn refusal(refused: &CallError) -> Response {
+    let status = match refused {
+        CallError::ApprovalRequired(request) => {
+            return json_answer(StatusCode::ACCEPTED, request);
+        }
+        CallError::InvalidArguments { violations, .. } => {
+            let body = json!({ "error": refused.model_message(), "violations": violations });
+            return json_answer(StatusCode::UNPROCESSABLE_ENTITY, &body);
+        }
+        CallError::UnknownTool { .. } | CallError::Disabled { .. } => StatusCode::NOT_FOUND,
+        CallError::PolicyDenied { .. }
+        | CallError::Denied { .. }
+        | CallError::NotApproved { .. } => StatusCode::FORBIDDEN,
+        CallError::TooManyPending { .. } => StatusCode::TOO_MANY_REQUESTS,
+        CallError::Tool { .. } => StatusCode::BAD_REQUEST,
+        CallError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+        CallError::AuditFailed { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, &refused.model_message())
+}
+
+/// `{"error": message}` with `status`.
+fn error(status: StatusCode, message: &str) -> Response {
+    json_answer(status, &json!({ "error": message }))
+}
+
+/// `value` as a JSON body with `status`.
+fn json_answer(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => {
+            let content_type = [(http::header::CONTENT_TYPE, "application/json")];
+            (status, content_type, body).into_response()
+        }
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
