@@ -26,7 +26,7 @@
 //   executor
 //   web openapi
 //   admin mcp providers
-//   import
+//   import inspect
 //   __private
 #[doc(hidden)]
 #[path = "private/mod.rs"]
@@ -50,6 +50,7 @@ pub mod executor;
 mod hook;
 #[cfg(any(feature = "import-mcp", feature = "import-openapi"))]
 pub mod import;
+pub mod inspect;
 mod invocation;
 #[cfg(feature = "mcp")]
 pub mod mcp;

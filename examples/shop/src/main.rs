@@ -5,6 +5,15 @@ use std::process::ExitCode;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Under `cargo toolwright inspect | lock | check`: the shop's tools,
+    // printed, and exit; otherwise nothing.
+    match toolwright::Catalog::discover_in(shop::app::MODULES) {
+        Ok(catalog) => toolwright::inspect::exit_if_asked(&catalog),
+        Err(error) => {
+            eprintln!("shop: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
     install_logs();
     shop::cli::run().await
 }

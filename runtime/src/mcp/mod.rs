@@ -94,6 +94,7 @@ pub use search::DEFAULT_MAX_FOUND;
 pub use server::{DEFAULT_PAGE_SIZE, McpServer, McpServerBuilder};
 pub use stdio::StdioOptions;
 pub use streamable_http::{DEFAULT_HTTP_ADDR, HttpOptions};
+pub(crate) use tools::listed;
 
 pub use axum;
 pub use http;

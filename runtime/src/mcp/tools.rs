@@ -44,6 +44,11 @@ impl<C> Shared<C> {
     }
 }
 
+/// `tools` as MCP lists them.
+pub(crate) fn listed(tools: &[&ToolEntry]) -> Vec<Tool> {
+    tools.iter().map(|tool| describe(tool)).collect()
+}
+
 /// A tool as MCP lists it.
 fn describe(entry: &ToolEntry) -> Tool {
     let mut tool = Tool::new(
