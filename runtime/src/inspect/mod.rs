@@ -32,6 +32,7 @@
 //! through `inventory`), and the schemas are the ones it serves.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use serde_json::{Value, json};
 
@@ -61,8 +62,15 @@ pub fn exit_if_asked<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>) {
     let lock_file = std::env::var_os(LOCK_ENV).map(std::path::PathBuf::from);
     let code = match answer(&asked.to_string_lossy(), &tools, lock_file.as_deref()) {
         Ok(Answer { text, failed }) => {
-            print!("{text}");
-            i32::from(failed)
+            // Not `print!`, which panics when the reader has gone.
+            let mut stdout = std::io::stdout().lock();
+            let written = stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush());
+            match written {
+                Ok(()) => i32::from(failed),
+                Err(_) => 2,
+            }
         }
         Err(problem) => {
             eprintln!("toolwright inspect: {problem}");
