@@ -170,19 +170,12 @@ fn main() {
         throughput(&ours, connections, duration / 2).await;
         throughput(&theirs, connections, duration / 2).await;
 
-        let (mut ours_rps, mut theirs_rps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for round in 0..rounds {
-            let (a, b) = if round % 2 == 0 {
-                let a = throughput(&ours, connections, duration).await;
-                (a, throughput(&theirs, connections, duration).await)
-            } else {
-                let b = throughput(&theirs, connections, duration).await;
-                (throughput(&ours, connections, duration).await, b)
-            };
-            ours_rps.push(a);
-            theirs_rps.push(b);
-            ratios.push(a / b);
-        }
+        let (ours_rps, theirs_rps, ratios) = load::rounds(
+            rounds,
+            || throughput(&ours, connections, duration),
+            || throughput(&theirs, connections, duration),
+        )
+        .await;
         let (ours, ours_lo, ours_hi) = quantiles(ours_rps);
         let (theirs, theirs_lo, theirs_hi) = quantiles(theirs_rps);
         let (ratio, ratio_lo, ratio_hi) = quantiles(ratios);

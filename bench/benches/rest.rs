@@ -102,19 +102,12 @@ fn main() {
         throughput(addr, Via::Mcp, connections, duration / 2).await;
         throughput(addr, Via::Rest, connections, duration / 2).await;
 
-        let (mut rest_rps, mut mcp_rps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for round in 0..rounds {
-            let (rest, mcp) = if round % 2 == 0 {
-                let rest = throughput(addr, Via::Rest, connections, duration).await;
-                (rest, throughput(addr, Via::Mcp, connections, duration).await)
-            } else {
-                let mcp = throughput(addr, Via::Mcp, connections, duration).await;
-                (throughput(addr, Via::Rest, connections, duration).await, mcp)
-            };
-            rest_rps.push(rest);
-            mcp_rps.push(mcp);
-            ratios.push(rest / mcp);
-        }
+        let (rest_rps, mcp_rps, ratios) = load::rounds(
+            rounds,
+            || throughput(addr, Via::Rest, connections, duration),
+            || throughput(addr, Via::Mcp, connections, duration),
+        )
+        .await;
         let (rest, rest_lo, rest_hi) = quantiles(rest_rps);
         let (mcp, mcp_lo, mcp_hi) = quantiles(mcp_rps);
         let (ratio, ratio_lo, ratio_hi) = quantiles(ratios);

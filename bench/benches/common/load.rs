@@ -1,5 +1,6 @@
-//! Load for the throughput benches (`mcp_http.rs`, `gateway.rs`):
-//! `in_flight` workers calling one after another for a fixed time.
+//! Load for the throughput benches (`mcp_http.rs`, `gateway.rs`,
+//! `rest.rs`): `in_flight` workers calling one after another for a fixed
+//! time, and rounds that measure two servers in turn.
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -38,4 +39,34 @@ where
         worker.await.unwrap();
     }
     done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// `rounds` measurements of `a` and `b` (each a throughput), in turns
+/// whose order alternates, so that neither always runs on a machine the
+/// other warmed: each one's figures, and `a / b` per round.
+pub(crate) async fn rounds<A, B, FA, FB>(
+    rounds: usize,
+    a: A,
+    b: B,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>)
+where
+    A: Fn() -> FA,
+    B: Fn() -> FB,
+    FA: Future<Output = f64>,
+    FB: Future<Output = f64>,
+{
+    let (mut of_a, mut of_b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (x, y) = if round % 2 == 0 {
+            let x = a().await;
+            (x, b().await)
+        } else {
+            let y = b().await;
+            (a().await, y)
+        };
+        of_a.push(x);
+        of_b.push(y);
+        ratios.push(x / y);
+    }
+    (of_a, of_b, ratios)
 }
