@@ -23,7 +23,7 @@ impl Scratch {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let manifest = format!(
             "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\ntoolwright = {{ path = {:?} }}\n\n[workspace]\n",
+             [dependencies]\ntoolwright = {{ path = {:?}, features = [\"mcp\"] }}\n\n[workspace]\n",
             workspace.join("runtime")
         );
         std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -49,7 +49,8 @@ impl Scratch {
             .arg("toolwright")
             .args(args)
             .current_dir(&self.0)
-            // One build of toolwright for every scratch crate of the tests.
+            // One build of toolwright for every scratch crate of the CLI's
+            // tests (`new_module.rs` too, with the same features).
             .env(
                 "CARGO_TARGET_DIR",
                 Path::new(env!("CARGO_TARGET_TMPDIR")).join("scratch-target"),
