@@ -1,7 +1,7 @@
 //! A catalog's tools as a provider's `tools` field: each tool's
 //! definition, its schema in the provider's dialect.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -367,32 +367,26 @@ fn openai_namespace(tool: &ToolEntry, format: Format) -> Option<&str> {
 fn grouped<T>(tools: &[&ToolEntry], definitions: Vec<T>, format: Format) -> Vec<Listed<T>> {
     let mut listed: Vec<Listed<T>> = Vec::with_capacity(definitions.len());
     // Each namespace's place in `listed`, and its tools' names.
-    let mut namespaces: Vec<(&str, usize, Vec<&str>)> = Vec::new();
+    let mut namespaces: HashMap<&str, (usize, Vec<&str>)> = HashMap::new();
     for (tool, definition) in tools.iter().zip(definitions) {
         let Some(namespace) = openai_namespace(tool, format) else {
             listed.push(Listed::Tool(definition));
             continue;
         };
-        let at = match namespaces.iter_mut().find(|(name, ..)| *name == namespace) {
-            Some((_, at, names)) => {
-                names.push(tool.name());
-                *at
-            }
-            None => {
-                namespaces.push((namespace, listed.len(), vec![tool.name()]));
-                listed.push(Listed::Namespace {
-                    name: namespace.to_owned(),
-                    description: String::new(),
-                    tools: Vec::new(),
-                });
-                listed.len() - 1
-            }
-        };
-        if let Listed::Namespace { tools, .. } = &mut listed[at] {
+        let (at, names) = namespaces.entry(namespace).or_insert_with(|| {
+            listed.push(Listed::Namespace {
+                name: namespace.to_owned(),
+                description: String::new(),
+                tools: Vec::new(),
+            });
+            (listed.len() - 1, Vec::new())
+        });
+        names.push(tool.name());
+        if let Listed::Namespace { tools, .. } = &mut listed[*at] {
             tools.push(definition);
         }
     }
-    for (namespace, at, names) in namespaces {
+    for (namespace, (at, names)) in namespaces {
         if let Listed::Namespace { description, .. } = &mut listed[at] {
             *description = namespace_description(namespace, &names);
         }
