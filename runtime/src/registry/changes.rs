@@ -78,6 +78,10 @@ pub enum ChangeKind {
     /// Tools were given an [`Override`](crate::registry::Override), or taken back to
     /// what they declared.
     Overridden,
+    /// Tools took the state another replica of the registry shared
+    /// (through `registry::PostgresSync`, feature `postgres`), as it was
+    /// written there: who disabled them, and why.
+    Synced,
 }
 
 /// A subscription to a registry's changes
@@ -150,7 +154,7 @@ impl Changes {
 
     /// Skips every change already waiting, for a reader that re-reads the
     /// registry's state instead of following each change.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mcp", feature = "postgres")), allow(dead_code))]
     pub(crate) fn skip_waiting(&mut self) {
         use broadcast::error::TryRecvError;
         while let Ok(_) | Err(TryRecvError::Lagged(_)) = self.receiver.try_recv() {}

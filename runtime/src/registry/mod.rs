@@ -15,6 +15,8 @@ mod policy;
 pub(crate) mod search;
 mod selector;
 mod state;
+#[cfg(feature = "postgres")]
+mod sync;
 mod tools;
 mod view;
 
@@ -40,6 +42,8 @@ pub use policy::{Policy, Rule};
 pub use search::{Hit, SearchIndex};
 pub use selector::Selector;
 pub use state::{NamespaceState, RegistryState, Restored, ToolState};
+#[cfg(feature = "postgres")]
+pub use sync::{PostgresSync, SyncError};
 pub use tools::Tools;
 pub(crate) use tools::{Memo, Snapshot};
 

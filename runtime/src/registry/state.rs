@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::namespace::namespace_of;
-use super::{Change, ChangeKind, Registry, RegistryError};
+use super::{Change, ChangeKind, Registry, RegistryError, Snapshot};
 use crate::catalog::Catalog;
 use crate::disabled::Disabled;
 use crate::overrides::Override;
@@ -213,36 +213,12 @@ impl Registry {
         }
         let _turn = self.turn();
         let current = self.shared.current.load_full();
-        let mut disabled = current.disabled.clone();
-        let mut tools: Vec<_> = current.catalog.iter().cloned().collect();
-        let mut overridden = false;
-        let mut keys = Vec::new();
-        let mut unknown = Vec::new();
-        for (key, state) in &state.tools {
-            let Some(index) = current.catalog.index_of_key(key) else {
-                unknown.push(key.clone());
-                continue;
-            };
-            let mut changed = false;
-            let wanted = state.disabled.as_ref().map(|claimed| Disabled {
-                by: by.clone(),
-                originally_by: claimed.originally_by.clone().or(claimed.by.clone()),
-                ..claimed.clone()
-            });
-            if disabled[index].as_deref() != wanted.as_ref() {
-                disabled[index] = wanted.map(Arc::new);
-                changed = true;
-            }
-            let wanted = state.overridden.as_ref().filter(|o| !o.is_empty());
-            if tools[index].overridden() != wanted {
-                tools[index] = tools[index].with_override(wanted.cloned().map(Arc::new));
-                overridden = true;
-                changed = true;
-            }
-            if changed {
-                keys.push(key.clone());
-            }
-        }
+        let claimed = |claimed: &Disabled| Disabled {
+            by: by.clone(),
+            originally_by: claimed.originally_by.clone().or(claimed.by.clone()),
+            ..claimed.clone()
+        };
+        let (catalog, disabled, keys, unknown) = states_set(&current, &state.tools, claimed)?;
         let served = namespaces(&current.catalog);
         let unknown_namespaces = state
             .namespaces
@@ -250,11 +226,6 @@ impl Registry {
             .filter(|namespace| !served.contains_key(*namespace))
             .cloned()
             .collect();
-        let catalog = match overridden {
-            // The same keys and names as before: nothing can conflict.
-            true => Some(Catalog::from_entries(tools).map_err(RegistryError::Conflict)?),
-            false => None,
-        };
         let kind = ChangeKind::Restored { by };
         let change = self.publish_states(&current, catalog, disabled, kind, keys);
         Ok(Restored {
@@ -263,6 +234,85 @@ impl Registry {
             unknown_namespaces,
         })
     }
+
+    /// Gives the tools `states` names (those served) the states given,
+    /// verbatim, as one [`ChangeKind::Synced`] change, if the registry is
+    /// still at `generation`; `None`, changing nothing, once it moved on,
+    /// so that a change made here meanwhile is never overwritten unseen.
+    /// What another replica of the same registry wrote is trusted as it
+    /// was written: it already said who acted.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn apply_synced(
+        &self,
+        states: &BTreeMap<String, ToolState>,
+        generation: u64,
+    ) -> Option<Result<Change, RegistryError>> {
+        if let Some(problem) = states
+            .values()
+            .find_map(|tool| tool.overridden.as_ref()?.problem())
+        {
+            return Some(Err(RegistryError::InvalidOverride { problem }));
+        }
+        let _turn = self.turn();
+        let current = self.shared.current.load_full();
+        if current.generation != generation {
+            return None;
+        }
+        let applied = states_set(&current, states, Disabled::clone);
+        Some(applied.map(|(catalog, disabled, keys, _)| {
+            self.publish_states(&current, catalog, disabled, ChangeKind::Synced, keys)
+        }))
+    }
+}
+
+/// What `current` becomes with each served tool of `states` in the state
+/// given there (its `disabled` through `disabled_as`): the new catalog if
+/// an override changed, every tool's state, the keys that changed, and
+/// the keys `current` does not serve.
+type StatesSet = (
+    Option<Catalog>,
+    Box<[Option<Arc<Disabled>>]>,
+    Vec<String>,
+    Vec<String>,
+);
+
+fn states_set(
+    current: &Snapshot,
+    states: &BTreeMap<String, ToolState>,
+    disabled_as: impl Fn(&Disabled) -> Disabled,
+) -> Result<StatesSet, RegistryError> {
+    let mut disabled = current.disabled.clone();
+    let mut tools: Vec<_> = current.catalog.iter().cloned().collect();
+    let mut overridden = false;
+    let mut keys = Vec::new();
+    let mut unknown = Vec::new();
+    for (key, state) in states {
+        let Some(index) = current.catalog.index_of_key(key) else {
+            unknown.push(key.clone());
+            continue;
+        };
+        let mut changed = false;
+        let wanted = state.disabled.as_ref().map(&disabled_as);
+        if disabled[index].as_deref() != wanted.as_ref() {
+            disabled[index] = wanted.map(Arc::new);
+            changed = true;
+        }
+        let wanted = state.overridden.as_ref().filter(|o| !o.is_empty());
+        if tools[index].overridden() != wanted {
+            tools[index] = tools[index].with_override(wanted.cloned().map(Arc::new));
+            overridden = true;
+            changed = true;
+        }
+        if changed {
+            keys.push(key.clone());
+        }
+    }
+    let catalog = match overridden {
+        // The same keys and names as before: nothing can conflict.
+        true => Some(Catalog::from_entries(tools).map_err(RegistryError::Conflict)?),
+        false => None,
+    };
+    Ok((catalog, disabled, keys, unknown))
 }
 
 /// Each namespace of `catalog`'s tools, with its tools' keys.
