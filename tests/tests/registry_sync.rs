@@ -230,6 +230,58 @@ async fn concurrent_changes_to_different_tools_both_survive() {
     b_sync.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_changes_to_one_tool_end_the_same_on_every_replica_and_in_the_table() {
+    let Some(pool) = first_pool("same_tool").await else {
+        return;
+    };
+    let name = "same_tool";
+    let (a, a_sync) = replica(&pool, name, "a").await;
+    let (b, b_sync) = replica(&pool, name, "b").await;
+
+    for round in 0..20 {
+        let (on_a, on_b) = (a.clone(), b.clone());
+        let one = tokio::spawn(async move {
+            on_a.disable(&Selector::name("weather"), format!("a {round}"))
+                .unwrap();
+        });
+        let two = tokio::spawn(async move {
+            on_b.disable(&Selector::name("weather"), format!("b {round}"))
+                .unwrap();
+        });
+        one.await.unwrap();
+        two.await.unwrap();
+    }
+    // The last write wins, whichever it was: both replicas and the table agree.
+    let reason = |registry: &Registry| {
+        registry
+            .tools()
+            .disabled("weather")
+            .map(|d| d.reason.clone())
+    };
+    let start = Instant::now();
+    loop {
+        let written = row(&pool, name, "weather.get").await;
+        let written = written.and_then(|state| state.disabled).map(|d| d.reason);
+        if written.is_some() && reason(&a) == written && reason(&b) == written {
+            println!(
+                "replicas and table agree on {written:?}: {:?}",
+                start.elapsed()
+            );
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no agreement: a {:?}, b {:?}, table {written:?}",
+            reason(&a),
+            reason(&b)
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    a_sync.stop().await;
+    b_sync.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_started_later_takes_the_shared_state_at_start() {
     let Some(pool) = first_pool("started_later").await else {
