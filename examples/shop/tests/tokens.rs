@@ -496,9 +496,11 @@ fn serving_an_address_other_machines_reach_takes_public() {
 
 /// schemathesis (PyPI, pinned in `tests/python/rest-requirements.txt`)
 /// fuzzes the REST API of `shop serve --http` from its own OpenAPI
-/// document, as a manager: no answer is a server error, and every status,
-/// content type and body is one the document describes; arguments that
-/// break the schema are refused, valid ones are not.
+/// document, as a manager: no answer is a server error, every status,
+/// content type and body is one the document describes, and arguments
+/// that break the schema are refused. (Not that every valid request
+/// succeeds: a tool may fail on well-formed arguments, for a product that
+/// does not exist, and its 400 says so.)
 #[test]
 fn the_rest_api_keeps_to_its_document_under_schemathesis() {
     let test = "the_rest_api_keeps_to_its_document_under_schemathesis";
@@ -529,7 +531,7 @@ fn the_rest_api_keeps_to_its_document_under_schemathesis() {
         .args([
             "--checks",
             "not_a_server_error,status_code_conformance,content_type_conformance,\
-             response_schema_conformance,negative_data_rejection,positive_data_acceptance",
+             response_schema_conformance,negative_data_rejection",
         ])
         .args([
             "--phases",
