@@ -310,21 +310,11 @@ enum Listed<T> {
 }
 
 impl Listed<Value> {
+    /// The entry as a `Value`, written as [`Serialize`] writes it.
     fn into_value(self) -> Value {
         match self {
             Listed::Tool(definition) => definition,
-            Listed::Namespace {
-                name,
-                description,
-                tools,
-            } => {
-                let mut namespace = Map::new();
-                namespace.insert("type".to_owned(), "namespace".into());
-                namespace.insert("name".to_owned(), name.into());
-                namespace.insert("description".to_owned(), description.into());
-                namespace.insert("tools".to_owned(), Value::Array(tools));
-                Value::Object(namespace)
-            }
+            namespace => serde_json::to_value(&namespace).expect("an export is plain JSON"),
         }
     }
 }

@@ -363,10 +363,7 @@ impl SearchIndex {
 fn counted(tool: &ToolEntry, stems: &mut Stems) -> KeyMap<u32, u32> {
     let mut words: KeyMap<u32, u32> = KeyMap::default();
     let mut add = |text: &str, weight: u32| {
-        for word in split(text) {
-            if STOP_WORDS.contains(&word.as_str()) {
-                continue;
-            }
+        for word in kept(text) {
             *words.entry(stems.term(word)).or_default() += weight;
         }
     };
@@ -471,11 +468,14 @@ impl Stems {
 /// an index counts them.
 #[cfg(test)]
 fn words(text: &str) -> Vec<String> {
+    kept(text).map(|w| stem(&w)).collect()
+}
+
+/// The words of `text` an index keeps: [split](split), without stop words.
+fn kept(text: &str) -> impl Iterator<Item = String> {
     split(text)
         .into_iter()
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| stem(&w))
-        .collect()
 }
 
 /// `text` split at anything but letters and digits and at a lower-case
