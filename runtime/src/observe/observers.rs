@@ -170,6 +170,7 @@ struct Slot {
     counts: Counts,
 }
 
+// Not a tokio/crossbeam channel: no receiver parks here, and `telling` needs this lock anyway.
 #[derive(Default)]
 struct Queue {
     events: VecDeque<Arc<Event>>,

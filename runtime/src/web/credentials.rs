@@ -3,6 +3,7 @@
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
+// Not `headers`' `Authorization<Bearer>`: it adds headers, headers-core and sha1, for one scheme only.
 /// The token of an `Authorization: Bearer <token>` header: the scheme in
 /// any case, any run of spaces around the token.
 pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
