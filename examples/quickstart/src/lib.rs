@@ -3,9 +3,7 @@
 //! This file is the application: the tasks, who calls, the hooks, the
 //! tools, and the container that injects an APP service and a
 //! REQUEST-scoped unit of work whose finalizer commits or rolls back.
-//! [`run`] is its command line: without options a narrated demo, with
-//! `--format NAME` the tools for a model API, with `--stdio` or
-//! `--http ADDR [--anonymous]` an MCP server; `--help` says more.
+//! [`run`] is its command line (`--help`); [`mcp_server`] serves it over MCP.
 //!
 //! Writes go through the library's approvals: a call records a request in
 //! a ledger, someone other than the requester approves it, the requester's
@@ -15,16 +13,16 @@
 
 mod cli;
 mod demo;
+mod server;
 
 pub use cli::run;
+pub use server::{mcp_server, serve_anonymous};
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use toolwright::mcp::{self, HttpOptions, McpServer, McpServerBuilder};
 use toolwright::{
     BoxError, Catalog, Container, Context, Executor, Inject, Invocation, Principal,
     approval::Approvals,
@@ -93,10 +91,8 @@ pub struct Actor {
 }
 
 impl Actor {
-    /// `name`, an administrator or not. Administrators see every tool,
-    /// others all but the `admin`-tagged ones: a view hides and refuses,
-    /// and each tool's hooks still decide what a visible tool lets its
-    /// caller do.
+    /// `name`, an administrator (who sees every tool) or not (all but the
+    /// `admin`-tagged ones); the hooks still decide what a visible tool allows.
     pub fn new(name: &'static str, admin: bool) -> Actor {
         let view = if admin {
             View::new(Selector::All)
@@ -220,31 +216,4 @@ pub fn executor(approvals: Approvals) -> Result<Executor, BoxError> {
         .build();
     let executor = Executor::builder(Catalog::discover()?, container).approvals(approvals);
     Ok(executor.build()?)
-}
-
-/// An MCP server of `executor`'s tools, each actor shown their view. A
-/// client that can ask its person (elicitation) approves a write there;
-/// any other gets the request back, to decide elsewhere.
-pub fn mcp_server(executor: Executor) -> McpServerBuilder<Actor> {
-    McpServer::builder(executor, "toolwright-quickstart", env!("CARGO_PKG_VERSION"))
-        .instructions(
-            "A shared task list. Writes need another person's approval; deleting needs an administrator.",
-        )
-        .views(|actor: &Actor| actor.view.clone())
-        .elicitation(std::time::Duration::from_secs(300))
-}
-
-/// Serves `server` at `http://addr/mcp` with no credentials: every caller
-/// is `guest`, who cannot delete and whose writes still wait for approval.
-pub async fn serve_anonymous(
-    server: McpServerBuilder<Actor>,
-    addr: SocketAddr,
-) -> Result<(), BoxError> {
-    // One principal for every caller: its cap on sessions would be
-    // everyone's, and clients that never end theirs (HTTP DELETE), such as
-    // the TypeScript SDK's, would soon shut the rest out.
-    let mut options = HttpOptions::default();
-    options.max_sessions_per_principal = options.max_sessions;
-    let guest = mcp::allow_anonymous(Actor::new("guest", false));
-    Ok(server.build().serve_http(addr, guest, options).await?)
 }
