@@ -395,6 +395,40 @@ pub enum CallError {
         #[source]
         source: AuditError,
     },
+    /// A call sent with an idempotency key did not run, because of what
+    /// the key already stands for ([`Refusal`]): a call with other
+    /// arguments, one still running, or one that ended without a result
+    /// to repeat. A repeat of a call that succeeded is not an error: it
+    /// returns the recorded result. The `idempotency` module has the rules.
+    ///
+    /// ```
+    /// use toolwright::CallError;
+    /// use toolwright::idempotency::Refusal;
+    ///
+    /// let error = CallError::NotRepeated {
+    ///     key: "orders.place".into(),
+    ///     idempotency_key: "order-7".into(),
+    ///     refusal: Refusal::Conflict,
+    /// };
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "the call to `orders.place` with idempotency key `order-7` did not run: the key was first sent with another tool or other arguments"
+    /// );
+    /// assert!(error.model_message().contains("new idempotency key"));
+    /// ```
+    #[error(
+        "the call to `{key}` with idempotency key `{}` did not run: {refusal}",
+        Excerpt::prefix(idempotency_key, QUOTED_CHARS)
+    )]
+    NotRepeated {
+        /// The tool's key.
+        key: ToolStr,
+        /// The idempotency key the caller sent.
+        idempotency_key: String,
+        /// Why the call did not run.
+        #[source]
+        refusal: Refusal,
+    },
     /// The tool's result could not be serialized.
     #[error("the result of `{key}` could not be serialized")]
     Output {
@@ -467,6 +501,7 @@ impl CallError {
             CallError::AuditFailed { .. } => {
                 "The tool is unavailable right now; the call failed.".into()
             }
+            CallError::NotRepeated { refusal, .. } => refusal.model_message(),
             _ => "The tool failed.".into(),
         }
     }
@@ -497,6 +532,7 @@ impl CallError {
             | CallError::Timeout { key, .. }
             | CallError::Output { key, .. }
             | CallError::Finalizer { key, .. }
+            | CallError::NotRepeated { key, .. }
             | CallError::AuditFailed { key, .. } => Some(key),
         }
     }
@@ -558,6 +594,7 @@ impl CallError {
             | CallError::Timeout { key, .. }
             | CallError::Output { key, .. }
             | CallError::Finalizer { key, .. }
+            | CallError::NotRepeated { key, .. }
             | CallError::AuditFailed { key, .. } => *key = served.clone(),
         }
         self
@@ -613,6 +650,50 @@ impl fmt::Debug for Scrubbed {
 impl std::error::Error for Scrubbed {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_deref().map(|source| source as _)
+    }
+}
+
+/// Why a call sent with an idempotency key did not run
+/// ([`CallError::NotRepeated`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The key was first sent with another tool or other arguments: a new
+    /// call needs a new key.
+    #[error("the key was first sent with another tool or other arguments")]
+    Conflict,
+    /// A call with the key is still running, and did not end within the
+    /// wait the executor allows (`IdempotencyBuilder::wait`).
+    #[error("a call with the key is still running")]
+    InProgress,
+    /// The call with the key ran and failed; it is not run again. `message`
+    /// is what the model was told then.
+    #[error("the call with the key failed: {message}")]
+    Failed {
+        /// The first call's [`CallError::model_message`].
+        message: String,
+    },
+    /// The call with the key stopped midway (a timeout, a panic, a caller
+    /// that went away, a process that died), so what it changed is
+    /// unknown: it is not run again, and a person must look.
+    #[error("the call with the key ended and its outcome is unknown")]
+    Unknown,
+    /// The store of idempotency keys could not be read or written: a call
+    /// with a key does not run without it.
+    #[error("the idempotency store is unavailable")]
+    Unavailable(#[source] BoxError),
+}
+
+impl Refusal {
+    /// What a model is told.
+    fn model_message(&self) -> String {
+        match self {
+            Refusal::Conflict => "This idempotency key was already used for another call. Send a new idempotency key for new arguments.".into(),
+            Refusal::InProgress => "A call with this idempotency key is still running. Try again later with the same key.".into(),
+            Refusal::Failed { message } => format!("This call already ran with this idempotency key and failed: {message}"),
+            Refusal::Unknown => "This call already ran with this idempotency key, and whether it took effect is unknown. It will not run again; tell the user.".into(),
+            Refusal::Unavailable(_) => "The tool is unavailable right now; the call failed.".into(),
+        }
     }
 }
 

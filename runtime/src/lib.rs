@@ -11,7 +11,7 @@
 //   util
 //   effect concurrency secret request content disabled overrides decision sql
 //   error args schema
-//   approval context scope
+//   approval context scope idempotency
 //   invocation
 //   hook
 //   principal tool
@@ -48,6 +48,7 @@ mod effect;
 mod error;
 pub mod executor;
 mod hook;
+pub mod idempotency;
 #[cfg(any(feature = "import-mcp", feature = "import-openapi"))]
 pub mod import;
 pub mod inspect;

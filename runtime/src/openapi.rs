@@ -23,9 +23,17 @@
 //!   caller cannot see or one that is disabled; 413 and 415 for a body
 //!   too large or not declared JSON; 422 for arguments that break the
 //!   schema, with each violation's path; 429 when the caller has too many
-//!   approvals waiting.
+//!   approvals waiting;
+//! - a write takes an optional `Idempotency-Key` header (see
+//!   [`idempotency`](crate::idempotency)): a repeat returns the first
+//!   call's result; the same key with other arguments is 422, and one
+//!   whose first call still runs, failed or stopped midway is 409.
 
 use serde_json::{Map, Value, json};
+
+/// The request header that carries a write's idempotency key
+/// (see [`idempotency`](crate::idempotency)).
+pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 
 use crate::catalog::ToolEntry;
 use crate::effect::Effect;
@@ -109,6 +117,14 @@ fn operation(tool: &ToolEntry, schemas: &mut Map<String, Value>) -> Value {
             "429".into(),
             error("The caller has as many approvals waiting as allowed."),
         );
+        responses.insert(
+            "409".into(),
+            error("A call with this `Idempotency-Key` is still running, or ran and failed or stopped midway: it is not run again."),
+        );
+        responses.insert(
+            "503".into(),
+            error("The audit trail or the store of idempotency keys is unavailable: nothing ran, or what ran failed closed."),
+        );
     }
     responses.insert(
         "400".into(),
@@ -130,7 +146,7 @@ fn operation(tool: &ToolEntry, schemas: &mut Map<String, Value>) -> Value {
     );
     responses.insert(
         "422".into(),
-        error("The arguments break the tool's schema; `violations` says where."),
+        error("The arguments break the tool's schema (`violations` says where), or the `Idempotency-Key` was first sent with other arguments."),
     );
     let mut operation = json!({
         "operationId": name,
@@ -143,6 +159,15 @@ fn operation(tool: &ToolEntry, schemas: &mut Map<String, Value>) -> Value {
         "x-toolwright-key": tool.key(),
         "x-toolwright-effect": tool.effect(),
     });
+    if tool.effect() != Effect::Read {
+        operation["parameters"] = json!([{
+            "name": IDEMPOTENCY_HEADER,
+            "in": "header",
+            "required": false,
+            "description": "Names this one intended change: a call repeated with the same key, caller and arguments returns the first one's result without running again.",
+            "schema": { "type": "string", "minLength": 1, "maxLength": 255 },
+        }]);
+    }
     if let Some(title) = tool.title() {
         operation["summary"] = title.into();
     }

@@ -8,6 +8,7 @@ use crate::approval::Approvals;
 use crate::audit::{AuditTrail, Trail};
 #[cfg(doc)]
 use crate::error::CallError;
+use crate::idempotency::Idempotency;
 use crate::observe::{Observer, Observers, Pending};
 use crate::pipeline::{CallNumbers, ExclusiveGate, Services};
 use crate::principal::{Identify, Principal};
@@ -82,6 +83,7 @@ impl Executor {
             default_timeout: None,
             max_result: DEFAULT_MAX_RESULT,
             approvals: None,
+            idempotency: None,
             principal: None,
             observers: Vec::new(),
             observer_queue: crate::observe::DEFAULT_OBSERVER_QUEUE,
@@ -122,6 +124,7 @@ pub struct ExecutorBuilder {
     default_timeout: Option<Duration>,
     max_result: usize,
     approvals: Option<Approvals>,
+    idempotency: Option<Idempotency>,
     principal: Option<Identify>,
     observers: Vec<Pending>,
     observer_queue: usize,
@@ -216,6 +219,17 @@ impl ExecutorBuilder {
     /// See [`Approvals`] for the whole flow.
     pub fn approvals(mut self, approvals: Approvals) -> Self {
         self.approvals = Some(approvals);
+        self
+    }
+
+    /// Where the idempotency keys of `write` and `destructive` calls are
+    /// kept (default: nowhere; keys sent are then ignored): a call repeated
+    /// with the same key returns the first one's result without running
+    /// again. See [`idempotency`](crate::idempotency) for the rules, and
+    /// [`Executor::invoke_idempotent`] for an example. With
+    /// [`principal`](Self::principal), each caller's keys are their own.
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
         self
     }
 
@@ -450,6 +464,7 @@ impl ExecutorBuilder {
                     gate: ExclusiveGate::new(),
                     max_result: self.max_result,
                     approvals: self.approvals,
+                    idempotency: self.idempotency,
                     principal: self.principal,
                     calls: CallNumbers::default(),
                 },

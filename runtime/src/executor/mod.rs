@@ -323,10 +323,68 @@ impl Executor {
         found: Found,
         arguments: Value,
         ctx: &C,
+        idempotency_key: Option<&str>,
     ) -> Result<Value, CallError> {
         let recording = self.recording(&found, ctx);
-        let surroundings = self.surroundings(&found, watch(&recording), ctx);
+        let surroundings = Surroundings {
+            idempotency_key,
+            ..self.surroundings(&found, watch(&recording), ctx)
+        };
         self.start(&found, &surroundings, arguments).await
+    }
+
+    /// [`invoke`](Self::invoke) with an idempotency key: a `write` or
+    /// `destructive` call repeated with the same key, tool, caller and
+    /// arguments returns the first call's result without running (or
+    /// asking for approval) again; the same key with other arguments is
+    /// refused with [`CallError::NotRepeated`]. The rules, and when to send
+    /// a key, are in [`idempotency`](crate::idempotency).
+    ///
+    /// The key takes effect on an executor built with
+    /// [`ExecutorBuilder::idempotency`]; without one, and for `read` tools,
+    /// it is ignored and this is `invoke`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwright::idempotency::{Idempotency, MemoryKeys};
+    /// use toolwright::{tool, Catalog, Container, Executor, Invocation};
+    ///
+    /// /// Send money.
+    /// #[tool(key = "bank.transfer", effect = write, authorize = public, approve = always)]
+    /// async fn transfer(to: String, cents: u64) -> String { format!("sent {cents} to {to}") }
+    /// async fn always(_: &(), _: &Invocation<'_, TransferArgs>) -> bool { true }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let catalog = Catalog::builder().register::<TransferArgs>().build().unwrap();
+    /// let executor = Executor::builder(catalog, Container::default())
+    ///     .idempotency(Idempotency::new(MemoryKeys::new()))
+    ///     .build()
+    ///     .unwrap();
+    /// let args = json!({"to": "bob", "cents": 500});
+    /// // The answer was lost; the agent sends the same call again.
+    /// executor.invoke_idempotent("pay-bob-1", "transfer", args.clone(), &()).await.unwrap();
+    /// let again = executor.invoke_idempotent("pay-bob-1", "transfer", args, &()).await;
+    /// assert_eq!(again.unwrap(), json!("sent 500 to bob"));
+    /// # }
+    /// ```
+    pub fn invoke_idempotent<'a, C: Any + Send + Sync>(
+        &'a self,
+        idempotency_key: &'a str,
+        name: &str,
+        arguments: Value,
+        ctx: &'a C,
+    ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
+        let found = self.find_call(name, ctx);
+        async move {
+            let found = found?;
+            let recording = self.recording(&found, ctx);
+            let surroundings = Surroundings {
+                idempotency_key: Some(idempotency_key),
+                ..self.surroundings(&found, watch(&recording), ctx)
+            };
+            self.start(&found, &surroundings, arguments).await
+        }
     }
 
     /// The traced JSON call of the tool found, in its `surroundings`: what
@@ -462,6 +520,7 @@ impl Executor {
             ctx: ErasedContext::new(ctx),
             preflight: false,
             watch,
+            idempotency_key: None,
         }
     }
 }

@@ -69,7 +69,8 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
     ///
     /// `arguments` are the call's own, for a tool with `#[secret]`
     /// properties, which its request shows masked; the call runs again
-    /// with them (the request's are enough for any other tool).
+    /// with them (the request's are enough for any other tool), and with
+    /// its idempotency key, if it was sent one.
     pub(super) fn decide<'a>(
         &'a self,
         executor: &'a Executor,
@@ -77,10 +78,19 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         arguments: Option<Value>,
         ctx: &'a C,
         request: &'a RequestContext<RoleServer>,
+        idempotency_key: Option<&'a str>,
     ) -> BoxFuture<'a, Option<Result<Value, CallError>>> {
         Box::pin(async move {
+            let decide = self.ask_and_run(
+                executor,
+                waiting,
+                arguments,
+                ctx,
+                &request.peer,
+                idempotency_key,
+            );
             tokio::select! {
-                decided = self.ask_and_run(executor, waiting, arguments, ctx, &request.peer) => Some(decided),
+                decided = decide => Some(decided),
                 () = request.ct.cancelled() => None,
             }
         })
@@ -93,6 +103,7 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         arguments: Option<Value>,
         ctx: &C,
         peer: &Peer<RoleServer>,
+        idempotency_key: Option<&str>,
     ) -> Result<Value, CallError> {
         let request = match waiting {
             Err(CallError::ApprovalRequired(request)) => request,
@@ -123,7 +134,9 @@ impl<C: Send + Sync + 'static> Elicitation<C> {
         // runs, or the rejection refuses it.
         let found = executor.find_call(&request.name, ctx)?;
         let arguments = arguments.unwrap_or(request.arguments);
-        executor.invoke_found(found, arguments, ctx).await
+        executor
+            .invoke_found(found, arguments, ctx, idempotency_key)
+            .await
     }
 }
 

@@ -394,6 +394,8 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
                 return Ok(tool_result(OutputShape::Unknown, max_result, Err(refused)).into());
             }
         };
+        let idempotency_key = idempotency_key(call.meta.as_ref(), &request.meta)?;
+        let idempotency_key = idempotency_key.as_deref();
         let shape = found.tool().output_shape();
         let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
@@ -406,11 +408,12 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             // The body can reach this request through `McpCall::current`.
             // Boxed: only such servers' calls carry the task-local's space.
             true => {
-                let invoke = call::serving(&request, executor.invoke_found(found, arguments, ctx));
-                until_cancelled(Box::pin(invoke), &request).await
+                let invoke = executor.invoke_found(found, arguments, ctx, idempotency_key);
+                until_cancelled(Box::pin(call::serving(&request, invoke)), &request).await
             }
             false => {
-                until_cancelled(pin!(executor.invoke_found(found, arguments, ctx)), &request).await
+                let invoke = executor.invoke_found(found, arguments, ctx, idempotency_key);
+                until_cancelled(pin!(invoke), &request).await
             }
         };
         let Some(result) = result else {
@@ -420,7 +423,8 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             Some(elicitation) if matches!(result, Err(CallError::ApprovalRequired(_))) => {
                 // Boxed: asking a person is rare, and every call's future
                 // would otherwise carry its space.
-                let decide = elicitation.decide(&executor, result, kept, ctx, &request);
+                let decide =
+                    elicitation.decide(&executor, result, kept, ctx, &request, idempotency_key);
                 let decided = match self.shared.mcp_calls {
                     true => call::serving(&request, decide).await,
                     false => decide.await,
@@ -501,6 +505,36 @@ fn after_key(cursor: String) -> Result<String, ErrorData> {
             format!(
                 "invalid cursor `{}`",
                 Excerpt::prefix(&cursor, QUOTED_CHARS)
+            ),
+            None,
+        )),
+    }
+}
+
+/// The `_meta` key of a `tools/call` that carries its idempotency key.
+pub(crate) const IDEMPOTENCY_KEY: &str = "idempotencyKey";
+
+/// The longest idempotency key a client may send, in bytes.
+pub(crate) const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// The idempotency key of a `tools/call`: `_meta.idempotencyKey` of its
+/// parameters (where rmcp leaves it, or moves it to the request's own
+/// `_meta`). Anything but a string of 1 to 255 bytes is refused.
+fn idempotency_key(
+    params: Option<&rmcp::model::RequestMetaObject>,
+    request: &rmcp::model::RequestMetaObject,
+) -> Result<Option<String>, ErrorData> {
+    let sent = params
+        .and_then(|meta| meta.get(IDEMPOTENCY_KEY))
+        .or_else(|| request.get(IDEMPOTENCY_KEY));
+    match sent {
+        None => Ok(None),
+        Some(Value::String(key)) if !key.is_empty() && key.len() <= MAX_IDEMPOTENCY_KEY => {
+            Ok(Some(key.clone()))
+        }
+        Some(_) => Err(ErrorData::invalid_params(
+            format!(
+                "`_meta.{IDEMPOTENCY_KEY}` must be a string of 1 to {MAX_IDEMPOTENCY_KEY} bytes"
             ),
             None,
         )),

@@ -51,6 +51,7 @@ use crate::approval::Approvals;
 use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
+use crate::idempotency::Idempotency;
 use crate::principal::Identify;
 use crate::scope::Container;
 use crate::tool_str::ToolStr;
@@ -67,6 +68,8 @@ pub(crate) struct Services {
     pub(crate) max_result: usize,
     /// Where the ledger hook records requests and consumes approvals.
     pub(crate) approvals: Option<Approvals>,
+    /// Where the idempotency keys of writes are claimed.
+    pub(crate) idempotency: Option<Idempotency>,
     /// Who calls, for a policy's "ask" on a tool without an `approve` hook.
     pub(crate) principal: Option<Identify>,
     /// The numbers of the calls that events or spans show.
@@ -121,4 +124,6 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) preflight: bool,
     /// Who follows the call for its event, when the executor has observers.
     pub(crate) watch: Option<&'a dyn Watch>,
+    /// The idempotency key the caller sent, if any.
+    pub(crate) idempotency_key: Option<&'a str>,
 }

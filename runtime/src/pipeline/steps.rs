@@ -14,6 +14,7 @@ use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
+use crate::idempotency::{Held, Idempotency};
 use crate::invocation::Ledgered;
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
@@ -152,7 +153,7 @@ pub(super) async fn run<'a>(
     // needs no arguments here, without taking them apart (or building
     // their invocation).
     let asks = match env.gate {
-        _ if env.preflight => Some(None),
+        _ if env.preflight || env.idempotency_key.is_some() => Some(None),
         Gate::Open if declared.hookless() => None,
         Gate::Ruled(_) if declared.hookless() => {
             match env.gate.check(key, &|| &Value::Null, None)? {
@@ -162,8 +163,8 @@ pub(super) async fn run<'a>(
         }
         _ => Some(None),
     };
-    let consumed = match asks {
-        None => None,
+    let (consumed, mut held) = match asks {
+        None => (None, None),
         Some(asked) => {
             let Some(asking) = call.as_mut().asking() else {
                 return Err(body::out_of_order(
@@ -171,7 +172,10 @@ pub(super) async fn run<'a>(
                     "hooks asked after the body started",
                 ));
             };
-            ask_hooks(&env, declared, asking, asked).await?
+            match ask_hooks(&env, declared, asking, asked).await? {
+                Asked::Run { consumed, held } => (consumed, held),
+                Asked::Repeated(recorded) => return recorded,
+            }
         }
     };
     if env.preflight {
@@ -190,6 +194,9 @@ pub(super) async fn run<'a>(
         None
     };
     let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
+    if let Some(held) = &mut held {
+        held.start();
+    }
     // Steps 5 to 7. An audited call is recorded after its body and before
     // its scope closes: a record that fails fails the call, and its
     // finalizers see an error (they roll back). (One refused before, its
@@ -237,6 +244,10 @@ pub(super) async fn run<'a>(
     if let Some(id) = consumed {
         // Boxed: only calls that used a ledger's approval settle one.
         Box::pin(settle(&env, id, settlement(&output))).await;
+    }
+    if let Some(held) = held {
+        // Boxed: only calls sent with an idempotency key record one.
+        Box::pin((*held).finish(&output)).await;
     }
     output
 }
@@ -305,32 +316,88 @@ async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
     }
 }
 
+/// What steps 3 and 4 decided about a call allowed to go on.
+enum Asked {
+    /// Run it: with the ledger approval it consumed, if any, and the
+    /// idempotency key it claimed, if it was sent one.
+    Run {
+        consumed: Option<ApprovalId>,
+        held: Option<Box<Held>>,
+    },
+    /// A repeat of a call with the same idempotency key: its answer, the
+    /// first call's (boxed: it is rare).
+    Repeated(Result<Value, CallError>),
+}
+
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
-/// the tool's hooks, asked about the validated arguments; the ledger
-/// approval the call consumed, if any.
+/// the tool's hooks, asked about the validated arguments; between the two
+/// hooks, the idempotency key of a write sent one, so that a repeat meets
+/// `authorize` again but asks for no second approval.
 async fn ask_hooks(
     env: &Env<'_>,
     declared: Declared,
     call: &dyn Asking,
     asked: Option<bool>,
-) -> Result<Option<ApprovalId>, CallError> {
+) -> Result<Asked, CallError> {
     let Served { key, effect, .. } = env.served;
     let policy_asks = policy_asks(env, call, asked)?;
     if !declared.public {
         authorized(call.authorize(env.ctx).await, key)?;
     }
+    let held = match (env.idempotency_key, &env.services.idempotency) {
+        (Some(idempotency_key), Some(idempotency))
+            if effect.requires_approval() && !env.preflight =>
+        {
+            match Box::pin(claim(env, idempotency, idempotency_key, call)).await {
+                Ok(held) => Some(Box::new(held)),
+                Err(repeated) => return Ok(Asked::Repeated(repeated)),
+            }
+        }
+        _ => None,
+    };
     let approved = if effect.requires_approval() {
-        approved(call.approve(env.ctx).await, key)?
+        approved(call.approve(env.ctx).await, key)
     } else if policy_asks {
         // Boxed: it would make every call's future larger.
-        Box::pin(ask_ledger_for(env, call)).await?
+        Box::pin(ask_ledger_for(env, call)).await
     } else {
-        true
+        Ok(true)
     };
-    if !approved {
-        return Err(pending(call));
+    match approved {
+        Ok(true) => Ok(Asked::Run {
+            consumed: call.consumed(),
+            held,
+        }),
+        // Nothing ran: a repeat (once approved) may.
+        refused => {
+            if let Some(held) = held {
+                (*held).release().await;
+            }
+            Err(refused.err().unwrap_or_else(|| pending(call)))
+        }
     }
-    Ok(call.consumed())
+}
+
+/// Claims the idempotency key of a call: the claim, or the answer of a
+/// repeat.
+async fn claim(
+    env: &Env<'_>,
+    idempotency: &Idempotency,
+    idempotency_key: &str,
+    call: &dyn Ledgered,
+) -> Result<Held, Result<Value, CallError>> {
+    let key = &env.served.key;
+    let actor = env.services.principal.and_then(|id| id(env.ctx));
+    idempotency
+        .claim(actor.unwrap_or(""), idempotency_key, key, call.digest())
+        .await
+        .map_err(|repeated| {
+            repeated.map_err(|refusal| CallError::NotRepeated {
+                key: key.clone(),
+                idempotency_key: idempotency_key.to_owned(),
+                refusal,
+            })
+        })
 }
 
 /// Leaves the validated arguments for the call's event, then asks the

@@ -168,7 +168,7 @@ impl Executor {
                 if call.format.is_some_and(Format::is_openai) {
                     strip_absent_nulls(found.tool().input_schema(), &mut arguments);
                 }
-                self.invoke_found(found, arguments, ctx).await
+                self.invoke_found(found, arguments, ctx, None).await
             }
             (Ok(found), Err(malformed)) => {
                 let error = CallError::InvalidArguments {

@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 use super::body::{collect, is_json};
 use super::router::CallerContext;
 use crate::error::CallError;
+use crate::idempotency::Refusal;
+use crate::mcp::handler::MAX_IDEMPOTENCY_KEY;
 use crate::mcp::server::Shared;
-use crate::openapi;
+use crate::openapi::{self, IDEMPOTENCY_HEADER};
 
 /// Where the REST API is served, and what its document names as its server.
 pub(super) const PREFIX: &str = "/api";
@@ -92,6 +94,10 @@ async fn call<C: Any + Send + Sync>(
             "the body must be JSON (`Content-Type: application/json`)",
         );
     }
+    let idempotency_key = match idempotency_key(request.headers()) {
+        Ok(key) => key,
+        Err(refused) => return refused,
+    };
     let body = request.into_body();
     let bytes: Bytes =
         match tokio::time::timeout(rest.body_timeout, collect(body, rest.max_body_bytes)).await {
@@ -127,7 +133,15 @@ async fn call<C: Any + Send + Sync>(
         }
     };
     let executor = rest.shared.executor_for(&ctx);
-    match executor.invoke(&name, arguments, &*ctx).await {
+    let answer = match &idempotency_key {
+        Some(key) => {
+            executor
+                .invoke_idempotent(key, &name, arguments, &*ctx)
+                .await
+        }
+        None => executor.invoke(&name, arguments, &*ctx).await,
+    };
+    match answer {
         Ok(result) => json_answer(StatusCode::OK, &result),
         Err(refused) => refusal(&refused),
     }
@@ -151,9 +165,32 @@ fn refusal(refused: &CallError) -> Response {
         CallError::Tool { .. } => StatusCode::BAD_REQUEST,
         CallError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         CallError::AuditFailed { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        CallError::NotRepeated { refusal, .. } => match refusal {
+            // As the IETF's Idempotency-Key draft answers them.
+            Refusal::Conflict => StatusCode::UNPROCESSABLE_ENTITY,
+            Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::CONFLICT,
+        },
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, &refused.model_message())
+}
+
+/// The request's `Idempotency-Key` header, if any; 400 for one that is
+/// empty, longer than 255 bytes or not visible ASCII.
+fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<String>, Response> {
+    let Some(value) = headers.get(IDEMPOTENCY_HEADER) else {
+        return Ok(None);
+    };
+    match value.to_str() {
+        Ok(key) if !key.is_empty() && key.len() <= MAX_IDEMPOTENCY_KEY => Ok(Some(key.to_owned())),
+        _ => Err(error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the `{IDEMPOTENCY_HEADER}` header must be 1 to {MAX_IDEMPOTENCY_KEY} visible ASCII characters"
+            ),
+        )),
+    }
 }
 
 /// `{"error": message}` with `status`.
