@@ -7,6 +7,7 @@
 //! once between them.
 
 mod databases;
+mod mcp_client;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -541,6 +542,49 @@ async fn replicas_sharing_keys_run_a_key_once(db: Db) {
         .invoke_idempotent("k", "place", json!({"sku": "B"}), &ANN)
         .await;
     assert!(matches!(refusal(other), Refusal::Conflict));
+}
+
+/// `tools/call` of `place` over MCP with `_meta` (an object).
+async fn call_with_meta(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    meta: Value,
+) -> Result<rmcp::model::CallToolResult, rmcp::ServiceError> {
+    use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+    let (Value::Object(arguments), Value::Object(meta)) = (json!({"sku": "A-1"}), meta) else {
+        unreachable!()
+    };
+    let mut params = CallToolRequestParams::new("place").with_arguments(arguments);
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    client.call_tool(params).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_mcp_the_key_is_the_calls_meta_idempotency_key() {
+    let Setup { executor, runs, .. } = memory();
+    let server = toolwright::mcp::McpServer::builder(executor, "keys", "1.0.0").build();
+    let client = mcp_client::connect(&server, ANN).await;
+    let keyed = json!({"idempotencyKey": "order-1"});
+    let first = call_with_meta(&client, keyed.clone()).await.unwrap();
+    let again = call_with_meta(&client, keyed).await.unwrap();
+    assert_eq!(mcp_client::text(&first), "1");
+    assert_eq!(mcp_client::text(&again), "1", "the first call's result");
+    assert_eq!(runs.count(), 1);
+    // Without one, each call runs.
+    let plain = call_with_meta(&client, json!({})).await.unwrap();
+    assert_eq!(mcp_client::text(&plain), "2");
+    // A key that is not a short string is the client's mistake.
+    for bad in [json!(7), json!(""), json!("k".repeat(256))] {
+        let refused = call_with_meta(&client, json!({"idempotencyKey": bad})).await;
+        let Err(rmcp::ServiceError::McpError(error)) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(
+            error.message.contains("idempotencyKey"),
+            "{}",
+            error.message
+        );
+    }
+    assert_eq!(runs.count(), 2);
 }
 
 databases::each_database!("idempotency": the_store_keeps_the_rules, replicas_sharing_keys_run_a_key_once);

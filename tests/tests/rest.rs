@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolwright::idempotency::{Idempotency, MemoryKeys};
 use toolwright::mcp::{HttpOptions, McpServer, Rejection, bearer_token};
 use toolwright::{
     Catalog, Container, Context, Effect, Executor, Invocation,
@@ -106,7 +107,10 @@ async fn serve() -> Served {
         .build()
         .unwrap();
     let registry = Registry::new(catalog);
-    let executor = Executor::new(registry.clone(), Container::default()).unwrap();
+    let executor = Executor::builder(registry.clone(), Container::default())
+        .idempotency(Idempotency::new(MemoryKeys::new()))
+        .build()
+        .unwrap();
     let server = McpServer::builder(executor, "rest-test", "1.2.3")
         .views(|actor: &Actor| match actor.admin {
             true => View::new(Selector::All),
@@ -251,6 +255,54 @@ async fn a_write_waits_for_approval_with_202_then_runs_once_approved() {
     );
 }
 
+/// [`call`] with an `Idempotency-Key` header.
+async fn call_keyed(served: &Served, key: &str, tool: &str, arguments: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/api/tools/{tool}", served.base))
+        .bearer_auth("ada-token")
+        .header("content-type", "application/json")
+        .header("idempotency-key", key)
+        .body(arguments.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_write_retried_with_its_idempotency_key_answers_its_result_without_running_again() {
+    let served = serve().await;
+    let arguments = json!({"from": "Madras", "to": "Chennai"});
+    let digest = Digest::of("cities.rename", &arguments);
+    served.approved.lock().unwrap().insert(digest);
+    let ran = call_keyed(&served, "rename-1", "rename_city", arguments.clone()).await;
+    assert_eq!(ran, (200, json!("Madras is now Chennai")));
+    // The approval is spent: only the key's record can answer 200 now.
+    let retried = call_keyed(&served, "rename-1", "rename_city", arguments.clone()).await;
+    assert_eq!(retried, (200, json!("Madras is now Chennai")));
+    assert_eq!(
+        call(&served, "ada-token", "rename_city", arguments).await.0,
+        202
+    );
+
+    let other = json!({"from": "Madras", "to": "Elsewhere"});
+    let (status, body) = call_keyed(&served, "rename-1", "rename_city", other.clone()).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("idempotency key"),
+        "{body}"
+    );
+    let long = "k".repeat(256);
+    let (status, body) = call_keyed(&served, &long, "rename_city", other).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("Idempotency-Key"),
+        "{body}"
+    );
+}
+
 #[tokio::test]
 async fn bodies_that_are_not_json_objects_within_the_limit_are_refused() {
     let served = serve().await;
@@ -321,6 +373,11 @@ async fn the_document_describes_the_callers_tools_and_validates_as_openapi_3_1()
         rename["responses"]["202"]["content"]["application/json"]["schema"]["$ref"],
         "#/components/schemas/ApprovalRequest"
     );
+    // A write takes an idempotency key; a read has nothing to take one for.
+    assert_eq!(rename["parameters"][0]["name"], "Idempotency-Key");
+    assert_eq!(rename["parameters"][0]["in"], "header");
+    assert!(rename["responses"].get("409").is_some());
+    assert!(address.get("parameters").is_none());
 
     let Some(python) = python_or_skip("the_document_validates_as_openapi_3_1") else {
         return;
