@@ -209,6 +209,74 @@ async fn the_python_sdk_hears_that_the_tool_list_changed_and_lists_again() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_listens_for_tool_list_changes_on_a_stateless_server() {
+    let test = "the_python_sdk_listens_for_tool_list_changes_on_a_stateless_server";
+    let Some(python) = tokio::task::spawn_blocking(|| installs::python_or_skip(test))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let catalog = Catalog::builder()
+        .register::<ReadNoteArgs>()
+        .register::<WeatherArgs>()
+        .build()
+        .unwrap();
+    let executor = Executor::new(catalog, Container::default()).unwrap();
+    let registry = executor.registry().clone();
+    let server = McpServer::<()>::new(executor, "stateless", "0.1.0");
+    // As a replica behind a load balancer: no session, JSON answers.
+    let options = HttpOptions::default().stateless(true).json_response(true);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(server.serve_http_on(listener, allow_anonymous(()), options));
+
+    let mut child = Command::new(python)
+        .arg(manifest_dir().join("python/listen_client.py"))
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (line, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for read in stdout.lines().map_while(Result::ok) {
+            let _ = line.send(read);
+        }
+    });
+    let mut client = Process(child);
+    let mut output = Vec::new();
+    while output.last().map(String::as_str) != Some("listening") {
+        match lines.recv().await {
+            Some(read) => output.push(read),
+            None => panic!(
+                "the client ended early: {output:?}\n{}",
+                stderr(&mut client)
+            ),
+        }
+    }
+    registry
+        .disable(&Selector::name("weather"), "upstream down")
+        .unwrap();
+    while let Some(read) = lines.recv().await {
+        output.push(read);
+    }
+    let status = client.0.wait().unwrap();
+    assert!(status.success(), "{output:?}\n{}", stderr(&mut client));
+    assert_eq!(
+        output,
+        [
+            "listed: read_note,weather",
+            "version: 2026-07-28",
+            "listening",
+            "notified",
+            "relisted: read_note",
+        ]
+    );
+}
+
 fn stderr(process: &mut Process) -> String {
     let mut text = String::new();
     if let Some(mut stderr) = process.0.stderr.take() {

@@ -121,12 +121,14 @@ impl<C: Any + Send + Sync> McpHandler<C> {
 
 impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools();
-        let mut capabilities = if self.sessions {
-            capabilities.enable_tool_list_changed().build()
-        } else {
-            capabilities.build()
-        };
+        // Declared in stateless HTTP too: a 2026-07-28 client hears of
+        // changes on its `subscriptions/listen` request, which needs no
+        // session (rmcp acknowledges only what is declared here). An older
+        // client of a stateless server has no stream to hear them on.
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         if let Some(companion) = &self.shared.companion {
             capabilities = companion::merged(capabilities, companion.capabilities());
         }
@@ -155,14 +157,17 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
     }
 
     /// A 2026-07-28 client hears of tool list changes on a
-    /// `subscriptions/listen` request: accepted where sessions outlive a
-    /// request (not in stateless HTTP), as `listChanged` is declared.
+    /// `subscriptions/listen` request, stateless HTTP included: that
+    /// protocol has no sessions (rmcp serves its requests without one in
+    /// either mode), and a listen request is told for as long as its own
+    /// stream stays open, so replicas behind a load balancer, which keep no
+    /// session, tell their listeners too.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
-        if self.sessions && requested.tools_list_changed == Some(true) {
+        if requested.tools_list_changed == Some(true) {
             accepted.tools_list_changed = Some(true);
         }
         Some(accepted)
