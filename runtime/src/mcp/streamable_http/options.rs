@@ -165,6 +165,27 @@ impl HttpOptions {
         self
     }
 
+    /// The options of a replica behind a load balancer: no sessions and
+    /// plain JSON answers (`stateless` and `json_response`), so that any
+    /// replica answers any request and nothing needs sticky routing. MCP
+    /// 2026-07-28 clients still hear of tool list changes, on their
+    /// `subscriptions/listen` request; older clients that want them need a
+    /// session, and so one replica. What replicas share (approvals, the
+    /// registry's state, idempotency keys) goes in PostgreSQL: see
+    /// [`PostgresLedger`](crate::approval::PostgresLedger),
+    /// [`PostgresSync`](crate::registry::PostgresSync) and
+    /// [`PostgresKeys`](crate::idempotency::PostgresKeys) (feature `postgres`).
+    ///
+    /// ```
+    /// use toolwright::mcp::HttpOptions;
+    ///
+    /// let options = HttpOptions::replica().max_connections(2_000);
+    /// assert!(options.stateless && options.json_response);
+    /// ```
+    pub fn replica() -> Self {
+        HttpOptions::default().stateless(true).json_response(true)
+    }
+
     /// Serve without sessions.
     pub fn stateless(mut self, stateless: bool) -> Self {
         self.stateless = stateless;

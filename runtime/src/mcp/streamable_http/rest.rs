@@ -96,7 +96,7 @@ async fn call<C: Any + Send + Sync>(
     }
     let idempotency_key = match idempotency_key(request.headers()) {
         Ok(key) => key,
-        Err(refused) => return refused,
+        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
     };
     let body = request.into_body();
     let bytes: Bytes =
@@ -176,19 +176,16 @@ fn refusal(refused: &CallError) -> Response {
     error(status, &refused.model_message())
 }
 
-/// The request's `Idempotency-Key` header, if any; 400 for one that is
-/// empty, longer than 255 bytes or not visible ASCII.
-fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<String>, Response> {
+/// The request's `Idempotency-Key` header, if any; why not, for one that
+/// is empty, longer than 255 bytes or not visible ASCII.
+fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<String>, String> {
     let Some(value) = headers.get(IDEMPOTENCY_HEADER) else {
         return Ok(None);
     };
     match value.to_str() {
         Ok(key) if !key.is_empty() && key.len() <= MAX_IDEMPOTENCY_KEY => Ok(Some(key.to_owned())),
-        _ => Err(error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "the `{IDEMPOTENCY_HEADER}` header must be 1 to {MAX_IDEMPOTENCY_KEY} visible ASCII characters"
-            ),
+        _ => Err(format!(
+            "the `{IDEMPOTENCY_HEADER}` header must be 1 to {MAX_IDEMPOTENCY_KEY} visible ASCII characters"
         )),
     }
 }
