@@ -10,13 +10,14 @@
 //! definition mid-session.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::json;
 use toolwright::admin::{Admin, Operator};
 use toolwright::approval::Approvals;
 use toolwright::approval::MemoryLedger;
 use toolwright::import::mcp::{
-    Allowlist, HttpUpstream, ImportError, Imported, Pins, RemoteTools, StdioUpstream,
+    Allowlist, HttpUpstream, ImportError, Imported, Pins, RemoteTools, Skipped, StdioUpstream,
 };
 use toolwright::providers::ToolCall;
 use toolwright::registry::{ChangeKind, Registry, Selector};
@@ -68,6 +69,52 @@ fn served(imported: Imported) -> (Executor, Approvals) {
 
 fn allowing(program: &str, args: &[String]) -> Allowlist {
     Allowlist::new().command(program, args).env(["PATH"])
+}
+
+/// Why a tool the server offers is not served when the import does not name it.
+const NOT_NAMED: &str = "not named by the import's `RemoteTools::only`";
+
+/// The tools the import named but could not serve, and why.
+fn unserved(imported: &Imported) -> Vec<&Skipped> {
+    let skipped = imported.skipped().iter();
+    skipped.filter(|s| s.reason != NOT_NAMED).collect()
+}
+
+/// The WARN events toolwright gave the process's subscriber so far, one
+/// line each, installed by the first call: the tests share the process.
+fn warnings() -> String {
+    use std::fmt::Write as _;
+    use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
+
+    static WARNINGS: Mutex<String> = Mutex::new(String::new());
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    struct Fields<'a>(&'a mut String);
+    impl tracing::field::Visit for Fields<'_> {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+    struct Warnings;
+    impl<S: tracing::Subscriber> Layer<S> for Warnings {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let metadata = event.metadata();
+            if *metadata.level() == tracing::Level::WARN
+                && metadata.target().starts_with("toolwright")
+            {
+                let mut text = WARNINGS.lock().unwrap_or_else(PoisonError::into_inner);
+                event.record(&mut Fields(&mut text));
+                text.push('\n');
+            }
+        }
+    }
+    INSTALLED.get_or_init(|| {
+        let subscriber = tracing_subscriber::registry().with(Warnings);
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+    });
+    WARNINGS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
 
 #[tokio::test]
@@ -127,7 +174,7 @@ async fn the_allowed_tools_of_a_real_server_are_served_qualified_and_called() {
         .connect(&allowing(&node, &args))
         .await
         .unwrap();
-    assert!(imported.skipped().is_empty(), "{:?}", imported.skipped());
+    assert!(unserved(&imported).is_empty(), "{:?}", imported.skipped());
     let registry = Registry::new(Catalog::empty());
     registry.register_all(imported.into_tools()).unwrap();
 
@@ -526,7 +573,7 @@ async fn without_approvals_a_tool_that_changes_something_is_left_out_saying_why(
         .unwrap();
     let names: Vec<_> = imported.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names, ["everything_echo"]);
-    let skipped = imported.skipped();
+    let skipped = unserved(&imported);
     assert_eq!(skipped.len(), 1);
     assert_eq!(skipped[0].name, "toggle-simulated-logging");
     assert_eq!(
@@ -1028,7 +1075,7 @@ async fn a_tool_with_a_malformed_schema_is_registered_off_with_the_reason_and_th
         .connect(&Allowlist::new().command(program, Vec::<String>::new()))
         .await
         .unwrap();
-    assert!(imported.skipped().is_empty(), "{:?}", imported.skipped());
+    assert!(unserved(&imported).is_empty(), "{:?}", imported.skipped());
     let malformed = imported.malformed();
     assert_eq!(malformed.len(), 1);
     assert_eq!(malformed[0].name, "malformed");
@@ -1212,6 +1259,56 @@ async fn a_tool_first_offered_mid_session_is_pinned_and_served_under_the_same_ru
     let tools = executor.registry().tools();
     let reason = tools.disabled("faults_echo").map(|d| d.reason.as_str());
     assert_eq!(reason, Some("definition changed"));
+}
+
+#[tokio::test]
+async fn a_tool_not_named_is_reported_at_import_and_not_served_when_first_offered_mid_session() {
+    warnings();
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let imported = StdioUpstream::new("strict", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo", "change"]))
+        .effect("echo", Effect::Read)
+        .effect("change", Effect::Read)
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    let skipped: Vec<_> = imported
+        .skipped()
+        .iter()
+        .map(|s| (s.name.as_str(), s.reason.as_str()))
+        .collect();
+    let others = ["hang", "crash", "big", "malformed", "cancelled"];
+    assert_eq!(skipped, others.map(|name| (name, NOT_NAMED)));
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let mut changes = registry.subscribe();
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+
+    // The server offers `added` (and changes `echo`) and says so: `echo`
+    // is switched off in that refresh, and `added`, which `only` does not
+    // name (a renamed tool would be such a one), is not served but told.
+    let ann = User("ann");
+    let said = executor.invoke("strict_change", json!({}), &ann).await;
+    assert_eq!(said.unwrap(), json!("changed"));
+    let change = tokio::time::timeout(std::time::Duration::from_secs(10), changes.next())
+        .await
+        .expect("the registry changed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(change.keys, ["strict.echo"]);
+    assert!(executor.registry().tools().get("strict_added").is_none());
+    let unknown = executor.invoke("strict_added", json!({}), &ann).await;
+    assert!(
+        matches!(unknown, Err(CallError::UnknownTool { .. })),
+        "{unknown:?}"
+    );
+    let told = warnings();
+    let line = told.lines().find(|l| l.contains("upstream=strict"));
+    let line = line.unwrap_or_else(|| panic!("no warning of `strict` in:\n{told}"));
+    assert!(line.contains("tool=added"), "{line}");
+    assert!(line.contains(NOT_NAMED), "{line}");
 }
 
 #[tokio::test]

@@ -102,7 +102,7 @@ pub enum ImportError {
     },
 }
 
-/// A remote tool the import allowed but could not serve, and why.
+/// A remote tool the import does not serve, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Skipped {

@@ -115,10 +115,11 @@ impl StdioUpstream {
 
     /// Starts the server, if the allowlist lists its command and
     /// environment, completes MCP's handshake, lists its tools and builds
-    /// one dynamic tool for each one served. A tool that cannot be served
-    /// (its name too long, its schema refused) is left out with the reason
-    /// ([`Imported::skipped`]); a tool named in [`RemoteTools::only`] that
-    /// the server does not offer fails the import.
+    /// one dynamic tool for each one served. A tool not named, or that
+    /// cannot be served (a write without approvals), is left out with the
+    /// reason ([`Imported::skipped`]); a tool named in
+    /// [`RemoteTools::only`] that the server does not offer fails the
+    /// import.
     pub async fn connect(self, allowlist: &Allowlist) -> Result<Imported, ImportError> {
         self.check(allowlist)?;
         let signal = self.hub();
@@ -487,10 +488,12 @@ impl<T> Upstream<T> {
             .approves()
             .then(|| qualified(&self.namespace, ACCEPT));
         let accept = accept.and_then(Result::ok).map(|(_, name)| name);
-        for remote in listed
-            .iter()
-            .filter(|t| self.settings.tools.allows(&t.name))
-        {
+        for remote in &listed {
+            if !self.settings.tools.allows(&remote.name) {
+                tracing::info!(upstream = %self.namespace, tool = %remote.name, "{NOT_LISTED}");
+                skipped.push(skip(remote, NOT_LISTED.to_owned()));
+                continue;
+            }
             let (key, name) = match qualified(&self.namespace, &remote.name) {
                 Ok(qualified) => qualified,
                 Err(reason) => {
@@ -652,6 +655,9 @@ impl<T> Upstream<T> {
         live: &Arc<Live>,
     ) -> Option<Result<Grown, String>> {
         if !self.settings.tools.allows(&remote.name) {
+            // Perhaps a served tool renamed: worth a look, unlike those left out at import.
+            tracing::warn!(upstream = %self.namespace, tool = %remote.name,
+                "a tool first offered after the import is not served: {NOT_LISTED}");
             return None;
         }
         let unservable = self
@@ -718,6 +724,9 @@ fn checked_schema(remote: &Tool) -> (Value, Option<String>) {
         }
     }
 }
+
+/// Why a tool the server offers is not served when the import does not name it.
+const NOT_LISTED: &str = "not named by the import's `RemoteTools::only`";
 
 /// The remote name of the tool that accepts changed definitions.
 const ACCEPT: &str = "accept_definition";
@@ -828,7 +837,9 @@ impl Imported {
         &self.tools
     }
 
-    /// The allowed remote tools that could not be served, and why.
+    /// The remote tools not served, and why: those
+    /// [`RemoteTools::only`] does not name, and the allowed ones that
+    /// could not be.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
     }
