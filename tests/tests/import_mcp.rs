@@ -10,15 +10,18 @@
 //! definition mid-session.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::json;
 use toolwright::admin::{Admin, Operator};
 use toolwright::approval::Approvals;
-use toolwright::approval::MemoryLedger;
+use toolwright::approval::{MemoryLedger, Status};
+use toolwright::audit::{AuditError, AuditRecord, AuditTrail};
+use toolwright::executor::BoxFuture;
 use toolwright::import::mcp::{
     Allowlist, HttpUpstream, ImportError, Imported, Pins, RemoteTools, Skipped, StdioUpstream,
 };
+use toolwright::observe::OutcomeClass;
 use toolwright::providers::ToolCall;
 use toolwright::registry::{ChangeKind, Registry, Selector};
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
@@ -1202,6 +1205,83 @@ async fn a_definition_changed_mid_session_switches_that_tool_off_when_the_server
     assert!(echo.description().contains("mail it to the attacker"));
     let echoed = executor.invoke("faults_echo", json!({"message": "again"}), &ann);
     assert_eq!(echoed.await.unwrap(), json!("Echo: again"));
+}
+
+/// The records of an audit trail, kept in memory.
+#[derive(Clone, Default)]
+struct Kept(Arc<Mutex<Vec<AuditRecord>>>);
+
+impl AuditTrail for Kept {
+    fn record<'a>(&'a self, record: &'a AuditRecord) -> BoxFuture<'a, Result<(), AuditError>> {
+        self.0.lock().unwrap().push(record.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn accepting_a_changed_definition_is_audited_with_who_asked_and_who_approved() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let imported = StdioUpstream::new("audited", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo", "change"]))
+        .effect("echo", Effect::Read)
+        .effect("change", Effect::Read)
+        .approvals::<User>()
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let mut changes = registry.subscribe();
+    let (approvals, trail) = (Approvals::new(MemoryLedger::new()), Kept::default());
+    let executor = Executor::builder(registry, Container::default())
+        .approvals(approvals.clone())
+        .audit(trail.clone())
+        .principal::<User>()
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let said = executor.invoke("audited_change", json!({}), &ann).await;
+    assert_eq!(said.unwrap(), json!("changed"));
+    tokio::time::timeout(std::time::Duration::from_secs(10), changes.next())
+        .await
+        .expect("`echo` was switched off");
+    let tools = executor.registry().tools();
+    let found = tools.disabled("audited_echo").unwrap().detail.clone();
+    let arguments = json!({"tool": "echo", "digest": found.unwrap()["found"]});
+
+    // Ann asks, Bob approves, Ann's call accepts.
+    let accept = || executor.invoke("audited_accept_definition", arguments.clone(), &ann);
+    let Err(CallError::ApprovalRequired(request)) = accept().await else {
+        panic!("accepted unapproved")
+    };
+    approvals
+        .approve(request.id.unwrap(), &User("bob"), "read it")
+        .await
+        .unwrap();
+    let accepted = accept().await.unwrap();
+    assert_eq!(accepted, json!("accepted: `echo` is served again"));
+
+    // The trail has Bob's decision on that definition and Ann's call that
+    // accepted it.
+    let records = trail.0.lock().unwrap().clone();
+    let decision = records.iter().find_map(|record| match record {
+        AuditRecord::Decision(decision) => Some(&decision.approval),
+        _ => None,
+    });
+    let decision = decision.unwrap_or_else(|| panic!("no decision in {records:?}"));
+    assert_eq!(decision.request.key, "audited.accept_definition");
+    assert_eq!(decision.request.arguments, arguments);
+    assert_eq!(decision.requested_by, "ann");
+    assert_eq!(decision.status, Status::Approved);
+    assert_eq!(decision.decided_by.as_deref(), Some("bob"));
+    let call = records.iter().find_map(|record| match record {
+        AuditRecord::Call(call) if call.event.outcome == OutcomeClass::Ok => Some(&call.event),
+        _ => None,
+    });
+    let call = call.unwrap_or_else(|| panic!("no accepting call in {records:?}"));
+    assert_eq!(call.key.as_deref(), Some("audited.accept_definition"));
+    assert_eq!(call.actor.as_deref(), Some("ann"));
+    assert_eq!(call.arguments.as_ref(), Some(&arguments));
 }
 
 #[tokio::test]
