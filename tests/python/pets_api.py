@@ -5,6 +5,7 @@ Every route wants `Authorization: Bearer s3cret-token`, which the
 importing application supplies; `/calls` counts the requests that reached
 a route, so a test can see that a refused call sent nothing."""
 
+import asyncio
 from typing import Optional
 
 from fastapi import Cookie, FastAPI, Header, HTTPException, Query
@@ -77,6 +78,32 @@ def greet(name: str, authorization: Optional[str] = Header(None)) -> str:
 def big(authorization: Optional[str] = Header(None)) -> str:
     check(authorization)
     return "x" * 3_000_000
+
+
+@app.get("/headers", operation_id="headers")
+def headers(
+    x_request_tag: str = Header(),
+    x_api_key: Optional[str] = Header(None),
+    authorization: Optional[str] = Header(None),
+) -> dict:
+    """The request's tag, which the caller sends, and its API key, which
+    the importing application adds."""
+    check(authorization)
+    return {"tag": x_request_tag, "api_key": x_api_key}
+
+
+@app.get("/slow", operation_id="slow")
+async def slow(authorization: Optional[str] = Header(None)) -> dict:
+    check(authorization)
+    await asyncio.sleep(10)
+    return {}
+
+
+@app.get("/fail", operation_id="fail", response_class=PlainTextResponse)
+def fail(authorization: Optional[str] = Header(None)) -> PlainTextResponse:
+    """A failure that says far too much, in two-byte characters."""
+    check(authorization)
+    return PlainTextResponse("é" * 3000, status_code=500)
 
 
 @app.get("/me", operation_id="whoAmI")

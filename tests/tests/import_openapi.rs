@@ -144,9 +144,12 @@ async fn a_fastapi_service_is_served_qualified_read_calls_run_and_writes_wait_fo
         ("pets_calls", Effect::Read),
         ("pets_createPet", Effect::Write),
         ("pets_deletePet", Effect::Destructive),
+        ("pets_fail", Effect::Read),
         ("pets_get_pet_pets__pet_id__get", Effect::Read),
         ("pets_greet", Effect::Read),
+        ("pets_headers", Effect::Read),
         ("pets_listPets", Effect::Read),
+        ("pets_slow", Effect::Read),
     ];
     let expected: Vec<_> = expected.iter().map(|(n, e)| (n.to_string(), *e)).collect();
     assert_eq!(served, expected);
@@ -304,6 +307,98 @@ async fn the_credential_is_the_applications_and_a_long_answer_is_refused_at_the_
     // The credential's value shows in no `Debug`.
     let service = Service::new("pets", &pets.base, Value::Null).bearer("s3cret-token");
     assert!(!format!("{service:?}").contains("s3cret"));
+}
+
+#[tokio::test]
+async fn an_operation_without_an_operation_id_is_named_and_allowed_by_method_and_path() {
+    let test = "an_operation_without_an_operation_id_is_named_and_allowed_by_method_and_path";
+    let Some(pets) = pets_or_skip(test).await else {
+        return;
+    };
+    let mut document = pets.document.clone();
+    let get = &mut document["paths"]["/pets/{pet_id}"]["get"];
+    get.as_object_mut().unwrap().remove("operationId").unwrap();
+    let imported = Service::new("pets", &pets.base, document)
+        .tools(RemoteTools::only(["GET /pets/{pet_id}"]))
+        .bearer("s3cret-token")
+        .import()
+        .unwrap();
+    let tool = &imported.tools()[0];
+    assert_eq!(
+        (tool.key(), tool.name()),
+        ("pets.get_pets_pet_id", "pets_get_pets_pet_id")
+    );
+    let (executor, _) = executor_of(imported);
+    let missing = executor.invoke("pets_get_pets_pet_id", json!({"pet_id": 9}), &User("ann"));
+    assert_eq!(
+        tool_error(missing.await),
+        r#"the service answered 404 Not Found: {"detail":"no such pet"}"#
+    );
+}
+
+#[tokio::test]
+async fn the_models_header_and_the_applications_api_key_are_both_sent() {
+    let test = "the_models_header_and_the_applications_api_key_are_both_sent";
+    let Some(pets) = pets_or_skip(test).await else {
+        return;
+    };
+    let imported = Service::new("pets", &pets.base, pets.document.clone())
+        .tools(RemoteTools::only(["headers"]))
+        .bearer("s3cret-token")
+        .header("X-Api-Key", "k-123")
+        .import()
+        .unwrap();
+    // The model fills the tag; the key is the application's, in no schema.
+    let schema = imported.tools()[0].entry().input_schema().clone();
+    let properties: Vec<_> = schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(properties, ["x-request-tag"], "{schema}");
+    assert_eq!(schema["required"], json!(["x-request-tag"]));
+    let (executor, _) = executor_of(imported);
+    let ann = User("ann");
+    let sent = executor.invoke("pets_headers", json!({"x-request-tag": "blue"}), &ann);
+    assert_eq!(
+        sent.await.unwrap(),
+        json!({"tag": "blue", "api_key": "k-123"})
+    );
+    let smuggled = json!({"x-request-tag": "blue", "x-api-key": "mine"});
+    let smuggled = executor.invoke("pets_headers", smuggled, &ann).await;
+    assert!(
+        matches!(smuggled, Err(CallError::InvalidArguments { .. })),
+        "{smuggled:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_longer_than_the_timeout_fails_and_an_error_body_is_cut_at_1000_characters() {
+    let test = "a_call_longer_than_the_timeout_fails_and_an_error_body_is_cut_at_1000_characters";
+    let Some(pets) = pets_or_skip(test).await else {
+        return;
+    };
+    let imported = Service::new("pets", &pets.base, pets.document.clone())
+        .tools(RemoteTools::only(["slow", "fail"]))
+        .bearer("s3cret-token")
+        .timeout(Duration::from_millis(300))
+        .import()
+        .unwrap();
+    let (executor, _) = executor_of(imported);
+    let ann = User("ann");
+
+    // The service sleeps 10 s; the call ends at the import's timeout.
+    let started = Instant::now();
+    let slow = executor.invoke("pets_slow", json!({}), &ann).await;
+    assert!(
+        matches!(slow, Err(CallError::Timeout { after, .. }) if after == Duration::from_millis(300)),
+        "{slow:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    // 3,000 characters (6,000 bytes) of error: the first 1,000, marked cut.
+    let failed = tool_error(executor.invoke("pets_fail", json!({}), &ann).await);
+    let said = format!("{} […]", "é".repeat(1_000));
+    assert_eq!(
+        failed,
+        format!("the service answered 500 Internal Server Error: {said}")
+    );
 }
 
 #[tokio::test]
