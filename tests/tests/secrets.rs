@@ -601,6 +601,33 @@ async fn an_mcp_client_sees_no_secret_in_error_results() {
     assert_log_clean(&log, calls.len() as u64 + 1).await;
 }
 
+/// #39's finding 6 as an MCP client meets it: a one-character secret,
+/// too short to scrub from texts, still never reaches the client, and
+/// the words around it stay whole. A tool's own error text is not sent;
+/// a value its type refuses, quoted by the refusal, is withheld by
+/// property, whatever its length.
+#[tokio::test]
+async fn an_mcp_client_never_sees_a_one_character_secret_and_its_errors_stay_readable() {
+    captured();
+    let log = ExecutionLog::new(100).unwrap();
+    let executor = executor(&log, Approvals::new(MemoryLedger::new()));
+    let server = McpServer::<Caller>::new(executor, "secrets", "1.0.0");
+    let client = connect(&server, Caller("ann")).await;
+
+    // `e` is in most words: scrubbed, it would leave `Corr[redacted]ct`.
+    let refused = call(&client, "check_card", json!({"card": "e"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        text(&refused),
+        "Invalid arguments: /card: the value does not read as the parameter's type \
+         (the reason is withheld: the value is secret). Correct them and call the tool again."
+    );
+    let failed = call(&client, "login", json!({"user": "bob", "token": "e"})).await;
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(text(&failed), "The tool failed.");
+    client.cancel().await.unwrap();
+}
+
 /// The approval flow on `ledger`: the request, the ledger's rows and the
 /// pending list show the mask; approved, the real call runs once, and the
 /// same call with another secret needs its own approval.
