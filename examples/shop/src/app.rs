@@ -4,18 +4,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 use tokio::sync::Mutex;
-use toolwright::approval::{Approval, ApprovalId, LedgerError, SqliteLedger};
+use toolwright::approval::{Approval, ApprovalId, LedgerError, PostgresLedger, SqliteLedger};
 use toolwright::observe::ExecutionLog;
 use toolwright::{
     Catalog, Container, Executor, Invocation, Principal,
     approval::Approvals,
-    registry::{Policy, Rule, Selector, View},
+    registry::{Policy, PostgresSync, Rule, Selector, View},
     scope::{ResolveError, Scope},
 };
 
+use crate::database::{Database, Engine};
 use crate::orders::{OrderService, SqlOrders};
 use crate::pricing::{PriceService, SqlPrices};
 use crate::products::{ProductService, SqlProducts};
@@ -50,33 +50,10 @@ pub enum ShopError {
     Random(#[source] getrandom::Error),
 }
 
-/// Opens (creating if needed) the database at `url` and applies the
-/// embedded migrations, seed data included.
-pub async fn open_database(url: &str) -> Result<SqlitePool, sqlx::Error> {
-    let mut options: SqliteConnectOptions =
-        url.parse::<SqliteConnectOptions>()?.create_if_missing(true);
-    // An in-memory database lives as long as its one connection.
-    let in_memory = url.contains(":memory:");
-    if !in_memory {
-        // Readers do not wait for a writer: a `serve` and the `approve` of
-        // another process share the file, as `SqliteLedger` recommends.
-        options = options.journal_mode(SqliteJournalMode::Wal);
-    }
-    let pool = SqlitePoolOptions::new()
-        .max_connections(if in_memory { 1 } else { 4 })
-        .min_connections(if in_memory { 1 } else { 0 })
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .connect_with(options)
-        .await?;
-    sqlx::migrate!("./migrations").run(&pool).await?;
-    Ok(pool)
-}
-
 /// The REQUEST-scoped transaction: begun the first time a call needs it,
 /// committed if the call succeeds, rolled back otherwise (error, panic,
 /// timeout, cancellation). A commit that fails fails the call.
-pub struct Tx(Mutex<Option<Transaction<'static, Sqlite>>>);
+pub struct Tx(Mutex<Option<Transaction<'static, Any>>>);
 
 impl Tx {
     /// The transaction's connection, for one statement or several.
@@ -86,12 +63,12 @@ impl Tx {
 }
 
 /// The connection of the call's transaction, locked for its user.
-pub struct TxConn<'a>(tokio::sync::MutexGuard<'a, Option<Transaction<'static, Sqlite>>>);
+pub struct TxConn<'a>(tokio::sync::MutexGuard<'a, Option<Transaction<'static, Any>>>);
 
 impl std::ops::Deref for TxConn<'_> {
-    type Target = sqlx::SqliteConnection;
+    type Target = AnyConnection;
 
-    fn deref(&self) -> &sqlx::SqliteConnection {
+    fn deref(&self) -> &AnyConnection {
         self.0
             .as_ref()
             .expect("the transaction is open until the call ends")
@@ -99,7 +76,7 @@ impl std::ops::Deref for TxConn<'_> {
 }
 
 impl std::ops::DerefMut for TxConn<'_> {
-    fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
         self.0
             .as_mut()
             .expect("the transaction is open until the call ends")
@@ -119,9 +96,9 @@ pub struct Actor {
 
 impl Actor {
     /// Looks an actor up by name.
-    pub async fn load(pool: &SqlitePool, name: &str) -> Result<Actor, ShopError> {
-        let row: Option<(String, i64, bool)> =
-            sqlx::query_as("SELECT name, tenant, manager FROM actors WHERE name = ?")
+    pub async fn load(pool: &AnyPool, name: &str) -> Result<Actor, ShopError> {
+        let row: Option<(String, i64, i64)> =
+            sqlx::query_as("SELECT name, tenant, manager FROM actors WHERE name = $1")
                 .bind(name)
                 .fetch_optional(pool)
                 .await?;
@@ -129,7 +106,7 @@ impl Actor {
         Ok(Actor {
             name,
             tenant,
-            manager,
+            manager: manager != 0,
         })
     }
 }
@@ -200,10 +177,10 @@ pub const MODULES: [&str; 3] = ["shop::products", "shop::pricing", "shop::orders
 
 /// The container: the pool as an APP value, the transaction and the
 /// services over it per call. `begun` counts the transactions begun.
-pub fn container(pool: SqlitePool, begun: Arc<AtomicUsize>) -> Container {
+pub fn container(pool: AnyPool, begun: Arc<AtomicUsize>) -> Container {
     let for_tx = pool.clone();
     Container::builder()
-        .app::<SqlitePool>(Arc::new(pool))
+        .app::<AnyPool>(Arc::new(pool))
         .request::<Tx>(move |scope: Scope| {
             let pool = for_tx.clone();
             let begun = begun.clone();
@@ -244,8 +221,8 @@ pub fn container(pool: SqlitePool, begun: Arc<AtomicUsize>) -> Container {
 /// The shop: its catalog, its executor, and its approvals, over one database.
 #[derive(Clone)]
 pub struct Shop {
-    /// The pool.
-    pub pool: SqlitePool,
+    /// The pool of the shop's own tables (see [`crate::database`]).
+    pub pool: AnyPool,
     /// Runs every call; [`Shop::executor_for`] narrows it to an actor's view.
     pub executor: Executor,
     /// Where write calls wait for a manager: four eyes, in the shop's
@@ -259,11 +236,17 @@ pub struct Shop {
     /// `managers`-tagged tool), built once.
     views: (View, View),
     begun: Arc<AtomicUsize>,
+    /// On PostgreSQL, shares the registry's state (tools disabled and
+    /// enabled) with every replica; stops with the last clone of the shop.
+    sync: Option<Arc<PostgresSync>>,
 }
 
 /// How many events the shop's [`ExecutionLog`] keeps before dropping the
 /// oldest.
 pub const LOG_CAPACITY: usize = 10_000;
+
+/// The name every replica's registry shares its state under.
+pub const REGISTRY: &str = "shop";
 
 /// The shop's permission policy, on top of every tool's own hooks:
 /// anything destructive waits for a person; reads go on to their hooks.
@@ -274,20 +257,28 @@ pub fn policy() -> Policy {
 }
 
 impl Shop {
-    /// The shop over `pool`, with the tools of the shop's modules.
-    pub async fn new(pool: SqlitePool) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
-        Self::with_catalog(pool, Catalog::discover_in(MODULES)?).await
+    /// The shop over `database`, with the tools of the shop's modules.
+    pub async fn new(database: Database) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
+        Self::with_catalog(database, Catalog::discover_in(MODULES)?).await
     }
 
-    /// The shop over `pool` with another catalog (tests add their own
-    /// tools). Creates the approval ledger's tables if they are missing.
+    /// The shop over `database` with another catalog (tests add their own
+    /// tools). Creates toolwright's tables (the approval ledger, on
+    /// PostgreSQL the shared registry state) if they are missing.
     pub async fn with_catalog(
-        pool: SqlitePool,
+        database: Database,
         catalog: Catalog,
     ) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
-        let approvals = Approvals::builder(SqliteLedger::connect(pool.clone()).await?)
-            .approver_role(MANAGER)
-            .build();
+        let Database { pool, engine } = database;
+        let ledger = match &engine {
+            Engine::Sqlite(typed) => {
+                Approvals::builder(SqliteLedger::connect(typed.clone()).await?)
+            }
+            Engine::Postgres(typed) => {
+                Approvals::builder(PostgresLedger::connect(typed.clone()).await?)
+            }
+        };
+        let approvals = ledger.approver_role(MANAGER).build();
         let begun = Arc::new(AtomicUsize::new(0));
         let log = ExecutionLog::new(LOG_CAPACITY)?;
         let executor = Executor::builder(catalog, container(pool.clone(), begun.clone()))
@@ -298,10 +289,17 @@ impl Shop {
             .principal::<Caller>()
             .build()?;
         executor.registry().set_policy(policy());
+        let sync = match engine {
+            Engine::Sqlite(_) => None,
+            Engine::Postgres(typed) => Some(Arc::new(
+                PostgresSync::start(typed, REGISTRY, executor.registry()).await?,
+            )),
+        };
         Ok(Shop {
             approvals,
             log,
             pool,
+            sync,
             executor,
             views: (
                 View::new(Selector::All),
@@ -332,6 +330,12 @@ impl Shop {
     /// database begins one; a call refused before its body begins none.
     pub fn transactions_begun(&self) -> usize {
         self.begun.load(Ordering::SeqCst)
+    }
+
+    /// On PostgreSQL, this replica's id in the registry state every replica
+    /// shares (a tool disabled on one is disabled on all); on SQLite, `None`.
+    pub fn replica(&self) -> Option<&str> {
+        self.sync.as_deref().map(PostgresSync::replica)
     }
 
     /// The context for `name`'s calls.

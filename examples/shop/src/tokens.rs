@@ -8,7 +8,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest as _, Sha256};
-use sqlx::sqlite::SqlitePool;
+use sqlx::AnyPool;
 use toolwright::mcp::http::StatusCode;
 use toolwright::mcp::http::request::Parts;
 use toolwright::mcp::{Authenticate, Rejection, bearer_token};
@@ -43,7 +43,7 @@ pub fn random_token(prefix: &str) -> Result<String, ShopError> {
 /// token's actor.
 #[derive(Debug, Clone)]
 pub struct Tokens {
-    pool: SqlitePool,
+    pool: AnyPool,
 }
 
 /// A token just issued: the only time the token itself is at hand.
@@ -67,7 +67,7 @@ pub struct Revocation {
 }
 
 /// A token as `shop token list` shows it: everything but the token.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct TokenInfo {
     /// Its id.
     pub id: i64,
@@ -82,8 +82,7 @@ pub struct TokenInfo {
 }
 
 /// Whether a token works.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
-#[sqlx(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenStatus {
     /// Neither expired nor revoked.
     Active,
@@ -100,6 +99,24 @@ impl std::fmt::Display for TokenStatus {
             TokenStatus::Expired => "expired",
             TokenStatus::Revoked => "revoked",
         })
+    }
+}
+
+/// As the token queries give it: `active`, `expired` or `revoked`. Read
+/// from text by hand: sqlx's derived enums are typed per engine, and the
+/// shop's queries run through `Any`.
+impl std::str::FromStr for TokenStatus {
+    type Err = sqlx::Error;
+
+    fn from_str(status: &str) -> Result<Self, sqlx::Error> {
+        match status {
+            "active" => Ok(TokenStatus::Active),
+            "expired" => Ok(TokenStatus::Expired),
+            "revoked" => Ok(TokenStatus::Revoked),
+            other => Err(sqlx::Error::Decode(
+                format!("no token status {other:?}").into(),
+            )),
+        }
     }
 }
 
@@ -120,18 +137,13 @@ pub enum Refused {
     Database(#[from] sqlx::Error),
 }
 
-/// A time column (Unix seconds) as people read it, in UTC, as SQL.
-fn readable(column: &str) -> String {
-    format!("strftime('%Y-%m-%dT%H:%M:%SZ', {column}, 'unixepoch')")
-}
-
-/// The status of the row in `tokens` at `now` (bound as `?1`), as SQL.
+/// The status of the row in `tokens` at `now` (bound as `$1`), as SQL.
 const STATUS: &str = "CASE WHEN revoked_at IS NOT NULL THEN 'revoked' \
-                      WHEN expires_at <= ?1 THEN 'expired' ELSE 'active' END";
+                      WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END";
 
 impl Tokens {
     /// The tokens in the shop's database.
-    pub fn new(pool: SqlitePool) -> Tokens {
+    pub fn new(pool: AnyPool) -> Tokens {
         Tokens { pool }
     }
 
@@ -141,24 +153,27 @@ impl Tokens {
         let token = random_token(PREFIX)?;
         let now = now();
         let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
-        let (id, expires): (i64, String) = sqlx::query_as(&format!(
-            "INSERT INTO tokens (hash, actor, created_at, expires_at) VALUES (?, ?, ?, ?) \
-             RETURNING id, {}",
-            readable("expires_at")
-        ))
+        let (id, expires): (i64, i64) = sqlx::query_as(
+            "INSERT INTO tokens (hash, actor, created_at, expires_at) VALUES ($1, $2, $3, $4) \
+             RETURNING id, expires_at",
+        )
         .bind(hash(&token).as_slice())
         .bind(&actor.name)
         .bind(now)
         .bind(now.saturating_add(ttl))
         .fetch_one(&self.pool)
         .await?;
-        Ok(Issued { id, token, expires })
+        Ok(Issued {
+            id,
+            token,
+            expires: readable(expires),
+        })
     }
 
     /// Revokes token `id`: the next request that bears it is refused.
     pub async fn revoke(&self, id: i64) -> Result<Revocation, ShopError> {
         let revoked: Option<String> = sqlx::query_scalar(
-            "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING actor",
+            "UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING actor",
         )
         .bind(now())
         .bind(id)
@@ -170,7 +185,7 @@ impl Tokens {
                 already: false,
             });
         }
-        let actor: String = sqlx::query_scalar("SELECT actor FROM tokens WHERE id = ?")
+        let actor: String = sqlx::query_scalar("SELECT actor FROM tokens WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
@@ -184,34 +199,46 @@ impl Tokens {
     /// Every token, or `actor`'s, oldest first.
     pub async fn list(&self, actor: Option<&str>) -> Result<Vec<TokenInfo>, ShopError> {
         let sql = format!(
-            "SELECT id, actor, {} AS created, {} AS expires, {STATUS} AS status FROM tokens \
-             WHERE ?2 IS NULL OR actor = ?2 ORDER BY id",
-            readable("created_at"),
-            readable("expires_at"),
+            "SELECT id, actor, created_at, expires_at, {STATUS} FROM tokens \
+             WHERE $2 IS NULL OR actor = $2 ORDER BY id"
         );
-        Ok(sqlx::query_as(&sql)
+        let rows: Vec<(i64, String, i64, i64, String)> = sqlx::query_as(&sql)
             .bind(now())
             .bind(actor)
             .fetch_all(&self.pool)
-            .await?)
+            .await?;
+        rows.into_iter()
+            .map(
+                |(id, actor, created, expires, status)| -> Result<_, ShopError> {
+                    Ok(TokenInfo {
+                        id,
+                        actor,
+                        created: readable(created),
+                        expires: readable(expires),
+                        status: status.parse()?,
+                    })
+                },
+            )
+            .collect()
     }
 
     /// The caller a request bearing `token` acts as.
     pub async fn caller(&self, token: &str) -> Result<Caller, Refused> {
-        let row: Option<(TokenStatus, String, i64, bool)> = sqlx::query_as(&format!(
+        let row: Option<(String, String, i64, i64)> = sqlx::query_as(&format!(
             "SELECT {STATUS}, a.name, a.tenant, a.manager \
-             FROM tokens JOIN actors a ON a.name = tokens.actor WHERE hash = ?2"
+             FROM tokens JOIN actors a ON a.name = tokens.actor WHERE hash = $2"
         ))
         .bind(now())
         .bind(hash(token).as_slice())
         .fetch_optional(&self.pool)
         .await?;
-        match row.ok_or(Refused::Unknown)? {
+        let (status, name, tenant, manager) = row.ok_or(Refused::Unknown)?;
+        match (status.parse()?, name, tenant, manager) {
             (TokenStatus::Active, name, tenant, manager) => Ok(Caller {
                 actor: Actor {
                     name,
                     tenant,
-                    manager,
+                    manager: manager != 0,
                 },
             }),
             (TokenStatus::Expired, ..) => Err(Refused::Expired),
@@ -246,6 +273,37 @@ fn hash(token: &str) -> [u8; 32] {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Unix seconds as people read them, in UTC: `YYYY-MM-DDTHH:MM:SSZ`. In
+/// Rust rather than SQL, which each engine writes its own way; the date is
+/// Howard Hinnant's `civil_from_days`.
+///
+/// ```
+/// use shop::tokens::readable;
+///
+/// assert_eq!(readable(0), "1970-01-01T00:00:00Z");
+/// assert_eq!(readable(951_782_400), "2000-02-29T00:00:00Z");
+/// assert_eq!(readable(4_102_444_799), "2099-12-31T23:59:59Z");
+/// ```
+pub fn readable(seconds: i64) -> String {
+    let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let (hours, minutes, seconds) = (time / 3_600, time % 3_600 / 60, time % 60);
+    format!("{year:04}-{month:02}-{day:02}T{hours:02}:{minutes:02}:{seconds:02}Z")
 }
 
 /// Unix seconds.

@@ -15,14 +15,17 @@ use toolwright::BoxError;
 use toolwright::approval::ApprovalId;
 use toolwright::providers::Format;
 
-use crate::app::{Shop, open_database};
+use crate::app::Shop;
+use crate::database::open_database;
 use decide::Decision;
 
 /// A shop whose products, prices and orders are tools.
 #[derive(Debug, Parser)]
 #[command(name = "shop", version)]
 pub struct Cli {
-    /// The database (`sqlite://...`); the demo always uses a fresh in-memory one.
+    /// The database: `sqlite://...`, or `postgres://...`, which several
+    /// `serve --http` processes can share; the demo always uses a fresh
+    /// in-memory one.
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE, global = true)]
     database: String,
     #[command(subcommand)]

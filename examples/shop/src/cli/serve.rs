@@ -63,6 +63,12 @@ pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
         .views(move |caller: &Caller| views.view_for(&caller.actor))
         .build();
     if let Some((addr, options)) = http {
+        if let Some(replica) = shop.replica() {
+            eprintln!(
+                "replica {replica}: the tools' states, the approvals and the tokens are \
+                 shared with every `serve` on this database"
+            );
+        }
         eprintln!(
             "serving MCP at http://{addr}/mcp and REST at http://{addr}/api (described at \
              /api/openapi.json) to clients that send `Authorization: Bearer <token>`, a token \

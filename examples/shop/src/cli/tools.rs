@@ -4,7 +4,8 @@
 use toolwright::providers::{self, Format};
 use toolwright::{BoxError, Catalog};
 
-use crate::app::{MODULES, Shop, open_database};
+use crate::app::{MODULES, Shop};
+use crate::database::open_database;
 use crate::table::print_catalog;
 
 /// Prints the tools as a table, or in `format`.

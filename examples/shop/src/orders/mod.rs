@@ -5,12 +5,14 @@ pub mod tools;
 use std::sync::Arc;
 
 use serde::Serialize;
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
 use toolwright::executor::BoxFuture;
 
 use crate::app::{ShopError, Tx};
 
 /// An order as tools return it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Order {
     /// Identifier.
     pub id: i64,
@@ -24,6 +26,21 @@ pub struct Order {
     pub placed_by: String,
     /// Whether it was cancelled.
     pub cancelled: bool,
+}
+
+/// By hand, not derived: `cancelled` is a 0/1 integer in both engines
+/// (see [`crate::database`]).
+impl sqlx::FromRow<'_, AnyRow> for Order {
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(Order {
+            id: row.try_get("id")?,
+            product_id: row.try_get("product_id")?,
+            quantity: row.try_get("quantity")?,
+            total_cents: row.try_get("total_cents")?,
+            placed_by: row.try_get("placed_by")?,
+            cancelled: row.try_get::<i64, _>("cancelled")? != 0,
+        })
+    }
 }
 
 /// Places and cancels orders inside the call's transaction.
@@ -44,7 +61,7 @@ pub trait OrderService: Send + Sync {
 /// What `RETURNING` gives back to build an [`Order`].
 const ORDER_COLUMNS: &str = "id, product_id, quantity, total_cents, placed_by, cancelled";
 
-/// [`OrderService`] on SQLite.
+/// [`OrderService`] in SQL both engines accept (see [`crate::database`]).
 pub struct SqlOrders {
     tx: Arc<Tx>,
 }
@@ -68,7 +85,7 @@ impl OrderService for SqlOrders {
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
             let product: Option<(i64, i64)> = sqlx::query_as(
-                "SELECT price_cents, stock FROM products WHERE tenant = ? AND id = ?",
+                "SELECT price_cents, stock FROM products WHERE tenant = $1 AND id = $2",
             )
             .bind(tenant)
             .bind(product_id)
@@ -77,7 +94,7 @@ impl OrderService for SqlOrders {
             let (price, stock) = product.ok_or(ShopError::NotFound("product"))?;
             let order: Order = sqlx::query_as(&format!(
                 "INSERT INTO orders (tenant, product_id, quantity, total_cents, placed_by)
-                 VALUES (?, ?, ?, ?, ?)
+                 VALUES ($1, $2, $3, $4, $5)
                  RETURNING {ORDER_COLUMNS}"
             ))
             .bind(tenant)
@@ -90,7 +107,7 @@ impl OrderService for SqlOrders {
             if stock < quantity {
                 return Err(ShopError::OutOfStock { available: stock });
             }
-            sqlx::query("UPDATE products SET stock = stock - ? WHERE id = ?")
+            sqlx::query("UPDATE products SET stock = stock - $1 WHERE id = $2")
                 .bind(quantity)
                 .bind(product_id)
                 .execute(&mut *conn)
@@ -103,7 +120,7 @@ impl OrderService for SqlOrders {
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
             let order: Order = sqlx::query_as(&format!(
-                "UPDATE orders SET cancelled = 1 WHERE tenant = ? AND id = ? AND cancelled = 0
+                "UPDATE orders SET cancelled = 1 WHERE tenant = $1 AND id = $2 AND cancelled = 0
                  RETURNING {ORDER_COLUMNS}"
             ))
             .bind(tenant)
@@ -111,7 +128,7 @@ impl OrderService for SqlOrders {
             .fetch_optional(&mut *conn)
             .await?
             .ok_or(ShopError::NotFound("open order"))?;
-            sqlx::query("UPDATE products SET stock = stock + ? WHERE id = ?")
+            sqlx::query("UPDATE products SET stock = stock + $1 WHERE id = $2")
                 .bind(order.quantity)
                 .bind(order.product_id)
                 .execute(&mut *conn)

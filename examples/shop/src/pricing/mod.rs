@@ -35,7 +35,7 @@ pub trait PriceService: Send + Sync {
     ) -> BoxFuture<'_, Result<i64, ShopError>>;
 }
 
-/// [`PriceService`] on SQLite.
+/// [`PriceService`] in SQL both engines accept (see [`crate::database`]).
 pub struct SqlPrices {
     tx: Arc<Tx>,
 }
@@ -51,12 +51,13 @@ impl PriceService for SqlPrices {
     fn unit_price(&self, tenant: i64, product_id: i64) -> BoxFuture<'_, Result<i64, ShopError>> {
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
-            let price: Option<i64> =
-                sqlx::query_scalar("SELECT price_cents FROM products WHERE tenant = ? AND id = ?")
-                    .bind(tenant)
-                    .bind(product_id)
-                    .fetch_optional(&mut *conn)
-                    .await?;
+            let price: Option<i64> = sqlx::query_scalar(
+                "SELECT price_cents FROM products WHERE tenant = $1 AND id = $2",
+            )
+            .bind(tenant)
+            .bind(product_id)
+            .fetch_optional(&mut *conn)
+            .await?;
             price.ok_or(ShopError::NotFound("product"))
         })
     }
@@ -70,7 +71,7 @@ impl PriceService for SqlPrices {
         Box::pin(async move {
             let old = self.unit_price(tenant, product_id).await?;
             let mut conn = self.tx.conn().await;
-            sqlx::query("UPDATE products SET price_cents = ? WHERE tenant = ? AND id = ?")
+            sqlx::query("UPDATE products SET price_cents = $1 WHERE tenant = $2 AND id = $3")
                 .bind(cents)
                 .bind(tenant)
                 .bind(product_id)

@@ -32,7 +32,7 @@ pub trait ProductService: Send + Sync {
     fn get(&self, tenant: i64, id: i64) -> BoxFuture<'_, Result<Product, ShopError>>;
 }
 
-/// [`ProductService`] on SQLite.
+/// [`ProductService`] in SQL both engines accept (see [`crate::database`]).
 pub struct SqlProducts {
     tx: Arc<Tx>,
 }
@@ -48,10 +48,13 @@ const COLUMNS: &str = "SELECT id, sku, name, price_cents, stock FROM products";
 
 impl ProductService for SqlProducts {
     fn list(&self, tenant: i64, search: &str) -> BoxFuture<'_, Result<Vec<Product>, ShopError>> {
+        // SQLite's LIKE ignores ASCII case, PostgreSQL's does not: `LOWER`
+        // on both sides makes them agree.
         let pattern = format!("%{search}%");
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
-            let query = format!("{COLUMNS} WHERE tenant = ? AND name LIKE ? ORDER BY id");
+            let query =
+                format!("{COLUMNS} WHERE tenant = $1 AND LOWER(name) LIKE LOWER($2) ORDER BY id");
             Ok(sqlx::query_as(&query)
                 .bind(tenant)
                 .bind(pattern)
@@ -63,7 +66,7 @@ impl ProductService for SqlProducts {
     fn get(&self, tenant: i64, id: i64) -> BoxFuture<'_, Result<Product, ShopError>> {
         Box::pin(async move {
             let mut conn = self.tx.conn().await;
-            let query = format!("{COLUMNS} WHERE tenant = ? AND id = ?");
+            let query = format!("{COLUMNS} WHERE tenant = $1 AND id = $2");
             sqlx::query_as(&query)
                 .bind(tenant)
                 .bind(id)
