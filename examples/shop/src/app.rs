@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 use tokio::sync::Mutex;
 use toolwright::approval::{Approval, ApprovalId, LedgerError, PostgresLedger, SqliteLedger};
+use toolwright::idempotency::{Idempotency, PostgresKeys, SqliteKeys};
 use toolwright::observe::ExecutionLog;
 use toolwright::{
     Catalog, Container, Executor, Invocation, Principal,
@@ -263,26 +264,32 @@ impl Shop {
     }
 
     /// The shop over `database` with another catalog (tests add their own
-    /// tools). Creates toolwright's tables (the approval ledger, on
-    /// PostgreSQL the shared registry state) if they are missing.
+    /// tools). Creates toolwright's tables (the approval ledger, the
+    /// idempotency keys, on PostgreSQL the shared registry state) if they
+    /// are missing.
     pub async fn with_catalog(
         database: Database,
         catalog: Catalog,
     ) -> Result<Shop, Box<dyn std::error::Error + Send + Sync>> {
         let Database { pool, engine } = database;
-        let ledger = match &engine {
-            Engine::Sqlite(typed) => {
-                Approvals::builder(SqliteLedger::connect(typed.clone()).await?)
-            }
-            Engine::Postgres(typed) => {
-                Approvals::builder(PostgresLedger::connect(typed.clone()).await?)
-            }
+        let (ledger, keys) = match &engine {
+            Engine::Sqlite(typed) => (
+                Approvals::builder(SqliteLedger::connect(typed.clone()).await?),
+                Idempotency::new(SqliteKeys::connect(typed.clone()).await?),
+            ),
+            Engine::Postgres(typed) => (
+                Approvals::builder(PostgresLedger::connect(typed.clone()).await?),
+                Idempotency::new(PostgresKeys::connect(typed.clone()).await?),
+            ),
         };
         let approvals = ledger.approver_role(MANAGER).build();
         let begun = Arc::new(AtomicUsize::new(0));
         let log = ExecutionLog::new(LOG_CAPACITY)?;
         let executor = Executor::builder(catalog, container(pool.clone(), begun.clone()))
             .approvals(approvals.clone())
+            // A write retried with its key (MCP `_meta.idempotencyKey`, the
+            // REST `Idempotency-Key` header) runs once, on any replica.
+            .idempotency(keys)
             .observe(log.clone())
             // A tool without an `approve` hook that the policy asks about
             // goes through the same ledger, for the calling actor.

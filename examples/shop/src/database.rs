@@ -10,7 +10,8 @@
 //! (times are Unix seconds, printed by [`crate::tokens`]).
 //!
 //! **Why a typed pool beside it.** toolwright's stores (the approval
-//! ledger, and on PostgreSQL the registry state replicas share) take the engine's own pool, so the database is opened
+//! ledger, the idempotency keys, and on PostgreSQL the registry state
+//! replicas share) take the engine's own pool, so the database is opened
 //! twice. An in-memory SQLite database (the demo's) is then two databases,
 //! the shop's tables in one and toolwright's in the other; no query joins
 //! them, so nothing tells.
@@ -102,8 +103,8 @@ async fn open_postgres(url: &str) -> Result<Database, sqlx::Error> {
         .connect(url)
         .await?;
     sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-    // `PostgresSync` keeps one connection listening; the ledger shares the
-    // others.
+    // `PostgresSync` keeps one connection listening; the ledger and the
+    // keys share the others.
     let typed = PgPoolOptions::new().max_connections(4).connect(url).await?;
     Ok(Database {
         pool,

@@ -65,8 +65,8 @@ pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
     if let Some((addr, options)) = http {
         if let Some(replica) = shop.replica() {
             eprintln!(
-                "replica {replica}: the tools' states, the approvals and the tokens are \
-                 shared with every `serve` on this database"
+                "replica {replica}: the tools' states, the approvals, the idempotency keys and \
+                 the tokens are shared with every `serve` on this database"
             );
         }
         eprintln!(
