@@ -1,4 +1,4 @@
-//! `shop serve --stdio | --http ADDR [--admin ADDR] [--public]`: the tools
+//! `shop serve --stdio | --http ADDR [--admin ADDR] [--stateless] [--public]`: the tools
 //! to MCP clients (and over HTTP as a REST API too), and the admin page
 //! beside them.
 
@@ -30,6 +30,11 @@ pub(super) struct Serve {
     /// and on, the requests waiting for a manager, and the call log.
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     admin: Option<SocketAddr>,
+    /// Serve MCP without sessions, answering in JSON, as a replica behind a
+    /// load balancer (see deploy/README.md): any replica then answers any
+    /// request. Clients of MCP 2026-07-28 still hear of tool list changes.
+    #[arg(long, requires = "http")]
+    stateless: bool,
     /// Let `--http` and `--admin` bind addresses other machines reach
     /// (0.0.0.0, say). The shop speaks plain HTTP: put a TLS proxy in front.
     #[arg(long, requires = "http", conflicts_with = "stdio")]
@@ -44,7 +49,7 @@ pub(super) struct Serve {
 /// Serves until the client (stdio) or the process (HTTP) ends.
 pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
     let http = match serve.http {
-        Some(addr) => Some((addr, http_options(addr, serve.public)?)),
+        Some(addr) => Some((addr, http_options(addr, serve.public, serve.stateless)?)),
         None => None,
     };
     if let Some(addr) = serve.admin {
@@ -97,9 +102,13 @@ pub(super) async fn run(database: &str, serve: Serve) -> Result<(), BoxError> {
 
 /// The HTTP options for serving at `addr`. An address other than loopback
 /// takes `--public`: serving other machines is a decision, not a default.
-fn http_options(addr: SocketAddr, public: bool) -> Result<HttpOptions, BoxError> {
+fn http_options(addr: SocketAddr, public: bool, stateless: bool) -> Result<HttpOptions, BoxError> {
+    let options = match stateless {
+        true => HttpOptions::replica(),
+        false => HttpOptions::default(),
+    };
     // The tools as REST too, for hosts that speak OpenAPI rather than MCP.
-    let options = HttpOptions::default().rest(true);
+    let options = options.rest(true);
     if addr.ip().to_canonical().is_loopback() {
         return Ok(options);
     }
