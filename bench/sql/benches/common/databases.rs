@@ -9,6 +9,10 @@
 //! syncs only at checkpoints; PostgreSQL's `synchronous_commit = off` for
 //! the bench's sessions): not a setting for a ledger, a way to show what
 //! the commits' fsyncs cost.
+//!
+//! sqlx's pools ping a connection before lending it (`test_before_acquire`,
+//! on by default): a round trip before each statement. `POOL_PING=0` turns
+//! it off, to show what it costs.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +20,11 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use toolwright::approval::{ApprovalLedger, PostgresLedger, SqliteLedger};
+
+/// Whether the pools ping a connection before lending it (`POOL_PING`).
+fn ping() -> bool {
+    std::env::var("POOL_PING").as_deref() != Ok("0")
+}
 
 /// A ledger in a new SQLite file `name.db` of the target's temporary
 /// directory, through a pool of `connections`; each commit synced to the
@@ -38,6 +47,7 @@ pub(crate) async fn sqlite(name: &str, connections: u32, durable: bool) -> Arc<d
         });
     let pool = SqlitePoolOptions::new()
         .max_connections(connections)
+        .test_before_acquire(ping())
         .connect_with(options)
         .await
         .unwrap();
@@ -77,6 +87,7 @@ pub(crate) async fn postgres(
     admin.close().await;
     let pool = PgPoolOptions::new()
         .max_connections(connections)
+        .test_before_acquire(ping())
         .connect_with(options.options([
             ("search_path", schema),
             ("synchronous_commit", if durable { "on" } else { "off" }),
