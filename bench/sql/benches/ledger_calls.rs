@@ -23,16 +23,19 @@
 //! PostgreSQL, the round trips.
 //!
 //! `cargo bench -p toolwright-sql-bench --bench ledger_calls` prints
-//! criterion's estimates, then a table of the medians (criterion's median:
-//! the median over its samples of the time per call) and PostgreSQL's
-//! ratio to SQLite.
+//! criterion's estimates, then the interleaved rounds recorded in
+//! BENCHMARKS.md: each round runs `CALLS` (100) calls on every ledger in
+//! rotating order, `ROUNDS` (11) times; the table gives each ledger's
+//! median per call and the median of PostgreSQL's per-round ratio to
+//! SQLite, since sequential runs drift on a shared machine.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use serde_json::{Value, json};
+use tokio::runtime::Runtime;
 use toolwright::approval::{
     ApprovalId, ApprovalLedger, ApprovalRequest, Approvals, Digest, MemoryLedger, NewApproval,
     Settlement, Status,
@@ -82,8 +85,6 @@ struct Target {
     /// The next call's number, and the calls on this ledger so far.
     next: u64,
     on_ledger: u64,
-    /// Criterion's samples: nanoseconds per call, one per `iter_custom`.
-    samples: Vec<f64>,
 }
 
 impl Target {
@@ -109,7 +110,6 @@ impl Target {
             approvals,
             next: 0,
             on_ledger: 0,
-            samples: Vec::new(),
         };
         target.check().await;
         target
@@ -225,35 +225,43 @@ fn memory() -> Arc<dyn ApprovalLedger> {
     Arc::new(MemoryLedger::new())
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
+/// The median of `values`, and their 10th and 90th percentiles.
+fn quantiles(mut values: Vec<f64>) -> (f64, f64, f64) {
     values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied()
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
 }
 
-fn ledger_calls(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut targets = vec![runtime.block_on(Target::new("memory", memory(), Some(memory)))];
+/// The whole number in the environment variable `name`, or `default`.
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |value| {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {value:?}"))
+    })
+}
+
+/// The floor, then each database with and without fsyncs; PostgreSQL's
+/// only when it is reachable.
+async fn targets() -> Vec<Target> {
+    let mut targets = vec![Target::new("memory", memory(), Some(memory)).await];
     for (name, durable) in [("sqlite", true), ("sqlite_nosync", false)] {
-        let sqlite = runtime.block_on(databases::sqlite(
-            &format!("ledger_calls_{name}"),
-            4,
-            durable,
-        ));
-        targets.push(runtime.block_on(Target::new(name, sqlite, None)));
+        let file = format!("ledger_calls_{name}");
+        let sqlite = databases::sqlite(&file, 4, durable).await;
+        targets.push(Target::new(name, sqlite, None).await);
     }
     for (name, durable) in [("postgres", true), ("postgres_nosync", false)] {
         let schema = format!("toolwright_bench_calls_{name}");
-        if let Some(postgres) = runtime.block_on(databases::postgres(&schema, 4, durable)) {
-            targets.push(runtime.block_on(Target::new(name, postgres, None)));
+        if let Some(postgres) = databases::postgres(&schema, 4, durable).await {
+            targets.push(Target::new(name, postgres, None).await);
         }
     }
+    targets
+}
 
+fn criterion_benches(c: &mut Criterion, runtime: &Runtime, targets: &mut [Target]) {
     let mut group = c.benchmark_group("ledger_calls");
-    for target in &mut targets {
+    for target in targets {
         let (samples, time) = match target.name {
             "memory" => (50, Duration::from_secs(3)),
             _ => (20, Duration::from_secs(4)),
@@ -263,41 +271,72 @@ fn ledger_calls(c: &mut Criterion) {
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(time);
         group.bench_function(target.name, |b| {
-            b.iter_custom(|iters| {
-                let elapsed = runtime.block_on(target.calls(iters));
-                target
-                    .samples
-                    .push(elapsed.as_nanos() as f64 / iters as f64);
-                elapsed
-            });
+            b.iter_custom(|iters| runtime.block_on(target.calls(iters)))
         });
-        // Criterion's warm-up calls `iter_custom` too: its samples are the last.
-        let warm_up = target.samples.len().saturating_sub(samples);
-        target.samples.drain(..warm_up);
     }
     group.finish();
+}
 
-    let medians: Vec<_> = targets
-        .iter()
-        .map(|target| (target.name, median(target.samples.clone())))
-        .collect();
-    let of = |name| medians.iter().find(|m| m.0 == name).and_then(|m| m.1);
+/// `rounds` rounds of `calls` calls on each target, in rotating order:
+/// what drifts over the run drifts for all of them, and each round gives
+/// PostgreSQL's ratio to SQLite.
+fn interleaved(runtime: &Runtime, targets: &mut [Target], rounds: usize, calls: u64) {
+    let mut per_call = vec![Vec::new(); targets.len()];
+    for round in 0..rounds {
+        for k in 0..targets.len() {
+            let i = (round + k) % targets.len();
+            let elapsed = runtime.block_on(targets[i].calls(calls));
+            per_call[i].push(elapsed.as_nanos() as f64 / calls as f64);
+        }
+    }
+    let index = |name| targets.iter().position(|target| target.name == name);
     println!(
-        "\nan approved `write` call through `Executor::invoke`, its ledger's consume and settle included"
+        "\nan approved `write` call through `Executor::invoke` (consume and settle included): {rounds} rounds x {calls} calls per ledger"
     );
-    println!("| ledger | median per call | × memory |");
-    println!("|---|---|---|");
-    for (name, ns) in &medians {
-        let Some(ns) = ns else { continue };
-        let floor = of("memory").map_or(String::from("-"), |m| format!("{:.0}×", ns / m));
-        println!("| {name} | {:.1} µs | {floor} |", ns / 1000.0);
+    println!("| ledger | median per call (p10–p90) |");
+    println!("|---|---|");
+    for (target, ns) in targets.iter().zip(&per_call) {
+        let (ns, lo, hi) = quantiles(ns.clone());
+        println!(
+            "| {} | {:.1} µs ({:.1}–{:.1}) |",
+            target.name,
+            ns / 1e3,
+            lo / 1e3,
+            hi / 1e3
+        );
     }
     for (pg, lite) in [("postgres", "sqlite"), ("postgres_nosync", "sqlite_nosync")] {
-        if let (Some(p), Some(l)) = (of(pg), of(lite)) {
-            println!("| **{pg} / {lite}** | **{:.2}×** | |", p / l);
-        }
+        let (Some(pg_at), Some(lite_at)) = (index(pg), index(lite)) else {
+            continue;
+        };
+        let ratios = per_call[pg_at]
+            .iter()
+            .zip(&per_call[lite_at])
+            .map(|(p, l)| p / l)
+            .collect();
+        let (ratio, lo, hi) = quantiles(ratios);
+        println!("| **{pg} / {lite}**, per round | **{ratio:.2}×** ({lo:.2}–{hi:.2}) |");
     }
 }
 
-criterion_group!(benches, ledger_calls);
-criterion_main!(benches);
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut targets = runtime.block_on(targets());
+    let mut criterion = Criterion::default().configure_from_args();
+    criterion_benches(&mut criterion, &runtime, &mut targets);
+    criterion.final_summary();
+    // `--profile-time` runs one benchmark under a profiler: nothing else.
+    if std::env::args().any(|a| a == "--profile-time") {
+        return;
+    }
+    // `cargo test --benches` runs this binary without `--bench`: keep it short there.
+    let full = std::env::args().any(|a| a == "--bench");
+    let rounds = env_or("ROUNDS", if full { 11 } else { 1 }) as usize;
+    let calls = env_or("CALLS", if full { 100 } else { BATCH });
+    assert!(rounds > 0 && calls > 0, "ROUNDS and CALLS must be positive");
+    interleaved(&runtime, &mut targets, rounds, calls);
+}
