@@ -21,8 +21,8 @@
 //! PostgreSQL `synchronous_commit = off`), to show what the fsyncs cost.
 //!
 //! `cargo bench -p toolwright-sql-bench --bench ledger_contention` prints a
-//! table. `ROUNDS` (race rounds, 150) and `CONSUMES` (own-row consumes
-//! per run, 2,400) change the sizes.
+//! table. `ROUNDS` (race rounds, 300) and `CONSUMES` (own-row consumes
+//! per run, 4,800) change the sizes.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -174,8 +174,8 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn main() {
     // `cargo test --benches` runs this binary without `--bench`: keep it short there.
     let full = std::env::args().any(|a| a == "--bench");
-    let rounds = env_or("ROUNDS", if full { 150 } else { 3 });
-    let consumes = env_or("CONSUMES", if full { 2_400 } else { 64 });
+    let rounds = env_or("ROUNDS", if full { 300 } else { 3 });
+    let consumes = env_or("CONSUMES", if full { 4_800 } else { 64 });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
