@@ -196,6 +196,12 @@ impl fmt::Display for Violations {
     }
 }
 
+// Every step of every call moves its `Result<Value, CallError>` on: a
+// variant that makes the error larger than 64 bytes slows every call
+// (box what it adds instead).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(size_of::<CallError>() <= 64);
+
 /// Why a call did not produce a result.
 ///
 /// Its text is bounded, whatever the caller sent: `Display` (for the
@@ -424,7 +430,7 @@ pub enum CallError {
         /// The tool's key.
         key: ToolStr,
         /// The idempotency key the caller sent.
-        idempotency_key: String,
+        idempotency_key: Box<str>,
         /// Why the call did not run.
         #[source]
         refusal: Refusal,

@@ -32,6 +32,7 @@ use crate::approval::Approvals;
 use crate::audit::{DecisionAudit, Trail};
 use crate::catalog::ToolEntry;
 use crate::context::ErasedContext;
+use crate::idempotency::Keyed;
 use crate::pipeline::{self, Env, Services, Surroundings, Traced, Watch};
 use crate::registry::{Current, Registry, Tools, View};
 
@@ -325,11 +326,12 @@ impl Executor {
         ctx: &C,
         idempotency_key: Option<&str>,
     ) -> Result<Value, CallError> {
+        if let Some(idempotency_key) = idempotency_key {
+            // Boxed: only calls sent a key carry its claim.
+            return Box::pin(self.invoke_keyed(found, arguments, ctx, idempotency_key)).await;
+        }
         let recording = self.recording(&found, ctx);
-        let surroundings = Surroundings {
-            idempotency_key,
-            ..self.surroundings(&found, watch(&recording), ctx)
-        };
+        let surroundings = self.surroundings(&found, watch(&recording), ctx);
         self.start(&found, &surroundings, arguments).await
     }
 
@@ -377,14 +379,26 @@ impl Executor {
     ) -> impl Future<Output = Result<Value, CallError>> + Send + 'a {
         let found = self.find_call(name, ctx);
         async move {
-            let found = found?;
-            let recording = self.recording(&found, ctx);
-            let surroundings = Surroundings {
-                idempotency_key: Some(idempotency_key),
-                ..self.surroundings(&found, watch(&recording), ctx)
-            };
-            self.start(&found, &surroundings, arguments).await
+            self.invoke_keyed(found?, arguments, ctx, idempotency_key)
+                .await
         }
+    }
+
+    /// The call of a tool found, sent `idempotency_key`.
+    async fn invoke_keyed<C: Any + Send + Sync>(
+        &self,
+        found: Found,
+        arguments: Value,
+        ctx: &C,
+        idempotency_key: &str,
+    ) -> Result<Value, CallError> {
+        let recording = self.recording(&found, ctx);
+        let keyed = Keyed::new(idempotency_key);
+        let surroundings = Surroundings {
+            keyed: Some(&keyed),
+            ..self.surroundings(&found, watch(&recording), ctx)
+        };
+        self.start(&found, &surroundings, arguments).await
     }
 
     /// The traced JSON call of the tool found, in its `surroundings`: what
@@ -520,7 +534,7 @@ impl Executor {
             ctx: ErasedContext::new(ctx),
             preflight: false,
             watch,
-            idempotency_key: None,
+            keyed: None,
         }
     }
 }

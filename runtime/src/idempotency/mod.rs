@@ -79,8 +79,8 @@ mod sql;
 
 use std::fmt;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -379,6 +379,56 @@ impl Idempotency {
             tokio::time::sleep(pause.min(deadline - now)).await;
             pause = (pause * 2).min(Duration::from_millis(200));
         }
+    }
+}
+
+/// The idempotency key a call was sent, and the claim on it once made:
+/// kept beside the call's surroundings, outside the call's future, which
+/// every call pays for, sent a key or not.
+pub(crate) struct Keyed<'a> {
+    pub(crate) key: &'a str,
+    held: Mutex<Option<Held>>,
+}
+
+impl<'a> Keyed<'a> {
+    pub(crate) fn new(key: &'a str) -> Self {
+        Self {
+            key,
+            held: Mutex::new(None),
+        }
+    }
+
+    /// Keeps the claim the call made.
+    pub(crate) fn hold(&self, held: Held) {
+        *self.lock() = Some(held);
+    }
+
+    /// Marks that the call's body is about to run (see [`Held::start`]).
+    pub(crate) fn start(&self) {
+        if let Some(held) = self.lock().as_mut() {
+            held.start();
+        }
+    }
+
+    /// Records the outcome of the call, if it claimed the key.
+    pub(crate) async fn finish(&self, result: &Result<Value, CallError>) {
+        let held = self.lock().take();
+        if let Some(held) = held {
+            held.finish(result).await;
+        }
+    }
+
+    /// Gives the key back, if the call claimed it: it never started.
+    pub(crate) async fn release(&self) {
+        let held = self.lock().take();
+        if let Some(held) = held {
+            held.release().await;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Held>> {
+        // Nothing panics while holding it; a poisoned claim is still one.
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

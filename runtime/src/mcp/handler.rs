@@ -400,7 +400,6 @@ impl<C: Any + Send + Sync> ServerHandler for McpHandler<C> {
             }
         };
         let idempotency_key = idempotency_key(call.meta.as_ref(), &request.meta)?;
-        let idempotency_key = idempotency_key.as_deref();
         let shape = found.tool().output_shape();
         let max_result = executor.max_result(Some(found.tool()));
         let arguments = Value::Object(call.arguments.unwrap_or_default());
@@ -525,17 +524,17 @@ pub(crate) const MAX_IDEMPOTENCY_KEY: usize = 255;
 /// The idempotency key of a `tools/call`: `_meta.idempotencyKey` of its
 /// parameters (where rmcp leaves it, or moves it to the request's own
 /// `_meta`). Anything but a string of 1 to 255 bytes is refused.
-fn idempotency_key(
-    params: Option<&rmcp::model::RequestMetaObject>,
-    request: &rmcp::model::RequestMetaObject,
-) -> Result<Option<String>, ErrorData> {
+fn idempotency_key<'m>(
+    params: Option<&'m rmcp::model::RequestMetaObject>,
+    request: &'m rmcp::model::RequestMetaObject,
+) -> Result<Option<&'m str>, ErrorData> {
     let sent = params
         .and_then(|meta| meta.get(IDEMPOTENCY_KEY))
         .or_else(|| request.get(IDEMPOTENCY_KEY));
     match sent {
         None => Ok(None),
         Some(Value::String(key)) if !key.is_empty() && key.len() <= MAX_IDEMPOTENCY_KEY => {
-            Ok(Some(key.clone()))
+            Ok(Some(key))
         }
         Some(_) => Err(ErrorData::invalid_params(
             format!(

@@ -51,7 +51,7 @@ use crate::approval::Approvals;
 use crate::concurrency::Concurrency;
 use crate::context::ErasedContext;
 use crate::effect::Effect;
-use crate::idempotency::Idempotency;
+use crate::idempotency::{Idempotency, Keyed};
 use crate::principal::Identify;
 use crate::scope::Container;
 use crate::tool_str::ToolStr;
@@ -124,6 +124,6 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) preflight: bool,
     /// Who follows the call for its event, when the executor has observers.
     pub(crate) watch: Option<&'a dyn Watch>,
-    /// The idempotency key the caller sent, if any.
-    pub(crate) idempotency_key: Option<&'a str>,
+    /// The idempotency key the caller sent, if any, and its claim.
+    pub(crate) keyed: Option<&'a Keyed<'a>>,
 }

@@ -14,7 +14,6 @@ use super::{Env, Gate, Served, Watch, admission, arguments, body};
 use crate::approval::Settlement;
 use crate::error::{CallError, HookKind};
 use crate::hook::{approved, authorized};
-use crate::idempotency::{Held, Idempotency};
 use crate::invocation::Ledgered;
 use crate::principal::ask_ledger;
 use crate::request::ApprovalId;
@@ -153,7 +152,7 @@ pub(super) async fn run<'a>(
     // needs no arguments here, without taking them apart (or building
     // their invocation).
     let asks = match env.gate {
-        _ if env.preflight || env.idempotency_key.is_some() => Some(None),
+        _ if env.preflight || env.keyed.is_some() => Some(None),
         Gate::Open if declared.hookless() => None,
         Gate::Ruled(_) if declared.hookless() => {
             match env.gate.check(key, &|| &Value::Null, None)? {
@@ -163,8 +162,8 @@ pub(super) async fn run<'a>(
         }
         _ => Some(None),
     };
-    let (consumed, mut held) = match asks {
-        None => (None, None),
+    let consumed = match asks {
+        None => None,
         Some(asked) => {
             let Some(asking) = call.as_mut().asking() else {
                 return Err(body::out_of_order(
@@ -173,8 +172,8 @@ pub(super) async fn run<'a>(
                 ));
             };
             match ask_hooks(&env, declared, asking, asked).await? {
-                Asked::Run { consumed, held } => (consumed, held),
-                Asked::Repeated(recorded) => return recorded,
+                Asked::Run(consumed) => consumed,
+                Asked::Repeated(recorded) => return *recorded,
             }
         }
     };
@@ -194,8 +193,8 @@ pub(super) async fn run<'a>(
         None
     };
     let waited = turn.as_ref().map_or(Duration::ZERO, |turn| turn.waited);
-    if let Some(held) = &mut held {
-        held.start();
+    if let Some(keyed) = env.keyed {
+        keyed.start();
     }
     // Steps 5 to 7. An audited call is recorded after its body and before
     // its scope closes: a record that fails fails the call, and its
@@ -245,9 +244,9 @@ pub(super) async fn run<'a>(
         // Boxed: only calls that used a ledger's approval settle one.
         Box::pin(settle(&env, id, settlement(&output))).await;
     }
-    if let Some(held) = held {
+    if env.keyed.is_some() {
         // Boxed: only calls sent with an idempotency key record one.
-        Box::pin((*held).finish(&output)).await;
+        Box::pin(finish_keyed(&env, &output)).await;
     }
     output
 }
@@ -299,6 +298,13 @@ async fn uncommitted<O>(
     closed
 }
 
+/// Records how a call sent an idempotency key ended, under its key.
+async fn finish_keyed(env: &Env<'_>, output: &Result<Value, CallError>) {
+    if let Some(keyed) = env.keyed {
+        keyed.finish(output).await;
+    }
+}
+
 /// How a call that consumed an approval ended, for the ledger.
 fn settlement<O>(output: &Result<O, CallError>) -> Settlement {
     match output {
@@ -318,15 +324,11 @@ async fn settle(env: &Env<'_>, id: ApprovalId, settlement: Settlement) {
 
 /// What steps 3 and 4 decided about a call allowed to go on.
 enum Asked {
-    /// Run it: with the ledger approval it consumed, if any, and the
-    /// idempotency key it claimed, if it was sent one.
-    Run {
-        consumed: Option<ApprovalId>,
-        held: Option<Box<Held>>,
-    },
+    /// Run it, with the ledger approval it consumed, if any.
+    Run(Option<ApprovalId>),
     /// A repeat of a call with the same idempotency key: its answer, the
     /// first call's (boxed: it is rare).
-    Repeated(Result<Value, CallError>),
+    Repeated(Box<Result<Value, CallError>>),
 }
 
 /// Steps 3 and 4: the policy (unless `asked` says what it answered), then
@@ -344,60 +346,66 @@ async fn ask_hooks(
     if !declared.public {
         authorized(call.authorize(env.ctx).await, key)?;
     }
-    let held = match (env.idempotency_key, &env.services.idempotency) {
-        (Some(idempotency_key), Some(idempotency))
-            if effect.requires_approval() && !env.preflight =>
-        {
-            match Box::pin(claim(env, idempotency, idempotency_key, call)).await {
-                Ok(held) => Some(Box::new(held)),
-                Err(repeated) => return Ok(Asked::Repeated(repeated)),
-            }
-        }
-        _ => None,
-    };
+    if env.keyed.is_some() && effect.requires_approval() {
+        // Boxed: only calls sent with an idempotency key claim one.
+        return Box::pin(ask_approve_claimed(env, call)).await;
+    }
     let approved = if effect.requires_approval() {
-        approved(call.approve(env.ctx).await, key)
+        approved(call.approve(env.ctx).await, key)?
     } else if policy_asks {
         // Boxed: it would make every call's future larger.
-        Box::pin(ask_ledger_for(env, call)).await
+        Box::pin(ask_ledger_for(env, call)).await?
     } else {
-        Ok(true)
+        true
     };
-    match approved {
-        Ok(true) => Ok(Asked::Run {
-            consumed: call.consumed(),
-            held,
-        }),
-        // Nothing ran: a repeat (once approved) may.
-        refused => {
-            if let Some(held) = held {
-                (*held).release().await;
-            }
-            Err(refused.err().unwrap_or_else(|| pending(call)))
-        }
+    if !approved {
+        return Err(pending(call));
     }
+    Ok(Asked::Run(call.consumed()))
 }
 
-/// Claims the idempotency key of a call: the claim, or the answer of a
-/// repeat.
-async fn claim(
-    env: &Env<'_>,
-    idempotency: &Idempotency,
-    idempotency_key: &str,
-    call: &dyn Ledgered,
-) -> Result<Held, Result<Value, CallError>> {
+/// Step 4 of a write sent an idempotency key: the key claimed first, so
+/// that a repeat asks for no second approval, then `approve` asked (a
+/// refusal gives the key back: a repeat, once approved, may run).
+async fn ask_approve_claimed(env: &Env<'_>, call: &dyn Asking) -> Result<Asked, CallError> {
+    if let Err(repeated) = claim(env, call).await {
+        return Ok(Asked::Repeated(Box::new(repeated)));
+    }
+    let refused = match approved(call.approve(env.ctx).await, &env.served.key) {
+        Ok(true) => return Ok(Asked::Run(call.consumed())),
+        Ok(false) => pending(call),
+        Err(refused) => refused,
+    };
+    if let Some(keyed) = env.keyed {
+        keyed.release().await;
+    }
+    Err(refused)
+}
+
+/// Claims the idempotency key of a write sent one (on an executor with
+/// an [`Idempotency`](crate::idempotency::Idempotency), outside a
+/// preflight), kept in `env.keyed`; or the answer of a repeat.
+async fn claim(env: &Env<'_>, call: &dyn Ledgered) -> Result<(), Result<Value, CallError>> {
+    let (Some(keyed), Some(idempotency)) = (env.keyed, &env.services.idempotency) else {
+        return Ok(());
+    };
+    if env.preflight {
+        return Ok(());
+    }
     let key = &env.served.key;
     let actor = env.services.principal.and_then(|id| id(env.ctx));
-    idempotency
-        .claim(actor.unwrap_or(""), idempotency_key, key, call.digest())
-        .await
-        .map_err(|repeated| {
-            repeated.map_err(|refusal| CallError::NotRepeated {
-                key: key.clone(),
-                idempotency_key: idempotency_key.to_owned(),
-                refusal,
-            })
-        })
+    let claimed = idempotency.claim(actor.unwrap_or(""), keyed.key, key, call.digest());
+    match claimed.await {
+        Ok(held) => {
+            keyed.hold(held);
+            Ok(())
+        }
+        Err(repeated) => Err(repeated.map_err(|refusal| CallError::NotRepeated {
+            key: key.clone(),
+            idempotency_key: keyed.key.into(),
+            refusal,
+        })),
+    }
 }
 
 /// Leaves the validated arguments for the call's event, then asks the
