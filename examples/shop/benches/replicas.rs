@@ -96,5 +96,94 @@ async fn bench() {
         median(ratios.clone()),
         range(&ratios)
     );
+    // Where the CPU goes, one more window each: what limits throughput
+    // here, and what would on a machine with more cores.
+    for (label, port, serving) in [
+        ("1 replica", one_port, &replicas[..1]),
+        ("3 replicas", three_port, &replicas[..]),
+    ] {
+        let nginx_pid = if port == one_port {
+            _one.0.id()
+        } else {
+            _three.0.id()
+        };
+        let pids: Vec<u32> = serving
+            .iter()
+            .map(|replica| replica.process.0.id())
+            .collect();
+        let before = (
+            cpu_of(std::process::id()),
+            cpu_of(nginx_pid),
+            pids.iter().map(|&pid| cpu_of(pid)).sum::<f64>(),
+            machine_busy(),
+        );
+        let started = std::time::Instant::now();
+        let rate = load(port).await;
+        let requests = rate * started.elapsed().as_secs_f64();
+        let after = (
+            cpu_of(std::process::id()),
+            cpu_of(nginx_pid),
+            pids.iter().map(|&pid| cpu_of(pid)).sum::<f64>(),
+            machine_busy(),
+        );
+        let per = |seconds: f64| seconds * 1e6 / requests;
+        let (clients, balancer, served, busy) = (
+            after.0 - before.0,
+            after.1 - before.1,
+            after.2 - before.2,
+            after.3 - before.3,
+        );
+        println!(
+            "  CPU per request, {label} (µs): clients {:.0}, nginx {:.0}, replicas {:.0}, the rest (PostgreSQL) {:.0}; {:.2} of 2 cores busy",
+            per(clients),
+            per(balancer),
+            per(served),
+            per(busy - clients - balancer - served),
+            busy / started.elapsed().as_secs_f64(),
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The CPU time (user and system) process `pid` has used, in seconds.
+fn cpu_of(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's `)`: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|field| field.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / CLOCK_TICKS
+}
+
+/// The machine's busy CPU time, all cores, in seconds.
+fn machine_busy() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal: all but idle and iowait.
+    let busy: f64 = ticks
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, t)| t)
+        .sum();
+    busy / CLOCK_TICKS
+}
+
+/// `/proc`'s clock ticks per second (`getconf CLK_TCK`), 100 on Linux.
+const CLOCK_TICKS: f64 = 100.0;
