@@ -6,8 +6,8 @@
 //! same lock) and `mcp-server-git` (PyPI, pinned in
 //! `tests/python/git-requirements.txt`), whose writes wait for approval;
 //! and `fault-upstream` (this crate's binary) for a server that hangs,
-//! dies mid-call, answers too much, serves a malformed schema or changes a
-//! definition mid-session.
+//! dies mid-call, cannot be started for a while, answers too much, serves
+//! a malformed schema or changes a definition mid-session.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -21,7 +21,7 @@ use toolwright::executor::BoxFuture;
 use toolwright::import::mcp::{
     Allowlist, HttpUpstream, ImportError, Imported, Pins, RemoteTools, Skipped, StdioUpstream,
 };
-use toolwright::observe::OutcomeClass;
+use toolwright::observe::{Event, ExecutionLog, OutcomeClass};
 use toolwright::providers::ToolCall;
 use toolwright::registry::{ChangeKind, Registry, Selector};
 use toolwright::{CallError, Catalog, Container, Effect, Executor, Principal};
@@ -1357,7 +1357,7 @@ async fn a_tool_not_named_is_reported_at_import_and_not_served_when_first_offere
         .iter()
         .map(|s| (s.name.as_str(), s.reason.as_str()))
         .collect();
-    let others = ["hang", "crash", "big", "malformed", "cancelled"];
+    let others = ["hang", "crash", "big", "malformed", "cancelled", "hung"];
     assert_eq!(skipped, others.map(|name| (name, NOT_NAMED)));
     let registry = Registry::new(Catalog::empty());
     imported.register(&registry).unwrap();
@@ -1408,4 +1408,248 @@ async fn an_imported_tool_whose_key_is_taken_is_refused_at_registration_naming_b
     assert!(told.contains("duplicate tool name `faults_echo`"), "{told}");
     // Nothing of the second import was served.
     assert_eq!(registry.tools().len(), 1);
+}
+
+#[tokio::test]
+async fn a_hung_upstream_times_out_while_another_upstreams_calls_go_through() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let allowlist = Allowlist::new().command(program, Vec::<String>::new());
+    let registry = Registry::new(Catalog::empty());
+    for namespace in ["stuck", "fine"] {
+        let imported = StdioUpstream::new(namespace, program, Vec::<String>::new())
+            .tools(RemoteTools::only(["echo", "hang"]))
+            .effect("echo", Effect::Read)
+            .effect("hang", Effect::Read)
+            .timeout(std::time::Duration::from_secs(2))
+            .connect(&allowlist)
+            .await
+            .unwrap();
+        imported.register(&registry).unwrap();
+    }
+    let executor = Executor::builder(registry, Container::default())
+        .build()
+        .unwrap();
+    let ann = User("ann");
+    let ended = Mutex::new(Vec::new());
+    let hang = async {
+        let hung = executor.invoke("stuck_hang", json!({}), &ann).await;
+        ended.lock().unwrap().push("stuck_hang");
+        hung
+    };
+    let echo = async {
+        let echoed = executor.invoke("fine_echo", json!({"message": "meanwhile"}), &ann);
+        let echoed = echoed.await;
+        ended.lock().unwrap().push("fine_echo");
+        echoed
+    };
+    // A bound far past the timeout: a call that outlived it would be a hang.
+    let both = async { tokio::join!(hang, echo) };
+    let (hung, echoed) = tokio::time::timeout(std::time::Duration::from_secs(30), both)
+        .await
+        .expect("the hung call ended at its timeout");
+    let Err(error @ CallError::Timeout { .. }) = &hung else {
+        panic!("{hung:?}")
+    };
+    assert_eq!(error.to_string(), "tool `stuck.hang` timed out after 2s");
+    assert_eq!(echoed.unwrap(), json!("Echo: meanwhile"));
+    // The other upstream answered while the first one hung.
+    assert_eq!(*ended.lock().unwrap(), ["fine_echo", "stuck_hang"]);
+}
+
+/// Echo something, locally, under the key `faults.echo` would get.
+#[toolwright::tool(key = "faults.echo", name = "say_locally", effect = read, authorize = public)]
+async fn local_echo(message: String) -> String {
+    message
+}
+
+/// Echo something, locally, under the name `faults.echo` would get.
+#[toolwright::tool(key = "local.echo", name = "faults_echo", effect = read, authorize = public)]
+async fn local_namesake(message: String) -> String {
+    message
+}
+
+#[tokio::test]
+async fn a_local_tool_and_an_imported_one_sharing_a_key_or_name_are_refused_naming_both() {
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let allowlist = Allowlist::new().command(program, Vec::<String>::new());
+    let upstream = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["echo"]))
+        .effect("echo", Effect::Read);
+    let local_key = Catalog::builder().register::<LocalEchoArgs>().build();
+    let local_name = Catalog::builder().register::<LocalNamesakeArgs>().build();
+    for (local, shared) in [
+        (local_key.unwrap(), "duplicate tool key `faults.echo`"),
+        (local_name.unwrap(), "duplicate tool name `faults_echo`"),
+    ] {
+        let imported = upstream.clone().connect(&allowlist).await.unwrap();
+        let registry = Registry::new(local);
+        let refused = imported.register(&registry).unwrap_err();
+        let told = refused.to_string();
+        assert!(told.contains(shared), "{told}");
+        // Both declarations: the local one where it is written, the
+        // imported one built at run time.
+        assert!(told.contains("tests/import_mcp.rs:"), "{told}");
+        assert!(told.contains("<built at run time>"), "{told}");
+        // The local tool alone is served.
+        assert_eq!(registry.tools().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_clients_cancellation_reaches_the_upstream_and_ends_the_call_cancelled() {
+    use rmcp::ServiceExt as _;
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    // No timeout a call here reaches: only the client can end the hung call.
+    let imported = StdioUpstream::new("faults", program, Vec::<String>::new())
+        .tools(RemoteTools::only(["hang", "hung", "cancelled"]))
+        .effect("hang", Effect::Read)
+        .effect("hung", Effect::Read)
+        .effect("cancelled", Effect::Read)
+        .timeout(std::time::Duration::from_secs(600))
+        .connect(&Allowlist::new().command(program, Vec::<String>::new()))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let log = ExecutionLog::new(1_000).unwrap();
+    let executor = Executor::builder(registry, Container::default())
+        .observe(log.clone())
+        .build()
+        .unwrap();
+    // Served as the gateway serves it: the call's MCP request reaches the import.
+    let server = toolwright::mcp::McpServer::<()>::builder(executor.clone(), "gateway", "0")
+        .mcp_calls()
+        .build();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(());
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = CountsProgress(Arc::default()).serve(client_io);
+    let client = client.await.unwrap();
+    let count = |tool: &'static str| {
+        let executor = executor.clone();
+        async move {
+            let counted = executor.invoke(tool, json!({}), &User("ann")).await;
+            counted.unwrap().as_str().unwrap().to_owned()
+        }
+    };
+
+    // Given up once the upstream has it: dropping the request's future
+    // makes rmcp's client send `notifications/cancelled`.
+    let call = client.call_tool(rmcp::model::CallToolRequestParams::new("faults_hang"));
+    let arrived = async {
+        while count("faults_hung").await == "0" {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let raced = async {
+        tokio::select! {
+            answered = call => panic!("the hung call answered: {answered:?}"),
+            () = arrived => {}
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), raced)
+        .await
+        .expect("the call reached the upstream");
+
+    // The upstream hears of it (the notification and the next call travel
+    // apart: asked until it has arrived), and the local call ends cancelled.
+    let mut cancelled = String::new();
+    let mut ended = None;
+    for _ in 0..250 {
+        cancelled = count("faults_cancelled").await;
+        let entries = log.since(0, 1_000).entries;
+        ended = entries.iter().find_map(|entry| match &*entry.event {
+            Event::Call(call) if call.key.as_deref() == Some("faults.hang") => Some(call.outcome),
+            _ => None,
+        });
+        if cancelled != "0" && ended.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(cancelled, "1");
+    assert_eq!(ended, Some(OutcomeClass::Cancelled));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_upstream_that_cannot_start_is_tried_again_on_its_backoff_not_on_every_call() {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("backoff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (starts, down) = (dir.join("starts"), dir.join("down"));
+    let _ = std::fs::remove_file(&starts);
+    let _ = std::fs::remove_file(&down);
+    let started = || {
+        let text = std::fs::read_to_string(&starts).unwrap_or_default();
+        text.lines().count()
+    };
+    let program = env!("CARGO_BIN_EXE_fault-upstream");
+    let args = [
+        "--starts".to_owned(),
+        starts.display().to_string(),
+        "--down-while".to_owned(),
+        down.display().to_string(),
+    ];
+    let imported = StdioUpstream::new("flaky", program, args.clone())
+        .tools(RemoteTools::only(["echo", "crash"]))
+        .effect("echo", Effect::Read)
+        .effect("crash", Effect::Read)
+        .connect(&Allowlist::new().command(program, args))
+        .await
+        .unwrap();
+    let (executor, _) = served(imported);
+    let ann = User("ann");
+    let echo = || executor.invoke("flaky_echo", json!({"message": "up"}), &ann);
+    assert_eq!(started(), 1);
+
+    // The server dies and cannot be started again: the next call tries
+    // once, and fails.
+    std::fs::write(&down, "").unwrap();
+    let crashed = executor.invoke("flaky_crash", json!({}), &ann).await;
+    assert!(
+        matches!(crashed, Err(CallError::Tool { .. })),
+        "{crashed:?}"
+    );
+    let failed = echo().await;
+    assert!(matches!(failed, Err(CallError::Tool { .. })), "{failed:?}");
+    assert_eq!(started(), 2);
+
+    // Calls in a row fail at once, saying so, while the backoff (500 ms
+    // at first) runs; one more start per backoff passed at most.
+    let burst = std::time::Instant::now();
+    let mut down_told = 0;
+    for _ in 0..20 {
+        let Err(CallError::Tool { source, .. }) = echo().await else {
+            panic!("a call ran while the upstream was down")
+        };
+        down_told += usize::from(source.to_string().contains("the upstream is down"));
+    }
+    let windows = burst.elapsed().as_millis() / 500;
+    let retried = started() - 2;
+    assert!(
+        retried <= 1 + usize::try_from(windows).unwrap(),
+        "{retried} starts in {:?}",
+        burst.elapsed()
+    );
+    assert_eq!(down_told + retried, 20);
+
+    // Back: a call after the backoff starts it again, and runs.
+    std::fs::remove_file(&down).unwrap();
+    let mut echoed = echo().await;
+    for _ in 0..300 {
+        if echoed.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        echoed = echo().await;
+    }
+    assert_eq!(echoed.unwrap(), json!("Echo: up"));
+    let again = echo().await;
+    assert_eq!(again.unwrap(), json!("Echo: up"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,8 +4,12 @@
 //! one that kills the process mid-call, one whose result is as large as
 //! asked, one whose input schema is malformed, one that changes `echo`'s
 //! definition on command (and offers one more tool, `added`) and tells
-//! the client its list changed, and one that says how many calls the
-//! client cancelled.
+//! the client its list changed, one that says how many calls the client
+//! cancelled, and one that says how many calls of `hang` arrived.
+//!
+//! Started with `--starts FILE`, it appends a line to `FILE` each time it
+//! starts; with `--down-while FILE`, it exits before MCP's handshake while
+//! `FILE` exists: an upstream that cannot be started, for a while.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,6 +29,8 @@ struct Faults {
     changed: AtomicBool,
     /// How many `notifications/cancelled` the client sent.
     cancelled: AtomicU64,
+    /// How many calls of `hang` arrived.
+    hung: AtomicU64,
 }
 
 fn schema(schema: Value) -> Arc<JsonObject> {
@@ -71,6 +77,7 @@ impl Faults {
             ),
             Tool::new("change", "Change `echo`'s description.", none()),
             Tool::new("cancelled", "How many calls the client cancelled.", none()),
+            Tool::new("hung", "How many calls of `hang` arrived.", none()),
         ];
         if self.changed.load(Ordering::SeqCst) {
             tools.push(Tool::new("added", "Offered since `change`.", none()));
@@ -123,7 +130,10 @@ impl ServerHandler for Faults {
                     .and_then(Value::as_str)
                     .unwrap_or("")
             )),
-            "hang" => std::future::pending().await,
+            "hang" => {
+                self.hung.fetch_add(1, Ordering::SeqCst);
+                std::future::pending().await
+            }
             "crash" => std::process::exit(3),
             "big" => {
                 let chars = arguments.get("chars").and_then(Value::as_u64).unwrap_or(0);
@@ -135,6 +145,7 @@ impl ServerHandler for Faults {
                 text("changed".to_owned())
             }
             "cancelled" => text(self.cancelled.load(Ordering::SeqCst).to_string()),
+            "hung" => text(self.hung.load(Ordering::SeqCst).to_string()),
             "added" => text("added".to_owned()),
             other => Err(ErrorData::invalid_params(
                 format!("no tool `{other}` to call"),
@@ -144,8 +155,30 @@ impl ServerHandler for Faults {
     }
 }
 
+/// What `--starts` and `--down-while` say: counts the start, and exits
+/// while the upstream is to be down.
+fn start(mut args: impl Iterator<Item = String>) -> std::io::Result<()> {
+    use std::io::Write as _;
+    while let Some(flag) = args.next() {
+        let file = args.next().unwrap_or_default();
+        match flag.as_str() {
+            "--starts" => {
+                let mut starts = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&file)?;
+                writeln!(starts, "started")?;
+            }
+            "--down-while" if std::path::Path::new(&file).exists() => std::process::exit(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    start(std::env::args().skip(1))?;
     let service = Faults::default().serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
