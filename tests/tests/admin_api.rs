@@ -9,6 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use toolwright::admin::{self, Admin, Operator, ServeError};
 use toolwright::approval::{LedgerError, MemoryLedger};
+use toolwright::audit::SqliteAudit;
 use toolwright::mcp::McpServer;
 use toolwright::observe::ExecutionLog;
 use toolwright::{
@@ -90,6 +91,15 @@ impl Shop {
         approvals: Approvals,
         configure: impl FnOnce(Admin, ExecutionLog) -> Admin,
     ) -> Shop {
+        Shop::start_audited(approvals, None, configure).await
+    }
+
+    /// [`Shop::start_with`], its executor recording in `trail` if given.
+    async fn start_audited(
+        approvals: Approvals,
+        trail: Option<SqliteAudit>,
+        configure: impl FnOnce(Admin, ExecutionLog) -> Admin,
+    ) -> Shop {
         let registry = Registry::new(
             Catalog::builder()
                 .register::<GetProductArgs>()
@@ -98,12 +108,14 @@ impl Shop {
         );
         registry.register(charge()).unwrap();
         let execution_log = ExecutionLog::new(100).unwrap();
-        let executor = Executor::builder(registry, Container::default())
+        let mut builder = Executor::builder(registry, Container::default())
             .approvals(approvals)
             .principal::<Caller>()
-            .observe(execution_log.clone())
-            .build()
-            .unwrap();
+            .observe(execution_log.clone());
+        if let Some(trail) = trail {
+            builder = builder.audit(trail);
+        }
+        let executor = builder.build().unwrap();
         let admin = Admin::new(executor.clone())
             .operator(ALICE_TOKEN, Operator::new("alice"))
             .operator(BOB_TOKEN, Operator::new("bob"));
@@ -1169,12 +1181,39 @@ async fn an_exported_state_imported_back_restores_the_disabled_tools() {
     );
 }
 
+/// A SQLite database in memory (one connection, kept open), and the
+/// audit trail in it.
+async fn memory_trail() -> (sqlx::SqlitePool, SqliteAudit) {
+    let pool = sqlx::sqlite::SqlitePoolOptions::new()
+        .max_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect("sqlite::memory:")
+        .await
+        .unwrap();
+    let trail = SqliteAudit::connect(pool.clone()).await.unwrap();
+    (pool, trail)
+}
+
+/// The audit trail's registry changes: (actor, outcome, reason, keys).
+async fn registry_rows(pool: &sqlx::SqlitePool) -> Vec<(String, String, Option<String>, String)> {
+    sqlx::query_as(
+        "SELECT actor, outcome, reason, tool_keys FROM toolwright_audit
+         WHERE kind = 'registry' ORDER BY seq",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
 /// Reproduces #39's finding 7: a `PUT api/state` whose state claims that
-/// someone else disabled a tool. The restore is bob's, on the tool and in
-/// the log; the claim stays only as "originally by".
+/// someone else disabled a tool. The restore is bob's, on the tool, in
+/// the log and in the audit trail; the claim stays only as "originally by".
 #[tokio::test]
 async fn a_restored_state_names_the_operator_who_restored_it_not_the_one_it_claims() {
-    let shop = Shop::start().await;
+    let (pool, trail) = memory_trail().await;
+    let approvals = Approvals::new(MemoryLedger::new());
+    let shop = Shop::start_audited(approvals, Some(trail), |admin, log| admin.log(log)).await;
     let forged = json!({
         "generation": 0,
         "tools": {"payments.charge": {"disabled": {
@@ -1224,6 +1263,84 @@ async fn a_restored_state_names_the_operator_who_restored_it_not_the_one_it_clai
         .unwrap();
     assert_eq!(change["kind"], json!({"restored": {"by": "bob"}}));
     assert_eq!(change["keys"], json!(["payments.charge"]));
+
+    assert_eq!(
+        registry_rows(&pool).await,
+        [(
+            "bob".into(),
+            "restored".into(),
+            None,
+            r#"["payments.charge"]"#.into()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn an_operators_disable_and_enable_are_in_the_audit_trail_under_their_name() {
+    let (pool, trail) = memory_trail().await;
+    let approvals = Approvals::new(MemoryLedger::new());
+    let shop = Shop::start_audited(approvals, Some(trail), |admin, _| admin).await;
+    let off = json!({"reason": "refunds broken"});
+    let disabled = shop
+        .post(
+            "api/tools/charge/disable",
+            ALICE_TOKEN,
+            Some(&shop.tag(0)),
+            off,
+        )
+        .await;
+    assert_eq!(disabled.status, StatusCode::OK, "{}", disabled.text);
+    let enabled = shop
+        .post(
+            "api/tools/charge/enable",
+            BOB_TOKEN,
+            Some(&shop.tag(1)),
+            json!({}),
+        )
+        .await;
+    assert_eq!(enabled.status, StatusCode::OK, "{}", enabled.text);
+
+    let keys = || r#"["payments.charge"]"#.to_owned();
+    assert_eq!(
+        registry_rows(&pool).await,
+        [
+            (
+                "alice".into(),
+                "disabled".into(),
+                Some("refunds broken".into()),
+                keys()
+            ),
+            ("bob".into(), "enabled".into(), None, keys()),
+        ]
+    );
+}
+
+/// The registry changes in memory at once, so a change the trail cannot
+/// record stands; the operator is told so.
+#[tokio::test]
+async fn a_change_the_audit_trail_cannot_record_stands_and_says_so() {
+    let (pool, trail) = memory_trail().await;
+    let approvals = Approvals::new(MemoryLedger::new());
+    let shop = Shop::start_audited(approvals, Some(trail), |admin, _| admin).await;
+    pool.close().await;
+    let off = json!({"reason": "refunds broken"});
+    let disabled = shop
+        .post(
+            "api/tools/charge/disable",
+            ALICE_TOKEN,
+            Some(&shop.tag(0)),
+            off,
+        )
+        .await;
+    assert_eq!(disabled.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        disabled
+            .text
+            .contains("the audit trail could not record it"),
+        "{}",
+        disabled.text
+    );
+    assert_eq!(shop.executor.registry().is_enabled("charge"), Some(false));
 }
 
 #[tokio::test]

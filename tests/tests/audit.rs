@@ -764,3 +764,105 @@ async fn a_call_dropped_mid_body_is_recorded_as_cancelled() {
         [("wait_for_reply".to_owned(), OutcomeClass::Cancelled)]
     );
 }
+
+// ---------------------------------------------------------------------------
+// Registry changes an operator makes through the admin API.
+
+const OPS_TOKEN: &str = "ops-token-0123456789abcdef";
+
+/// The tables and rows of `tests/fixtures/schema-v1`, as the first
+/// release made them (the trail at version 1, with one row).
+async fn first_release(db: &Db) {
+    db.execute(match db {
+        Db::Sqlite(_) => include_str!("../fixtures/schema-v1/sqlite.sql"),
+        Db::Postgres(_) => include_str!("../fixtures/schema-v1/postgres.sql"),
+    })
+    .await;
+}
+
+/// The admin API on `exec`, with "ops" as its operator, at `/admin` of a
+/// new listener: its root URL.
+async fn admin_for(exec: &Executor) -> String {
+    use toolwright::admin::{Admin, Operator};
+    let admin = Admin::new(exec.clone()).operator(OPS_TOKEN, Operator::new("ops"));
+    let app = axum::Router::new().nest("/admin", admin.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let root = format!("http://{}/admin", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    root
+}
+
+/// #39's finding 7 in the trail: a state restored through `PUT api/state`
+/// is recorded as the operator's, whatever name the state claims; a
+/// trail of the first release (schema version 1) is migrated first, its
+/// row and its number kept.
+async fn a_restore_is_recorded_as_the_operators(db: Db) {
+    first_release(&db).await;
+    let trail = db.trail().await;
+    let journal = Arc::new(Journal::default());
+    let approvals = Approvals::new(MemoryLedger::new());
+    let exec = executor(Shared(trail), &journal, &approvals, None);
+    let root = admin_for(&exec).await;
+
+    let forged = json!({"generation": 0, "tools": {"orders.place": {"disabled": {
+        "reason": "by order of the board", "by": "alice-the-ceo", "at": 0,
+    }}}});
+    let answer = reqwest::Client::new()
+        .put(format!("{root}/api/state"))
+        .header("authorization", format!("Bearer {OPS_TOKEN}"))
+        .header("if-match", format!("\"r{}\"", exec.registry().generation()))
+        .header("content-type", "application/json")
+        .body(forged.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+    let generation = exec.registry().generation();
+
+    let select = "SELECT seq, kind, actor, outcome, reason, CAST(tool_keys AS TEXT) AS tool_keys, \
+        generation FROM toolwright_audit ORDER BY seq";
+    macro_rules! read {
+        ($rows:expr) => {
+            $rows
+                .iter()
+                .map(|row| {
+                    (
+                        row.get::<i64, _>("seq"),
+                        row.get::<String, _>("kind"),
+                        row.get::<Option<String>, _>("actor"),
+                        row.get::<String, _>("outcome"),
+                        row.get::<Option<String>, _>("tool_keys"),
+                        row.get::<Option<i64>, _>("generation"),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+    }
+    let rows = match &db {
+        Db::Sqlite(pool) => read!(sqlx::query(select).fetch_all(pool).await.unwrap()),
+        Db::Postgres(pool) => read!(sqlx::query(select).fetch_all(pool).await.unwrap()),
+    };
+    assert_eq!(
+        rows,
+        [
+            (
+                1,
+                "decision_refused".into(),
+                Some("carol".into()),
+                "refused".into(),
+                None,
+                None
+            ),
+            (
+                2,
+                "registry".into(),
+                Some("ops".into()),
+                "restored".into(),
+                Some(r#"["orders.place"]"#.into()),
+                Some(i64::try_from(generation).unwrap()),
+            ),
+        ]
+    );
+}
+
+databases::each_database!("audit_admin": a_restore_is_recorded_as_the_operators);

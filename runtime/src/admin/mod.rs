@@ -9,6 +9,7 @@ mod page;
 mod serve;
 mod state;
 mod tools;
+mod trail;
 
 use std::fmt;
 use std::sync::Arc;

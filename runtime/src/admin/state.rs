@@ -9,8 +9,9 @@ use http::HeaderMap;
 use serde_json::json;
 
 use super::api::{self, Failure};
-use super::{Operator, Shared, etag};
+use super::{Operator, Shared, etag, trail};
 use crate::Principal;
+use crate::audit::RegistryAction;
 use crate::registry::RegistryState;
 
 /// `GET api/state`: the `RegistryState`, with the registry's ETag.
@@ -24,7 +25,8 @@ pub(crate) async fn export(State(shared): State<Arc<Shared>>, headers: HeaderMap
 }
 
 /// `PUT api/state` with a `RegistryState`, restored by the operator
-/// ([`Registry::restore_by`](crate::registry::Registry::restore_by)): `{"generation", "changed",
+/// ([`Registry::restore_by`](crate::registry::Registry::restore_by)) and
+/// recorded in the audit trail as theirs: `{"generation", "changed",
 /// "unknown", "unknown_namespaces"}`, the keys whose state changed and the
 /// keys and namespaces the registry does not serve (left aside, not an
 /// error).
@@ -41,6 +43,8 @@ pub(crate) async fn import(
     let restored = registry
         .restore_by(&state, operator.id())
         .map_err(|error| Failure::bad_request(error.to_string()))?;
+    let action = RegistryAction::Restored;
+    trail::record(&shared, action, operator.id(), &restored.change, None).await?;
     let body = json!({
         "generation": restored.change.generation,
         "changed": restored.change.keys,

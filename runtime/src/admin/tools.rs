@@ -11,12 +11,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{self, Failure};
-use super::{Operator, Shared, etag};
+use super::{Operator, Shared, etag, trail};
 use crate::Principal;
+use crate::audit::RegistryAction;
 use crate::catalog::ToolEntry;
 use crate::disabled::Disabled;
 use crate::pipeline::Gate;
-use crate::registry::{Reason, RegistryError, Selector, Snapshot};
+use crate::registry::{Change, Reason, RegistryError, Selector, Snapshot};
 
 /// `GET api/tools`: `{"generation", "tools": [Tool]}`, disabled ones too.
 pub(crate) async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -74,8 +75,13 @@ pub(crate) async fn disable(
             "a reason is required to disable a tool",
         ));
     }
+    let recorded = Recorded {
+        action: RegistryAction::Disabled,
+        by: operator.id(),
+        reason: Some(reason),
+    };
     let reason = Reason::new(reason).by(operator.id());
-    change(&shared, &name, &headers, |selector| {
+    change(&shared, &name, &headers, Some(recorded), |selector| {
         shared.executor.registry().disable(selector, reason)
     })
     .await
@@ -84,12 +90,18 @@ pub(crate) async fn disable(
 /// `POST api/tools/{name}/enable` `{}`: the tool as it is now.
 pub(crate) async fn enable(
     State(shared): State<Arc<Shared>>,
+    Extension(operator): Extension<Arc<Operator>>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
     let Enable {} = api::read_json(&headers, body, shared.body_limit).await?;
-    change(&shared, &name, &headers, |selector| {
+    let recorded = Recorded {
+        action: RegistryAction::Enabled,
+        by: operator.id(),
+        reason: None,
+    };
+    change(&shared, &name, &headers, Some(recorded), |selector| {
         shared.executor.registry().enable(selector)
     })
     .await
@@ -125,29 +137,41 @@ async fn deferral(
     deferred: bool,
 ) -> Result<Response, Failure> {
     let Enable {} = api::read_json(&headers, body, shared.body_limit).await?;
-    change(&shared, &name, &headers, |selector| {
+    change(&shared, &name, &headers, None, |selector| {
         shared.executor.registry().defer(selector, deferred)
     })
     .await
 }
 
+/// What an operator's change is recorded as in the audit trail.
+struct Recorded<'a> {
+    action: RegistryAction,
+    by: &'a str,
+    reason: Option<&'a str>,
+}
+
 /// Makes `apply` to the tool `name` if the request's `If-Match` names the
-/// registry as it is, and answers with the tool after it.
-async fn change<T>(
+/// registry as it is, records it in the audit trail as `recorded` says,
+/// and answers with the tool after it.
+async fn change(
     shared: &Shared,
     name: &str,
     headers: &HeaderMap,
-    apply: impl FnOnce(&Selector) -> Result<T, RegistryError>,
+    recorded: Option<Recorded<'_>>,
+    apply: impl FnOnce(&Selector) -> Result<Change, RegistryError>,
 ) -> Result<Response, Failure> {
     let _turn = shared.writing.lock().await;
     let registry = shared.executor.registry();
     let before = registry.snapshot();
     find(&before, name)?;
     etag::require(headers, &etag::registry(before.generation))?;
-    apply(&Selector::name(name)).map_err(|error| match error {
+    let change = apply(&Selector::name(name)).map_err(|error| match error {
         RegistryError::NoMatch { .. } => unknown(name),
         other => Failure::new(http::StatusCode::CONFLICT, other.to_string()),
     })?;
+    if let Some(Recorded { action, by, reason }) = recorded {
+        trail::record(shared, action, by, &change, reason).await?;
+    }
     let after = registry.snapshot();
     let index = find(&after, name)?;
     let tag = etag::registry(after.generation);

@@ -25,7 +25,9 @@ pub use sql::SqliteAudit;
 
 /// A durable record of what changed state: every call of a `write` or
 /// `destructive` tool and every approval decision, written before the
-/// call's or the decision's effect is committed.
+/// call's or the decision's effect is committed; and each change an
+/// operator makes to the registry through the admin API, written once it
+/// is made.
 ///
 /// `SqliteAudit` and `PostgresAudit` (features `sqlite`, `postgres`; one
 /// type, `SqlAudit`, on either database) keep the records in a table; an application may write its own, to a
@@ -87,6 +89,9 @@ pub enum AuditRecord {
     /// The ledger refused a decision the trail had recorded already (it
     /// had been decided or had expired meanwhile): the decision was not made.
     DecisionRefused(DecisionRefused),
+    /// An operator changed the registry's state through the admin API:
+    /// restored a state, or switched a tool off or on.
+    Registry(RegistryRecord),
 }
 
 /// A call of a `write` or `destructive` tool, as it ended.
@@ -159,6 +164,83 @@ pub struct DecisionRefused {
     pub at: SystemTime,
     /// The ledger's error.
     pub error: String,
+}
+
+/// An operator's change to the registry's state, made through the admin
+/// API, recorded once it is made: who, when, what and which tools.
+///
+/// A restore names the operator who sent the state, never a name the
+/// state claims (that stays on each tool as
+/// [`originally_by`](crate::disabled::Disabled::originally_by)).
+///
+/// ```
+/// use toolwright::audit::{AuditRecord, RegistryAction};
+///
+/// /// Who restored a state, for a record that is a restore.
+/// fn restored_by(record: &AuditRecord) -> Option<&str> {
+///     match record {
+///         AuditRecord::Registry(change) if change.action == RegistryAction::Restored => {
+///             Some(&change.by)
+///         }
+///         _ => None,
+///     }
+/// }
+/// # let _ = restored_by;
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct RegistryRecord {
+    /// What the operator did.
+    pub action: RegistryAction,
+    /// The operator, as the admin API authenticated them.
+    pub by: String,
+    /// When.
+    #[serde(serialize_with = "crate::util::time::unix_ms::serialize")]
+    pub at: SystemTime,
+    /// The keys of the tools whose state changed (none when every tool
+    /// already had the state asked for).
+    pub keys: Vec<String>,
+    /// The registry's generation after the change.
+    pub generation: u64,
+    /// Why, for a tool switched off.
+    pub reason: Option<String>,
+}
+
+/// What an operator did to the registry, in a [`RegistryRecord`].
+///
+/// ```
+/// use toolwright::audit::RegistryAction;
+///
+/// assert_eq!(RegistryAction::Restored.as_str(), "restored");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RegistryAction {
+    /// Restored a [`RegistryState`](crate::registry::RegistryState)
+    /// (`PUT api/state`).
+    Restored,
+    /// Switched a tool off, with a reason.
+    Disabled,
+    /// Switched a tool on.
+    Enabled,
+}
+
+impl RegistryAction {
+    /// The action's name, as the trail stores it.
+    ///
+    /// ```
+    /// use toolwright::audit::RegistryAction;
+    ///
+    /// assert_eq!(RegistryAction::Disabled.as_str(), "disabled");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegistryAction::Restored => "restored",
+            RegistryAction::Disabled => "disabled",
+            RegistryAction::Enabled => "enabled",
+        }
+    }
 }
 
 /// The executor's trail, in its services.

@@ -158,6 +158,12 @@ impl Executor {
         &self.inner.registry
     }
 
+    /// The audit trail calls are recorded in, if the executor has one.
+    #[cfg(feature = "admin")]
+    pub(crate) fn audit_trail(&self) -> Option<&Arc<dyn crate::audit::AuditTrail>> {
+        self.inner.audit.as_ref().map(|trail| &trail.0)
+    }
+
     /// The approvals the ledger hook uses, if the executor was given any
     /// ([`ExecutorBuilder::approvals`]).
     ///

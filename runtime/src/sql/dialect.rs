@@ -58,6 +58,9 @@ pub(crate) trait Dialect:
 /// The words of a dialect's SQL that the other does not share.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Words {
+    /// The database's name (`sqlite`, `postgres`), as a migration
+    /// statement meant for it alone starts (`sqlite: …`).
+    pub(crate) name: &'static str,
     /// `{id}`: a primary key the database numbers from 1 up, never
     /// handing out the same number twice.
     pub(crate) id: &'static str,

@@ -6,6 +6,7 @@ use super::{Dialect, Lock, Words};
 
 impl Dialect for Postgres {
     const WORDS: Words = Words {
+        name: "postgres",
         id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
         bigint: "BIGINT",
         // `json`, not `jsonb`: kept as the text that was written, and a

@@ -8,6 +8,7 @@ use super::{Dialect, Lock, Words};
 
 impl Dialect for Sqlite {
     const WORDS: Words = Words {
+        name: "sqlite",
         // The rowid; `AUTOINCREMENT` keeps a deleted row's id from coming back.
         id: "INTEGER PRIMARY KEY AUTOINCREMENT",
         // SQLite's integers are 64 bits.

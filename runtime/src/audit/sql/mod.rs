@@ -30,12 +30,13 @@ pub use sqlite::SqliteAudit;
 /// Both keep the same columns and run the same statement.
 ///
 /// Columns: `seq` (the order of the records), `kind` (`call`, `decision`,
-/// `decision_refused`), `at` (Unix milliseconds), `call_id`, `tool_key`,
-/// `tool_name`, `effect`, `actor` (who called, or who decided),
-/// `arguments` (masked JSON), `digest`, `policy`, `policy_rule`,
+/// `decision_refused`, `registry`), `at` (Unix milliseconds), `call_id`, `tool_key`,
+/// `tool_name`, `effect`, `actor` (who called, decided, or changed the
+/// registry), `arguments` (masked JSON), `digest`, `policy`, `policy_rule`,
 /// `approval_id`, `approval_use` (`requested`, `consumed`, `decided`),
 /// `outcome`, `error` (the application-facing text), `reason`,
-/// `requested_by`, `duration_ms`.
+/// `requested_by`, `duration_ms`, `tool_keys` (a registry change's keys,
+/// JSON) and `generation`.
 ///
 /// ```
 /// use toolwright::audit::{AuditTrail, SqlAudit};

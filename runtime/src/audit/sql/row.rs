@@ -35,6 +35,10 @@ struct Row {
     reason: Option<String>,
     requested_by: Option<String>,
     duration_ms: Option<i64>,
+    /// A registry change's keys, as a JSON array.
+    tool_keys: Option<String>,
+    /// The registry's generation after a registry change.
+    generation: Option<i64>,
 }
 
 /// `insert`, a statement with the table's columns in order, with
@@ -60,6 +64,8 @@ pub(super) fn statement(insert: &'static str, record: &AuditRecord) -> Statement
         .bind(row.reason)
         .bind(row.requested_by)
         .bind(row.duration_ms)
+        .bind(row.tool_keys)
+        .bind(row.generation)
 }
 
 /// The row `record` is stored as.
@@ -126,6 +132,16 @@ fn row(record: &AuditRecord) -> Row {
             approval_use: Some("decided"),
             outcome: "refused",
             error: Some(refused.error.clone()),
+            ..Row::default()
+        },
+        AuditRecord::Registry(change) => Row {
+            kind: "registry",
+            at: unix_ms(change.at),
+            actor: Some(change.by.clone()),
+            outcome: change.action.as_str(),
+            reason: change.reason.clone(),
+            tool_keys: Some(serde_json::Value::from(change.keys.clone()).to_string()),
+            generation: Some(int(change.generation)),
             ..Row::default()
         },
     }
