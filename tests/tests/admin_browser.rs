@@ -372,15 +372,9 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
         .log(log)
         .operator(TOKEN, Operator::new("olivia").role("approver"));
 
-    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .await
-        .unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    let app = axum::Router::new().nest("/admin", admin.router());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     // Mounted under a prefix, as an application would: the page's URLs are
     // relative to it.
-    let page = format!("http://{addr}/admin");
+    let page = serve(admin).await;
 
     let mcp = McpServer::new(executor.clone(), "admin-browser", "0");
     let mcp_client = connect(&mcp, Actor("model")).await;
@@ -686,6 +680,142 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
     let source = client.source().await.unwrap();
     assert!(!source.contains(SECRET), "the secret reached the page");
     assert!(source.contains("alice"));
+
+    let errors = console_errors(&client).await;
+    assert!(
+        errors.is_empty(),
+        "the page's JavaScript failed: {errors:#?}"
+    );
+    client.close().await.unwrap();
+}
+
+/// Serves `admin` under `/admin` on a new loopback listener: the page's URL.
+async fn serve(admin: Admin) -> String {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let app = axum::Router::new().nest("/admin", admin.router());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/admin")
+}
+
+/// How many pending requests the page shows, and its count beside the
+/// heading.
+const SHOWN_APPROVALS: &str = "return [document.querySelectorAll('li[data-approval]').length,
+    document.getElementById('approvals-count').textContent,
+    document.getElementById('more-approvals').offsetParent !== null]";
+
+/// Finding 3's paging, in the page: more pending requests than one page
+/// of `GET api/approvals` (50) show a page and "Show more"; the rest come
+/// with it, and a request decided from the second page leaves the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_approvals_show_a_page_then_the_rest_on_show_more_and_a_decided_one_leaves() {
+    let Some((chromium, driver)) = browser_binaries() else {
+        return;
+    };
+    let runs = Arc::new(AtomicUsize::new(0));
+    let approvals = Approvals::new(MemoryLedger::new());
+    let executor = Executor::builder(Catalog::builder().build().unwrap(), Container::default())
+        .approvals(approvals)
+        .principal::<Actor>()
+        .build()
+        .unwrap();
+    executor.registry().register(charge_card(runs)).unwrap();
+    let mut ids = Vec::new();
+    for order in 0..60 {
+        let arguments = json!({"order": order, "card_number": SECRET});
+        let asked = executor
+            .invoke("charge_card", arguments, &Actor("alice"))
+            .await;
+        let Err(CallError::ApprovalRequired(request)) = asked else {
+            panic!("the write should wait for approval: {asked:?}")
+        };
+        ids.push(request.id.expect("the ledger records the request"));
+    }
+    let admin =
+        Admin::new(executor.clone()).operator(TOKEN, Operator::new("olivia").role("approver"));
+    let page = serve(admin).await;
+
+    let (client, _driver) = open_browser(&chromium, &driver).await;
+    client.goto(&page).await.unwrap();
+    let token_field = client.find(Locator::Id("token")).await.unwrap();
+    token_field.send_keys(TOKEN).await.unwrap();
+    token_field.send_keys("\u{E007}").await.unwrap(); // Enter
+
+    // One page, the first 50 in order, and "Show more".
+    wait_until(
+        &client,
+        "one page of requests",
+        "return document.querySelectorAll('li[data-approval]').length === 50",
+    )
+    .await;
+    let shown = client.execute(SHOWN_APPROVALS, vec![]).await.unwrap();
+    assert_eq!(shown, json!([50, "(50+)", true]));
+    let first: Vec<String> = ids[..50].iter().map(|id| id.to_string()).collect();
+    let listed = client
+        .execute(
+            "return [...document.querySelectorAll('li[data-approval]')].map(li => li.dataset.approval)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed, json!(first));
+
+    // "Show more": the other ten, and no more button.
+    client
+        .find(Locator::Id("more-approvals"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "all 60 requests",
+        "return document.querySelectorAll('li[data-approval]').length === 60",
+    )
+    .await;
+    let shown = client.execute(SHOWN_APPROVALS, vec![]).await.unwrap();
+    assert_eq!(shown, json!([60, "(60)", false]));
+
+    // The last one, shown only after "Show more", rejected: it leaves, the
+    // others stay.
+    let last = ids[59];
+    client
+        .find(Locator::Css(&format!(
+            "button[aria-label='Reject request {last}']"
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the reason dialog",
+        "return document.getElementById('ask').open",
+    )
+    .await;
+    answer(&client, "not this card").await;
+    wait_until(
+        &client,
+        "the rejected request gone",
+        &format!("return !document.querySelector(\"li[data-approval='{last}']\")"),
+    )
+    .await;
+    let shown = client.execute(SHOWN_APPROVALS, vec![]).await.unwrap();
+    assert_eq!(shown, json!([59, "(59)", false]));
+    assert_eq!(
+        executor
+            .approvals()
+            .unwrap()
+            .get(last)
+            .await
+            .unwrap()
+            .status,
+        toolwright::approval::Status::Rejected
+    );
 
     let errors = console_errors(&client).await;
     assert!(
