@@ -80,7 +80,9 @@ fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
         .conflicts()
         .iter()
         .find_map(|c| match c {
-            Conflict::Key { key, first, second } => Some((key.as_str(), *first, *second)),
+            Conflict::Key {
+                key, first, second, ..
+            } => Some((key.as_str(), *first, *second)),
             _ => None,
         })
         .expect("a key conflict");
@@ -98,6 +100,7 @@ fn duplicate_keys_and_names_fail_discovery_naming_both_locations() {
                 name,
                 first,
                 second,
+                ..
             } => Some((name.as_str(), *first, *second)),
             _ => None,
         })

@@ -1478,8 +1478,14 @@ async fn a_local_tool_and_an_imported_one_sharing_a_key_or_name_are_refused_nami
     let local_key = Catalog::builder().register::<LocalEchoArgs>().build();
     let local_name = Catalog::builder().register::<LocalNamesakeArgs>().build();
     for (local, shared) in [
-        (local_key.unwrap(), "duplicate tool key `faults.echo`"),
-        (local_name.unwrap(), "duplicate tool name `faults_echo`"),
+        (
+            local_key.unwrap(),
+            "duplicate tool key `faults.echo`: `faults_echo` declared at ",
+        ),
+        (
+            local_name.unwrap(),
+            "duplicate tool name `faults_echo`: `faults.echo` declared at ",
+        ),
     ] {
         let imported = upstream.clone().connect(&allowlist).await.unwrap();
         let registry = Registry::new(local);

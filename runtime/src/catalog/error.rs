@@ -25,7 +25,7 @@ use crate::tool_str::ToolStr;
 ///     .build()
 ///     .unwrap_err();
 /// match error.conflicts() {
-///     [Conflict::Key { key, first, second }] => {
+///     [Conflict::Key { key, first, second, .. }] => {
 ///         assert_eq!(*key, "products.get");
 ///         // Both declarations, to point the developer at each.
 ///         assert_ne!(first.line, second.line);
@@ -37,7 +37,9 @@ use crate::tool_str::ToolStr;
 #[non_exhaustive]
 pub enum Conflict {
     /// Two tools share a key.
-    #[error("duplicate tool key `{key}`: declared at {first} and at {second}")]
+    #[error(
+        "duplicate tool key `{key}`: `{first_name}` declared at {first} and `{second_name}` at {second}"
+    )]
     Key {
         /// The shared key.
         key: ToolStr,
@@ -45,9 +47,16 @@ pub enum Conflict {
         first: Location,
         /// The other declaration.
         second: Location,
+        /// The name of the first tool.
+        first_name: ToolStr,
+        /// The name of the other tool.
+        second_name: ToolStr,
     },
-    /// Two tools share a name.
-    #[error("duplicate tool name `{name}`: declared at {first} and at {second}")]
+    /// Two tools share a name: named by their keys too, since a tool built
+    /// at run time (an imported one, say) is declared where it was built.
+    #[error(
+        "duplicate tool name `{name}`: `{first_key}` declared at {first} and `{second_key}` at {second}"
+    )]
     Name {
         /// The shared name.
         name: ToolStr,
@@ -55,6 +64,10 @@ pub enum Conflict {
         first: Location,
         /// The other declaration.
         second: Location,
+        /// The key of the first tool.
+        first_key: ToolStr,
+        /// The key of the other tool.
+        second_key: ToolStr,
     },
 }
 
@@ -84,8 +97,8 @@ pub enum Conflict {
 ///         if key == "products.search" && name == "search"
 /// ));
 /// let message = error.to_string();
-/// assert!(message.starts_with("duplicate tool key `products.search`: declared at "));
-/// assert!(message.contains("; duplicate tool name `search`: declared at "));
+/// assert!(message.starts_with("duplicate tool key `products.search`: `search` declared at "));
+/// assert!(message.contains("; duplicate tool name `search`: `products.search` declared at "));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -192,6 +192,8 @@ impl Catalog {
                     key: served.key.clone(),
                     first: before.location(),
                     second: location,
+                    first_name: before.served().name.clone(),
+                    second_name: served.name.clone(),
                 });
             }
             if let Some(&first) = by_name.get(&Name(&served.name)) {
@@ -199,6 +201,8 @@ impl Catalog {
                     name: served.name.clone(),
                     first: entries[first].location(),
                     second: location,
+                    first_key: entries[first].served().key.clone(),
+                    second_key: served.key.clone(),
                 });
             } else {
                 by_name.insert(served.name.clone(), index);
