@@ -9,7 +9,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 /// The output schema's mark of a tool whose result is [`Contents`].
-#[cfg(any(feature = "mcp", feature = "providers"))]
+#[cfg(any(feature = "mcp", feature = "providers", feature = "import-mcp"))]
 pub(crate) const CONTENTS_MARK: &str = "x-toolwright-contents";
 
 /// A tool result made of content blocks, for a tool whose result is an

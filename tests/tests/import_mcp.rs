@@ -1659,3 +1659,82 @@ async fn an_upstream_that_cannot_start_is_tried_again_on_its_backoff_not_on_ever
     assert_eq!(again.unwrap(), json!("Echo: up"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn an_upstreams_image_reaches_the_mcp_client_as_an_image_and_its_text_as_text() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::{CallToolRequestParams, ContentBlock};
+    let test = "an_upstreams_image_reaches_the_mcp_client_as_an_image_and_its_text_as_text";
+    let Some((node, args)) = everything_or_skip(test) else {
+        return;
+    };
+    let imported = StdioUpstream::new("everything", &node, args.clone())
+        .env(["PATH"])
+        .tools(RemoteTools::only(["echo", "get-tiny-image"]))
+        .effect("echo", Effect::Read)
+        .effect("get-tiny-image", Effect::Read)
+        .connect(&allowing(&node, &args))
+        .await
+        .unwrap();
+    let registry = Registry::new(Catalog::empty());
+    imported.register(&registry).unwrap();
+    let executor = Executor::new(registry, Container::default()).unwrap();
+    let server = toolwright::mcp::McpServer::<()>::builder(executor.clone(), "gateway", "0")
+        .mcp_calls()
+        .build();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(());
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.unwrap();
+    let call = |name: &'static str, arguments: serde_json::Value| {
+        let params =
+            CallToolRequestParams::new(name).with_arguments(arguments.as_object().unwrap().clone());
+        client.call_tool(params)
+    };
+
+    // The blocks as the upstream sent them: text, a PNG, text.
+    let drawn = call("everything_get-tiny-image", json!({})).await.unwrap();
+    assert_ne!(drawn.is_error, Some(true), "{drawn:?}");
+    let kinds: Vec<&str> = drawn
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(_) => "text",
+            ContentBlock::Image(image) => {
+                assert_eq!(image.mime_type, "image/png");
+                // A PNG's signature, base64: `\x89PNG` is `iVBORw`.
+                assert!(image.data.starts_with("iVBORw"), "{}", image.data);
+                "image"
+            }
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["text", "image", "text"]);
+    assert_eq!(drawn.structured_content, None);
+
+    // Text alone stays text, and the tool advertises no output schema.
+    let echoed = call("everything_echo", json!({"message": "hi"}))
+        .await
+        .unwrap();
+    let texts: Vec<_> = echoed.content.iter().filter_map(|b| b.as_text()).collect();
+    assert_eq!(texts.len(), 1);
+    assert_eq!(texts[0].text, "Echo: hi");
+    let listed = client.list_all_tools().await.unwrap();
+    assert!(listed.iter().all(|tool| tool.output_schema.is_none()));
+
+    // The application gets the blocks, and the text as a string.
+    let blocks = executor
+        .invoke("everything_get-tiny-image", json!({}), &())
+        .await
+        .unwrap();
+    assert_eq!(blocks[1]["type"], "image");
+    let text = executor
+        .invoke("everything_echo", json!({"message": "hi"}), &())
+        .await;
+    assert_eq!(text.unwrap(), json!("Echo: hi"));
+    client.cancel().await.unwrap();
+}

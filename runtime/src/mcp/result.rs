@@ -95,7 +95,10 @@ pub(super) fn tool_result(
     result: Result<Value, CallError>,
 ) -> CallToolResult {
     match result {
-        Ok(value) if shape == OutputShape::Contents => {
+        // Blocks: a `Contents` value, or the content an imported tool's
+        // upstream sent when it sent more than text. (Such a tool's text
+        // is its other value: shown as text, below.)
+        Ok(value @ Value::Array(_)) if shape == OutputShape::Contents => {
             match serde_json::from_value::<Vec<ContentBlock>>(value) {
                 Ok(blocks) => CallToolResult::success(blocks),
                 Err(error) => {

@@ -15,6 +15,23 @@ pub(super) fn description(tool: &Tool, namespace: &str) -> String {
     }
 }
 
+/// The output schema of a remote tool that declares none: its text, or its
+/// content blocks (as [`Contents`](crate::Contents) holds them) when it sent
+/// more than text: an image, audio, a resource. Marked as content, so that
+/// MCP serves the blocks as the upstream sent them, and model providers
+/// read their text.
+pub(super) fn result_schema() -> Value {
+    let blocks = <crate::Contents as schemars::JsonSchema>::json_schema(
+        &mut schemars::SchemaGenerator::default(),
+    );
+    let mut schema = serde_json::json!({
+        "description": "The remote tool's text, or its content blocks when it sent more than text.",
+        "anyOf": [{"type": "string"}, blocks],
+    });
+    schema[crate::content::CONTENTS_MARK] = Value::Bool(true);
+    schema
+}
+
 /// A remote result as the call's: its structured content if it has some;
 /// else its text, when every block is text; else the blocks as JSON. An
 /// error result is the call's tool error, with the text the server gave.

@@ -691,6 +691,9 @@ impl<T> Upstream<T> {
         if let Some(title) = &remote.title {
             builder = builder.title(title.clone());
         }
+        if remote.output_schema.is_none() {
+            builder = builder.output_schema(mapping::result_schema());
+        }
         let builder = self
             .settings
             .apply(builder, Some(&remote.name), Effect::Destructive)?;
