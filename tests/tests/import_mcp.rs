@@ -1661,18 +1661,23 @@ async fn an_upstream_that_cannot_start_is_tried_again_on_its_backoff_not_on_ever
 }
 
 #[tokio::test]
-async fn an_upstreams_image_reaches_the_mcp_client_as_an_image_and_its_text_as_text() {
+async fn an_upstreams_images_text_and_structured_results_reach_the_mcp_client_as_sent() {
     use rmcp::ServiceExt as _;
     use rmcp::model::{CallToolRequestParams, ContentBlock};
-    let test = "an_upstreams_image_reaches_the_mcp_client_as_an_image_and_its_text_as_text";
+    let test = "an_upstreams_images_text_and_structured_results_reach_the_mcp_client_as_sent";
     let Some((node, args)) = everything_or_skip(test) else {
         return;
     };
     let imported = StdioUpstream::new("everything", &node, args.clone())
         .env(["PATH"])
-        .tools(RemoteTools::only(["echo", "get-tiny-image"]))
+        .tools(RemoteTools::only([
+            "echo",
+            "get-tiny-image",
+            "get-structured-content",
+        ]))
         .effect("echo", Effect::Read)
         .effect("get-tiny-image", Effect::Read)
+        .effect("get-structured-content", Effect::Read)
         .connect(&allowing(&node, &args))
         .await
         .unwrap();
@@ -1724,7 +1729,26 @@ async fn an_upstreams_image_reaches_the_mcp_client_as_an_image_and_its_text_as_t
     assert_eq!(texts.len(), 1);
     assert_eq!(texts[0].text, "Echo: hi");
     let listed = client.list_all_tools().await.unwrap();
-    assert!(listed.iter().all(|tool| tool.output_schema.is_none()));
+    let schema = |name: &str| {
+        let tool = listed.iter().find(|tool| tool.name == name).unwrap();
+        tool.output_schema.clone()
+    };
+    assert_eq!(schema("everything_echo"), None);
+    assert_eq!(schema("everything_get-tiny-image"), None);
+
+    // A remote output schema is advertised, and its structured result sent.
+    let described = schema("everything_get-structured-content").unwrap();
+    assert!(
+        described["properties"]["temperature"].is_object(),
+        "{described:?}"
+    );
+    let weather = call(
+        "everything_get-structured-content",
+        json!({"location": "Chicago"}),
+    );
+    let weather = weather.await.unwrap();
+    let structured = weather.structured_content.unwrap();
+    assert_eq!(structured["conditions"], "Light rain / drizzle");
 
     // The application gets the blocks, and the text as a string.
     let blocks = executor

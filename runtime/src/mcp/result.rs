@@ -118,7 +118,10 @@ pub(super) fn tool_result(
                          tool's output schema."
                     ))]);
                 }
-                OutputShape::Object => Some(value),
+                // An object, unless a tool built at run time (an imported
+                // one) broke its schema: then text alone, never a value
+                // that contradicts the schema.
+                OutputShape::Object => value.is_object().then_some(value),
                 OutputShape::Text if cut => Some(wrapped(Value::from(text.clone()))),
                 OutputShape::Text | OutputShape::Other => Some(wrapped(value)),
             };

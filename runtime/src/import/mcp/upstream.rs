@@ -691,9 +691,12 @@ impl<T> Upstream<T> {
         if let Some(title) = &remote.title {
             builder = builder.title(title.clone());
         }
-        if remote.output_schema.is_none() {
-            builder = builder.output_schema(mapping::result_schema());
-        }
+        // The remote output schema, when it has one (its results are then
+        // the structured content it describes); else text or blocks.
+        builder = builder.output_schema(match &remote.output_schema {
+            Some(schema) => Value::Object(schema.as_ref().clone()),
+            None => mapping::result_schema(),
+        });
         let builder = self
             .settings
             .apply(builder, Some(&remote.name), Effect::Destructive)?;
