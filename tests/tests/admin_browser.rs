@@ -248,6 +248,15 @@ async fn wait_until(client: &Client, what: &str, script: &str) {
 }
 
 /// Types `reason` into the open reason dialog and confirms.
+/// Clicks the button `selector` finds, and waits for the dialog that
+/// asks for the reason.
+async fn ask_reason(client: &Client, selector: &str) {
+    let button = client.find(Locator::Css(selector)).await.unwrap();
+    button.click().await.unwrap();
+    let open = "return document.getElementById('ask').open";
+    wait_until(client, "the reason dialog", open).await;
+}
+
 async fn answer(client: &Client, reason: &str) {
     client
         .find(Locator::Id("ask-reason"))
@@ -492,19 +501,7 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
     // first try meets a change the application made while the operator
     // typed: refused (412), the tools reloaded, the operator told.
     let disable = "button[aria-label='Disable lookup_customer']";
-    client
-        .find(Locator::Css(disable))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until(
-        &client,
-        "the reason dialog",
-        "return document.getElementById('ask').open",
-    )
-    .await;
+    ask_reason(&client, disable).await;
     executor
         .registry()
         .disable(&Selector::name("ping"), "nightly maintenance")
@@ -533,19 +530,7 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
     .await;
     filter(&client, "pii").await;
 
-    client
-        .find(Locator::Css(disable))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until(
-        &client,
-        "the reason dialog",
-        "return document.getElementById('ask').open",
-    )
-    .await;
+    ask_reason(&client, disable).await;
     answer(&client, "leaks addresses to the model").await;
     wait_until(
         &client,
@@ -623,19 +608,9 @@ async fn an_operator_signs_in_disables_a_tool_and_approves_a_write_in_a_browser(
     screenshot(&client, 390, 844).await;
     viewport(&client, 1280, 800).await;
 
-    client
-        .find(Locator::Css(&format!(
-            "button[aria-label='Approve request {id}']"
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until(
+    ask_reason(
         &client,
-        "the reason dialog",
-        "return document.getElementById('ask').open",
+        &format!("button[aria-label='Approve request {id}']"),
     )
     .await;
     answer(&client, "order 42 checked").await;
@@ -782,19 +757,9 @@ async fn pending_approvals_show_a_page_then_the_rest_on_show_more_and_a_decided_
     // The last one, shown only after "Show more", rejected: it leaves, the
     // others stay.
     let last = ids[59];
-    client
-        .find(Locator::Css(&format!(
-            "button[aria-label='Reject request {last}']"
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until(
+    ask_reason(
         &client,
-        "the reason dialog",
-        "return document.getElementById('ask').open",
+        &format!("button[aria-label='Reject request {last}']"),
     )
     .await;
     answer(&client, "not this card").await;
