@@ -70,6 +70,24 @@ fn served(imported: Imported) -> (Executor, Approvals) {
     (executor, approvals)
 }
 
+/// `executor` served as the gateway serves it (`mcp_calls`: a call's body,
+/// the import's here, reaches its MCP request), over an in-memory pipe:
+/// the client's end.
+fn gateway_pipe(executor: Executor) -> tokio::io::DuplexStream {
+    use rmcp::ServiceExt as _;
+    let server = toolwright::mcp::McpServer::<()>::builder(executor, "gateway", "0")
+        .mcp_calls()
+        .build();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.handler(());
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client_io
+}
+
 fn allowing(program: &str, args: &[String]) -> Allowlist {
     Allowlist::new().command(program, args).env(["PATH"])
 }
@@ -290,17 +308,7 @@ async fn the_upstreams_progress_on_a_call_reaches_the_mcp_client_that_made_it() 
         .await
         .unwrap();
     let (executor, _) = served(imported);
-    // `mcp_calls`: a call's body, the import's here, reaches its MCP request.
-    let server = toolwright::mcp::McpServer::<()>::builder(executor, "gateway", "0")
-        .mcp_calls()
-        .build();
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(());
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_io = gateway_pipe(executor);
     let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let client = CountsProgress(heard.clone())
         .serve(client_io)
@@ -1523,16 +1531,7 @@ async fn an_mcp_clients_cancellation_reaches_the_upstream_and_ends_the_call_canc
         .build()
         .unwrap();
     // Served as the gateway serves it: the call's MCP request reaches the import.
-    let server = toolwright::mcp::McpServer::<()>::builder(executor.clone(), "gateway", "0")
-        .mcp_calls()
-        .build();
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(());
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_io = gateway_pipe(executor.clone());
     let client = CountsProgress(Arc::default()).serve(client_io);
     let client = client.await.unwrap();
     let count = |tool: &'static str| {
@@ -1684,16 +1683,7 @@ async fn an_upstreams_images_text_and_structured_results_reach_the_mcp_client_as
     let registry = Registry::new(Catalog::empty());
     imported.register(&registry).unwrap();
     let executor = Executor::new(registry, Container::default()).unwrap();
-    let server = toolwright::mcp::McpServer::<()>::builder(executor.clone(), "gateway", "0")
-        .mcp_calls()
-        .build();
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = server.handler(());
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_io = gateway_pipe(executor.clone());
     let client = ().serve(client_io).await.unwrap();
     let call = |name: &'static str, arguments: serde_json::Value| {
         let params =
