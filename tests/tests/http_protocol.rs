@@ -328,6 +328,22 @@ async fn cors_preflights_from_allowed_origins_are_answered_before_authentication
         .to_str()
         .unwrap();
     assert!(exposed.contains("mcp-session-id"), "{exposed}");
+
+    // A client that is no browser sends no `Origin`: it gets no CORS
+    // headers (skipping the layer keeps its cost off every call).
+    let response = request(reqwest::Method::POST, &url, "ada-1")
+        .body(initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .headers()
+            .get("access-control-expose-headers")
+            .is_none()
+    );
+    assert!(response.headers().get("vary").is_none());
 }
 
 /// An authenticator of an OAuth-protected endpoint.
