@@ -156,7 +156,7 @@ fn collisions_and_bad_namespaces_are_errors_that_change_nothing() {
     assert!(
         error
             .to_string()
-            .contains("duplicate tool key `orders.cancel`: declared at ")
+            .contains("duplicate tool key `orders.cancel`: `cancel_order` declared at ")
     );
 
     for namespace in ["EU", "eu..west", "", "9eu", "eu-west"] {
