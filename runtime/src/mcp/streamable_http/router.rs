@@ -180,44 +180,43 @@ impl<C: Any + Send + Sync> McpServer<C> {
             }
             None => endpoint,
         };
+        // A body declared too large is refused before anything waits for
+        // it (or for credentials), with CORS headers for a page to read.
+        let endpoint = endpoint.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                if declared_length(request.headers()).is_some_and(|n| n > max_body_bytes as u64) {
+                    return too_large(max_body_bytes);
+                }
+                next.run(request).await
+            },
+        ));
         // CORS answers browsers, which send `Origin` on every request it
         // concerns (a preflight included). A request without one is no
         // browser's, and skips the layer, whose headers cost every call.
         let browsers = endpoint.clone().layer(cors(&options.allowed_origins));
-        endpoint
-            // Outermost, in one layer (each costs every request): a page on
-            // a rebound name gets nothing, not even CORS; then a body
-            // declared too large is refused before anything waits for it
-            // (or for credentials).
-            .layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    let checked = hosts.check(request.uri(), request.headers());
-                    let declared = declared_length(request.headers());
-                    let browser = request.headers().contains_key(http::header::ORIGIN);
-                    let mut browsers = browser.then(|| browsers.clone());
-                    async move {
-                        match checked {
-                            Ok(()) if declared.is_some_and(|n| n > max_body_bytes as u64) => {
-                                too_large(max_body_bytes)
-                            }
-                            Ok(()) => match &mut browsers {
-                                // A router is always ready, and never fails.
-                                Some(browsers) => match browsers.call(request).await {
-                                    Ok(response) => response,
-                                    Err(never) => match never {},
-                                },
-                                None => next.run(request).await,
-                            },
-                            Err(refusal) => {
-                                let text =
-                                    [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
-                                let answer = (refusal.status(), text, refusal.message());
-                                axum::response::IntoResponse::into_response(answer)
-                            }
+        // Outermost: a page on a rebound name gets nothing, not even CORS.
+        endpoint.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let checked = hosts.check(request.uri(), request.headers());
+                let browser = request.headers().contains_key(http::header::ORIGIN);
+                let mut browsers = browser.then(|| browsers.clone());
+                async move {
+                    match (checked, &mut browsers) {
+                        // A router is always ready, and never fails.
+                        (Ok(()), Some(browsers)) => match browsers.call(request).await {
+                            Ok(response) => response,
+                            Err(never) => match never {},
+                        },
+                        (Ok(()), None) => next.run(request).await,
+                        (Err(refusal), _) => {
+                            let text = [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+                            let answer = (refusal.status(), text, refusal.message());
+                            axum::response::IntoResponse::into_response(answer)
                         }
                     }
-                },
-            ))
+                }
+            },
+        ))
     }
 }
 
