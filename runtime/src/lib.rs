@@ -9,7 +9,7 @@
 // `CallTrail` and approval's `DecisionTrail` (the audit trail).
 //   tool_str
 //   util
-//   effect concurrency secret request content disabled overrides decision sql
+//   effect concurrency secret request content disabled overrides decision sql field_schema
 //   error args schema
 //   approval context scope idempotency
 //   invocation
@@ -47,6 +47,7 @@ mod dynamic_call;
 mod effect;
 mod error;
 pub mod executor;
+mod field_schema;
 mod hook;
 pub mod idempotency;
 #[cfg(any(feature = "import-mcp", feature = "import-openapi"))]

@@ -71,7 +71,9 @@ pub(super) fn schema_impl(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenSt
                 quote_spanned!(at=> ::core::option::Option::None),
             ),
         };
-        let subschema = quote_spanned!(ty.span()=> __generator.subschema_for::<#ty>());
+        let subschema = quote_spanned! {ty.span()=>
+            #krate::__private::field_schema::<#ty>(__generator)
+        };
         let mutable = (!field.checks.is_empty()).then(|| quote_spanned!(at=> mut));
         // After the property is complete, as the derive applies `extend`.
         let secret = input

@@ -16,6 +16,7 @@ pub use crate::concurrency::Concurrency;
 pub use crate::context::{ErasedContext, FromContext};
 pub use crate::effect::Effect;
 pub use crate::error::{BoxError, CallError, HookKind};
+pub use crate::field_schema::field_schema;
 pub use crate::hook::{Answered, HookCall, HookReturn, PollHook, Verdict, call_hook};
 pub use crate::registration::Registration;
 pub use crate::scope::FromScope;
