@@ -106,6 +106,6 @@ impl CatalogBuilder {
     /// assert!(matches!(error.conflicts(), [Conflict::Name { name, .. }] if name == "search"));
     /// ```
     pub fn build(self) -> Result<Catalog, CatalogError> {
-        Catalog::from_registrations(self.registrations)
+        Catalog::from_registrations(self.registrations.iter().collect())
     }
 }

@@ -75,7 +75,7 @@ impl Catalog {
     /// assert_eq!(keys, ["math.add", "math.sub"]);
     /// ```
     pub fn discover() -> Result<Catalog, CatalogError> {
-        let registrations: Vec<Registration> = inventory::iter::<Registration>().copied().collect();
+        let registrations: Vec<&Registration> = inventory::iter::<Registration>().collect();
         if registrations.is_empty() {
             return Err(CatalogError::NothingLinked);
         }
@@ -142,7 +142,6 @@ impl Catalog {
                         .iter()
                         .any(|p| in_module(r.location.module_path, p.as_ref()))
                 })
-                .copied()
                 .collect(),
         )
     }
@@ -163,13 +162,22 @@ impl Catalog {
         CatalogBuilder::default()
     }
 
+    /// A catalog of `registrations`, sorted and deduplicated by reference:
+    /// a registration is a few hundred bytes, and 10,000 of them moved
+    /// about by a sort were most of discovering them.
     pub(super) fn from_registrations(
-        mut registrations: Vec<Registration>,
+        mut registrations: Vec<&Registration>,
     ) -> Result<Catalog, CatalogError> {
         // The same registration twice (linked once, registered again) is one tool.
         registrations.sort_by_key(|r| (r.key, r.location.file, r.location.line));
         registrations.dedup_by(|a, b| a.location == b.location && a.key == b.key);
-        Self::from_entries(registrations.into_iter().map(ToolEntry::new).collect())
+        Self::from_entries(
+            registrations
+                .into_iter()
+                .copied()
+                .map(ToolEntry::new)
+                .collect(),
+        )
     }
 
     /// A catalog of `entries`, sorted by key; fails naming both tools of
