@@ -77,10 +77,23 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
     let future = match &tool.output {
         // Nothing to resolve or map: the fn's own future, its output in
         // `Ok`, with no `async` block (one state machine less per tool).
+        // In a debug build, boxed, here and below: the pipeline's generic
+        // instances then hold `BodyFuture`, not the body's own future, so
+        // that an edit to a body recompiles that body, not every tool's
+        // instances of the seam (see BENCHMARKS.md, "Compile cost of
+        // tools"). Not in a release build, where the box would cost every
+        // call an allocation.
         Output::Unit | Output::Plain(_) if inputs_only => {
             let krate = krate.at(fn_ident.span());
             quote_spanned! {fn_ident.span()=>
-                #krate::__private::infallible(#call)
+                {
+                    #[cfg(debug_assertions)]
+                    let __body: #krate::__private::BodyFuture<'__a, <Self as #krate::Tool>::Output> =
+                        ::std::boxed::Box::pin(#call);
+                    #[cfg(not(debug_assertions))]
+                    let __body = #call;
+                    #krate::__private::infallible(__body)
+                }
             }
         }
         output => {
@@ -103,10 +116,16 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
                 {
                     #[allow(unused_imports)]
                     use #krate::__private::{InjectorFallback as _, InjectorResolve as _};
-                    async move {
+                    let __body = async move {
                         #(#resolve)*
                         #result
-                    }
+                    };
+                    #[cfg(debug_assertions)]
+                    let __body: #krate::__private::BodyFuture<
+                        '__a,
+                        ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
+                    > = ::std::boxed::Box::pin(__body);
+                    __body
                 }
             }
         }

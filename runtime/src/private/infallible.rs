@@ -2,7 +2,9 @@
 //! module of its own: its instances hold every such tool's body future, and
 //! an incremental build compiles the instances of one module's generic
 //! items in one codegen unit, again whole whenever any tool's body is
-//! edited; here, that unit holds nothing else.
+//! edited; here, that unit holds nothing else. (In a debug build the
+//! body's future is boxed first, a [`BodyFuture`](super::BodyFuture), so
+//! these instances do not depend on any body: an edit leaves them be.)
 
 use std::future::Future;
 

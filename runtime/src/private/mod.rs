@@ -30,6 +30,13 @@ use serde_json::Value;
 
 use crate::tool_str::ToolStr;
 
+/// A tool body's future, boxed in a debug build: the seam's generic
+/// instances see this one type instead of each body's own, so that an edit
+/// to a body recompiles that body, not every tool's instances (see
+/// BENCHMARKS.md, "Compile cost of tools"). A release build runs the body
+/// in place, sparing each call the allocation.
+pub type BodyFuture<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = T> + Send + 'a>>;
+
 mod infallible;
 
 /// `concurrency = n` (the attribute refuses 0, which would read as no limit).
