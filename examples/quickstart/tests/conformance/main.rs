@@ -351,6 +351,10 @@ fn installed_once(
     pins: &Path,
     install: impl FnOnce() -> Result<(), String>,
 ) -> Result<(), String> {
+    // Under nextest each test is a process of its own: a file lock, not
+    // only the `OnceLock`, keeps two of them from installing at once.
+    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
     let pinned = std::fs::read_to_string(pins).unwrap();
     let stamp = dir.join("installed.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pinned.as_str()) {
