@@ -111,20 +111,39 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
                 }
                 _ => quote_spanned!(at=> ::core::result::Result::Ok(#call.await)),
             };
+            let in_place = quote_spanned! {fn_ident.span()=>
+                async move {
+                    #(#resolve)*
+                    #result
+                }
+            };
+            let injected_only = tool.params.iter().all(|p| !matches!(p.kind, Kind::Context));
+            let boxed = match output {
+                Output::Unit | Output::Plain(_) if injected_only => {
+                    injected_body(tool, &call, krate)
+                }
+                _ => {
+                    let krate = krate.at(fn_ident.span());
+                    quote_spanned! {fn_ident.span()=>
+                        {
+                            let __body: #krate::__private::BodyFuture<
+                                '__a,
+                                ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
+                            > = ::std::boxed::Box::pin(#in_place);
+                            __body
+                        }
+                    }
+                }
+            };
             let krate = krate.at(fn_ident.span());
             quote_spanned! {fn_ident.span()=>
                 {
                     #[allow(unused_imports)]
                     use #krate::__private::{InjectorFallback as _, InjectorResolve as _};
-                    let __body = async move {
-                        #(#resolve)*
-                        #result
-                    };
                     #[cfg(debug_assertions)]
-                    let __body: #krate::__private::BodyFuture<
-                        '__a,
-                        ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
-                    > = ::std::boxed::Box::pin(__body);
+                    let __body = #boxed;
+                    #[cfg(not(debug_assertions))]
+                    let __body = #in_place;
                     __body
                 }
             }
@@ -146,6 +165,55 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
         let _ = (&__ctx, &__scope);
         #future
     }
+}
+
+/// In a debug build, the body of a tool whose parameters are inputs and
+/// injected values, and whose output is not a `Result`: no `async` block,
+/// which would be one more state machine per tool to check, lay out and
+/// compile (and to box, see `BodyFuture`). `__private::injected` resolves
+/// each value in turn, then hands it to a boxed closure that starts the
+/// next resolution or, after the last, boxes the fn's own future: the
+/// futures compiled are then one per injected type and output type, shared
+/// by every tool, besides each fn's own. A release build runs the `async`
+/// block in place instead, sparing each call the boxes.
+fn injected_body(tool: &ToolFn, call: &TokenStream, krate: &Krate) -> TokenStream {
+    let at = anchor(tool);
+    let output = {
+        let krate = krate.at(at);
+        quote_spanned! {at=>
+            #krate::__private::BodyFuture<
+                '__a,
+                ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
+            >
+        }
+    };
+    let injected: Vec<_> = tool
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Inject))
+        .collect();
+    let mut body = {
+        let krate = krate.at(at);
+        quote_spanned!(at=> ::std::boxed::Box::pin(#krate::__private::infallible(#call)))
+    };
+    for (i, p) in injected.iter().enumerate().rev() {
+        let ident = &p.ident;
+        let ty = &p.ty;
+        let krate = krate.at(ty.span());
+        let level = quote_spanned! {ty.span()=>
+            #krate::__private::injected(
+                (&&#krate::__private::Injector::<#ty>(::core::marker::PhantomData))
+                    .resolve(__scope, <Self as #krate::Tool>::KEY),
+                ::std::boxed::Box::new(move |#ident: #ty| -> #output { #body }),
+            )
+        };
+        body = if i == 0 {
+            level
+        } else {
+            quote_spanned!(at=> ::std::boxed::Box::pin(#level))
+        };
+    }
+    body
 }
 
 /// `E` in a return type written `...Result<T, E>`.

@@ -25,6 +25,7 @@ pub use crate::tool::Location;
 pub use crate::util::json::to_value;
 pub use core::time::Duration;
 pub use infallible::{Infallible, infallible};
+pub use injected::injected;
 
 use serde_json::Value;
 
@@ -38,6 +39,7 @@ use crate::tool_str::ToolStr;
 pub type BodyFuture<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = T> + Send + 'a>>;
 
 mod infallible;
+mod injected;
 
 /// `concurrency = n` (the attribute refuses 0, which would read as no limit).
 pub const fn concurrency_limit(n: u32) -> crate::concurrency::Concurrency {
