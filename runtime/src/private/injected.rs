@@ -11,7 +11,8 @@ use crate::error::CallError;
 
 /// The rest of a tool's body once its injected value of type `I` is
 /// resolved: the next value's resolution, or the fn's own future, boxed.
-pub(super) type Then<'a, I, O> = Box<dyn FnOnce(I) -> BodyFuture<'a, Result<O, CallError>> + Send + 'a>;
+pub(super) type Then<'a, I, O> =
+    Box<dyn FnOnce(I) -> BodyFuture<'a, Result<O, CallError>> + Send + 'a>;
 
 /// Resolves an injected value with `resolve`, then runs the rest of the
 /// body, `then`, on it.
