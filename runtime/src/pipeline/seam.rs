@@ -15,9 +15,12 @@
 //! its arguments, its hooks' adapters, its output) is in `reading.rs`: this
 //! module's instances are compiled again whenever a tool's body is edited,
 //! in a release build. A debug build boxes each body's future (the macro
-//! writes `__private::BodyFuture`), so these instances hold that one type
-//! and an edit recompiles only the body: what a user's edit-build loop
-//! pays, against an allocation per call that only a release build spares.
+//! writes `__private::BodyFuture`; a tool with injected parameters has
+//! `__private::injected`'s future, which holds the boxed rest of its
+//! body, one type per injected type and output type), so these instances
+//! hold no body's own future and an edit recompiles only the body: what a
+//! user's edit-build loop pays, against an allocation per call (one more
+//! per injected value) that only a release build spares.
 //!
 //! A tool built at run time ([`Arguments`](crate::registry::Arguments)) meets the
 //! steps through the same slot, its arguments checked by its own schema.

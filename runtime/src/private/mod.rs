@@ -35,7 +35,9 @@ use crate::tool_str::ToolStr;
 /// instances see this one type instead of each body's own, so that an edit
 /// to a body recompiles that body, not every tool's instances (see
 /// BENCHMARKS.md, "Compile cost of tools"). A release build runs the body
-/// in place, sparing each call the allocation.
+/// in place, sparing each call the allocation. A tool with injected
+/// parameters resolves them through [`injected()`], not an `async` block of
+/// its own, for the same reason and one state machine less to compile.
 pub type BodyFuture<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = T> + Send + 'a>>;
 
 mod infallible;
