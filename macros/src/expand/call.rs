@@ -117,19 +117,14 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
                     #result
                 }
             };
-            let injected_only = tool.params.iter().all(|p| !matches!(p.kind, Kind::Context));
+            let no_context = tool.params.iter().all(|p| !matches!(p.kind, Kind::Context));
             let boxed = match output {
-                Output::Unit | Output::Plain(_) if injected_only => {
-                    injected_body(tool, &call, krate)
-                }
+                Output::Unit | Output::Plain(_) if no_context => injected_body(tool, &call, krate),
                 _ => {
-                    let krate = krate.at(fn_ident.span());
+                    let body_future = body_future(krate, fn_ident.span());
                     quote_spanned! {fn_ident.span()=>
                         {
-                            let __body: #krate::__private::BodyFuture<
-                                '__a,
-                                ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
-                            > = ::std::boxed::Box::pin(#in_place);
+                            let __body: #body_future = ::std::boxed::Box::pin(#in_place);
                             __body
                         }
                     }
@@ -178,15 +173,7 @@ pub(super) fn run_body(tool: &ToolFn, args: &Ident, krate: &Krate) -> TokenStrea
 /// block in place instead, sparing each call the boxes.
 fn injected_body(tool: &ToolFn, call: &TokenStream, krate: &Krate) -> TokenStream {
     let at = anchor(tool);
-    let output = {
-        let krate = krate.at(at);
-        quote_spanned! {at=>
-            #krate::__private::BodyFuture<
-                '__a,
-                ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
-            >
-        }
-    };
+    let output = body_future(krate, at);
     let injected: Vec<_> = tool
         .params
         .iter()
@@ -214,6 +201,18 @@ fn injected_body(tool: &ToolFn, call: &TokenStream, krate: &Krate) -> TokenStrea
         };
     }
     body
+}
+
+/// The type of a tool's boxed body in a debug build: its output, or the
+/// error that resolving a parameter or the fn itself returned.
+fn body_future(krate: &Krate, at: Span) -> TokenStream {
+    let krate = krate.at(at);
+    quote_spanned! {at=>
+        #krate::__private::BodyFuture<
+            '__a,
+            ::core::result::Result<<Self as #krate::Tool>::Output, #krate::__private::CallError>,
+        >
+    }
 }
 
 /// `E` in a return type written `...Result<T, E>`.

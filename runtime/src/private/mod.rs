@@ -38,7 +38,7 @@ use crate::tool_str::ToolStr;
 /// in place, sparing each call the allocation. A tool with injected
 /// parameters resolves them through [`injected()`], not an `async` block of
 /// its own, for the same reason and one state machine less to compile.
-pub type BodyFuture<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = T> + Send + 'a>>;
+pub type BodyFuture<'a, T> = crate::util::BoxFuture<'a, T>;
 
 mod infallible;
 mod injected;
