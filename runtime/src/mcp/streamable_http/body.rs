@@ -5,27 +5,27 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData};
 
 use crate::mcp::jsonrpc::{Reply, Unreadable, unreadable};
 
-/// Reads a POST's body within `timeout` and `limit`, then hands it on.
+/// Reads a POST's body within `timeout` and `limit`, then hands it to
+/// `next`.
 ///
 /// A slow body cannot hold the request past `timeout` (408), one over
 /// `limit` is refused as it arrives (413), and a body that is not a
 /// JSON-RPC message gets 400 with the JSON-RPC error that says why, where
 /// rmcp would answer 415 with serde's text.
-pub(super) async fn read_body(
+pub(super) async fn read_body<F: Future<Output = Response>>(
     timeout: Duration,
     limit: usize,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     if request.method() != http::Method::POST {
-        return next.run(request).await;
+        return next(request).await;
     }
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(timeout, collect(body, limit)).await {
@@ -37,9 +37,7 @@ pub(super) async fn read_body(
         }
     };
     let json = is_json(&parts.headers);
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     // rmcp answers 415 both for a wrong Content-Type and for a JSON body it
     // cannot read as a message; only the second is a JSON-RPC error.
     if json && response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {

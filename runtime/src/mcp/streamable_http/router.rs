@@ -81,18 +81,14 @@ impl<C: Any + Send + Sync> McpServer<C> {
         };
         let hosts = AllowedHosts::new(&options.allowed_hosts);
         let (body_timeout, max_body_bytes) = (options.body_timeout, options.max_body_bytes);
-        let read_body = axum::middleware::from_fn(move |request, next| {
-            body::read_body(body_timeout, max_body_bytes, request, next)
-        });
         let endpoint = if options.stateless {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            axum::Router::new()
-                .nest_service("/mcp", Endpoint(Arc::new(service)))
-                .layer(read_body)
+            let endpoint = Endpoint::new(service, body_timeout, max_body_bytes);
+            axum::Router::new().nest_service("/mcp", endpoint)
         } else {
             let mut manager = LocalSessionManager::default();
             // rmcp's own idle timer closes what the guard no longer lists.
@@ -114,9 +110,9 @@ impl<C: Any + Send + Sync> McpServer<C> {
             );
             let service = StreamableHttpService::new(factory, manager, config);
             let shared = self.shared.clone();
+            let endpoint = Endpoint::new(service, body_timeout, max_body_bytes);
             axum::Router::new()
-                .nest_service("/mcp", Endpoint(Arc::new(service)))
-                .layer(read_body)
+                .nest_service("/mcp", endpoint)
                 .layer(axum::middleware::from_fn(
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
                         let owner = request
@@ -181,19 +177,26 @@ impl<C: Any + Send + Sync> McpServer<C> {
             None => endpoint,
         };
         // A body declared too large is refused before anything waits for
-        // it (or for credentials), with CORS headers for a page to read.
-        let endpoint = endpoint.layer(axum::middleware::from_fn(
-            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
-                if declared_length(request.headers()).is_some_and(|n| n > max_body_bytes as u64) {
-                    return too_large(max_body_bytes);
-                }
-                next.run(request).await
-            },
-        ));
+        // it (or for credentials): for a browser inside CORS, so that a
+        // page can read the 413; for any other caller in the outermost
+        // layer below, one layer less for every call to go through.
+        let declared_too_large = move |headers: &http::HeaderMap| {
+            declared_length(headers).is_some_and(|n| n > max_body_bytes as u64)
+        };
         // CORS answers browsers, which send `Origin` on every request it
         // concerns (a preflight included). A request without one is no
         // browser's, and skips the layer, whose headers cost every call.
-        let browsers = endpoint.clone().layer(cors(&options.allowed_origins));
+        let browsers = endpoint
+            .clone()
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                    if declared_too_large(request.headers()) {
+                        return too_large(max_body_bytes);
+                    }
+                    next.run(request).await
+                },
+            ))
+            .layer(cors(&options.allowed_origins));
         // Outermost: a page on a rebound name gets nothing, not even CORS.
         endpoint.layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
@@ -207,6 +210,9 @@ impl<C: Any + Send + Sync> McpServer<C> {
                             Ok(response) => response,
                             Err(never) => match never {},
                         },
+                        (Ok(()), None) if declared_too_large(request.headers()) => {
+                            too_large(max_body_bytes)
+                        }
                         (Ok(()), None) => next.run(request).await,
                         (Err(refusal), _) => {
                             let text = [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
@@ -229,14 +235,39 @@ impl<C> Clone for CallerContext<C> {
     }
 }
 
-/// rmcp's service behind an `Arc`. axum clones the service under each
+/// rmcp's service behind an `Arc`, reading each POST's body within its
+/// limits first ([`body::read_body`]). axum clones the service under each
 /// layer for every request, and rmcp's carries its whole configuration
 /// (origin and host lists): shared, a request costs a reference count.
-struct Endpoint<S, M>(Arc<StreamableHttpService<S, M>>);
+/// Reading the body here rather than in a layer of its own spares every
+/// call that layer's clones and boxes.
+struct Endpoint<S, M> {
+    service: Arc<StreamableHttpService<S, M>>,
+    body_timeout: std::time::Duration,
+    max_body_bytes: usize,
+}
+
+impl<S, M> Endpoint<S, M> {
+    fn new(
+        service: StreamableHttpService<S, M>,
+        body_timeout: std::time::Duration,
+        max_body_bytes: usize,
+    ) -> Self {
+        Endpoint {
+            service: Arc::new(service),
+            body_timeout,
+            max_body_bytes,
+        }
+    }
+}
 
 impl<S, M> Clone for Endpoint<S, M> {
     fn clone(&self) -> Self {
-        Endpoint(self.0.clone())
+        Endpoint {
+            service: self.service.clone(),
+            body_timeout: self.body_timeout,
+            max_body_bytes: self.max_body_bytes,
+        }
     }
 }
 
@@ -257,10 +288,14 @@ where
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        let service = self.0.clone();
+        let service = self.service.clone();
+        let (timeout, limit) = (self.body_timeout, self.max_body_bytes);
         Box::pin(async move {
-            let response = service.handle(request).await;
-            Ok(axum::response::IntoResponse::into_response(response))
+            let handle = |request| async move {
+                let response = service.handle(request).await;
+                axum::response::IntoResponse::into_response(response)
+            };
+            Ok(body::read_body(timeout, limit, request, handle).await)
         })
     }
 }
