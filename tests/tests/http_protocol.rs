@@ -260,19 +260,80 @@ async fn bodies_that_are_no_message_get_json_rpc_errors() {
 async fn a_slow_body_gets_408_at_the_body_timeout() {
     let options = HttpOptions::default().body_timeout(Duration::from_millis(300));
     let url = serve(options, authenticate).await;
-    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
-    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ada-1\r\n\
          content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
          content-length: 100\r\n\r\n{\"jsonrpc\"";
-    socket.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = vec![0; 1024];
+    let answer = raw_answer(&url, head.as_bytes()).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+/// What the server answers `request`, sent on a fresh connection, before
+/// the test's own limit (the answer's head and whatever came with it).
+async fn raw_answer(url: &str, request: &[u8]) -> String {
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    socket.write_all(request).await.unwrap();
+    let mut answer = vec![0; 4096];
     let read = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut answer))
         .await
         .expect("answered before the test's own limit")
         .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..read]);
-    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    String::from_utf8_lossy(&answer[..read]).into_owned()
+}
+
+#[tokio::test]
+async fn an_undeclared_body_over_the_limit_gets_413_as_it_arrives() {
+    // Chunked, so no length is declared: the endpoint reads the body and
+    // refuses it past the limit, without waiting for the rest (the last
+    // chunk never comes), with sessions and without.
+    for stateless in [false, true] {
+        let options = HttpOptions::default()
+            .stateless(stateless)
+            .max_body_bytes(1024);
+        let url = serve(options, authenticate).await;
+        let chunk = format!("800\r\n{}\r\n", "x".repeat(0x800));
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ada-1\r\n\
+             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             transfer-encoding: chunked\r\n\r\n{chunk}"
+        );
+        let answer = raw_answer(&url, request.as_bytes()).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413"),
+            "stateless {stateless}: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_browsers_body_declared_too_large_gets_a_413_the_page_can_read() {
+    let url = serve(HttpOptions::default().max_body_bytes(1024), authenticate).await;
+    let request = |origin: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{origin}\
+             content-type: application/json\r\ncontent-length: 100000000000\r\n\r\n"
+        )
+    };
+    // Refused before the body or credentials, with CORS headers for the page.
+    let browser = raw_answer(
+        &url,
+        request("origin: http://localhost:5173\r\n").as_bytes(),
+    )
+    .await;
+    assert!(browser.starts_with("HTTP/1.1 413"), "{browser}");
+    assert!(
+        browser
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: http://localhost:5173"),
+        "{browser}"
+    );
+    // Any other caller: the same 413, without them.
+    let other = raw_answer(&url, request("").as_bytes()).await;
+    assert!(other.starts_with("HTTP/1.1 413"), "{other}");
+    assert!(
+        !other.to_ascii_lowercase().contains("access-control-"),
+        "{other}"
+    );
 }
 
 #[tokio::test]

@@ -78,8 +78,16 @@ pub(super) async fn collect(body: Body, limit: usize) -> Result<Bytes, Response>
     })
 }
 
+/// The answer to a request that declares a body over `limit` bytes (413,
+/// before any of it is read), or `None`.
+pub(super) fn declared_over(headers: &http::HeaderMap, limit: usize) -> Option<Response> {
+    declared_length(headers)
+        .is_some_and(|length| length > limit as u64)
+        .then(|| too_large(limit))
+}
+
 /// The body length a request declares, if it declares one that parses.
-pub(super) fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
     headers
         .get(http::header::CONTENT_LENGTH)?
         .to_str()
@@ -90,9 +98,9 @@ pub(super) fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
 }
 
 /// The answer to a request whose declared body is over `limit` bytes.
-pub(super) fn too_large(limit: usize) -> axum::response::Response {
+fn too_large(limit: usize) -> Response {
     let message = format!("the request body is over the limit of {limit} bytes");
-    axum::response::IntoResponse::into_response((http::StatusCode::PAYLOAD_TOO_LARGE, message))
+    (http::StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
 }
 
 /// Whether the request says its body is JSON.

@@ -2,12 +2,13 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::body::{self, declared_length, too_large};
+use super::body::{self, declared_over};
 use super::cors::cors;
 use super::options::HttpOptions;
 use super::sessions::{SessionGuard, credentials_owner};
@@ -180,9 +181,6 @@ impl<C: Any + Send + Sync> McpServer<C> {
         // it (or for credentials): for a browser inside CORS, so that a
         // page can read the 413; for any other caller in the outermost
         // layer below, one layer less for every call to go through.
-        let declared_too_large = move |headers: &http::HeaderMap| {
-            declared_length(headers).is_some_and(|n| n > max_body_bytes as u64)
-        };
         // CORS answers browsers, which send `Origin` on every request it
         // concerns (a preflight included). A request without one is no
         // browser's, and skips the layer, whose headers cost every call.
@@ -190,10 +188,10 @@ impl<C: Any + Send + Sync> McpServer<C> {
             .clone()
             .layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| async move {
-                    if declared_too_large(request.headers()) {
-                        return too_large(max_body_bytes);
+                    match declared_over(request.headers(), max_body_bytes) {
+                        Some(refused) => refused,
+                        None => next.run(request).await,
                     }
-                    next.run(request).await
                 },
             ))
             .layer(cors(&options.allowed_origins));
@@ -210,10 +208,10 @@ impl<C: Any + Send + Sync> McpServer<C> {
                             Ok(response) => response,
                             Err(never) => match never {},
                         },
-                        (Ok(()), None) if declared_too_large(request.headers()) => {
-                            too_large(max_body_bytes)
-                        }
-                        (Ok(()), None) => next.run(request).await,
+                        (Ok(()), None) => match declared_over(request.headers(), max_body_bytes) {
+                            Some(refused) => refused,
+                            None => next.run(request).await,
+                        },
                         (Err(refusal), _) => {
                             let text = [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
                             let answer = (refusal.status(), text, refusal.message());
@@ -243,14 +241,14 @@ impl<C> Clone for CallerContext<C> {
 /// call that layer's clones and boxes.
 struct Endpoint<S, M> {
     service: Arc<StreamableHttpService<S, M>>,
-    body_timeout: std::time::Duration,
+    body_timeout: Duration,
     max_body_bytes: usize,
 }
 
 impl<S, M> Endpoint<S, M> {
     fn new(
         service: StreamableHttpService<S, M>,
-        body_timeout: std::time::Duration,
+        body_timeout: Duration,
         max_body_bytes: usize,
     ) -> Self {
         Endpoint {
